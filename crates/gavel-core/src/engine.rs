@@ -1,0 +1,486 @@
+//! The driver loop: run a node, checkpoint, route, repeat, until a gate, a halt or the end.
+//!
+//! Durability rules, which every workflow relies on:
+//! - After every node the new state is checkpointed in one transaction with the node's events
+//!   and the run's status; a crash before that commit replays the node from the previous
+//!   checkpoint.
+//! - A side effect inside a node goes through [`NodeCtx::step`], keyed by a deterministic step
+//!   id (`{checkpoint seq}:{node}:{name}`). Its result is journaled before the step counts as
+//!   done, and a replayed node gets the stored result back instead of running it again.
+//! - A gate answer is journaled as a step too, so a crash after answering never loses it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::clock::Clock;
+use crate::event::{Event, EventKind};
+use crate::gate::{Choice, GateAnswer, GateRequest};
+use crate::hash::ContentHash;
+use crate::run::{CHECKPOINT_FORMAT, Checkpoint, RunId, RunStatus};
+use crate::store::{LockInfo, Store, StoreError};
+
+/// A workflow: typed state plus the code of its nodes and routes.
+pub trait Workflow {
+    /// The workflow's state, checkpointed after every node.
+    type State: Serialize + DeserializeOwned;
+
+    /// The workflow's name as stored with each run (for example `issue`).
+    fn name(&self) -> &'static str;
+
+    /// Runs one node. The node may mutate `state`; the mutation is kept only if the node
+    /// returns [`Transition::Goto`], [`Transition::Done`] or [`Transition::Abort`].
+    fn run_node(
+        &self,
+        node: &str,
+        state: &mut Self::State,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError>;
+}
+
+/// Where a node sends the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transition {
+    /// Checkpoint and run `node` next.
+    Goto(String),
+    /// Pause for a person. The state is not checkpointed: answering re-runs this node.
+    Gate(GateRequest),
+    /// Checkpoint and finish.
+    Done { summary: String },
+    /// Stop, resumably, for `reason`; the state is not checkpointed.
+    Halt { reason: String },
+    /// Checkpoint and stop for good.
+    Abort { reason: String },
+}
+
+/// A node's failure.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// The node failed; the run is marked failed and can be resumed once the cause is fixed.
+    #[error("{0}")]
+    Failed(String),
+    /// Ctrl-C (or another cancellation) arrived while the node ran.
+    #[error("interrupted")]
+    Cancelled,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A journaled step's failure.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError<E> {
+    #[error(transparent)]
+    Step(E),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("stored result of step `{step}` cannot be read: {source}")]
+    Decode {
+        step: String,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Why driving a run failed (as opposed to the run halting or pausing, which are outcomes).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("run {run} is already {status}; there is nothing to resume")]
+    Finished { run: RunId, status: String },
+    #[error("run {run} is not waiting at a gate (it is {status})")]
+    NotWaiting { run: RunId, status: String },
+    #[error("run {run} is waiting at gate {expected}, not {got}")]
+    WrongGate { run: RunId, expected: String, got: String },
+    #[error("`{choice}` is not a valid answer at gate {gate}; valid answers: {valid}")]
+    InvalidChoice { gate: String, choice: String, valid: String },
+    #[error("run {run} has no checkpoint")]
+    NoCheckpoint { run: RunId },
+    #[error("the state of run {run} cannot be read: {message}")]
+    BadState { run: RunId, message: String },
+}
+
+/// The result of driving a run as far as it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Done { summary: String },
+    Waiting(GateRequest),
+    Halted { reason: String },
+    Failed { error: String },
+    Aborted { reason: String },
+    /// Cancelled (Ctrl-C); the run is resumable.
+    Interrupted,
+}
+
+/// Engine-wide safety limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The most nodes one `drive` call runs before halting (a guard against routing loops;
+    /// workflows also enforce their own iteration caps).
+    pub max_steps_per_drive: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { max_steps_per_drive: 10_000 }
+    }
+}
+
+/// A cooperative cancellation flag, set by the CLI's Ctrl-C handler.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Called at named crash points (`before:NODE`, `after:NODE`, `after-effect:STEP`,
+/// `after-journal:STEP`); the CLI's test hook kills the process there.
+pub type CrashHook = dyn Fn(&str) + Send + Sync;
+
+/// Drives runs of one workflow against one store.
+pub struct Engine<'a, W: Workflow> {
+    store: &'a dyn Store,
+    workflow: &'a W,
+    clock: &'a dyn Clock,
+    cancel: CancelToken,
+    limits: Limits,
+    crash: Option<&'a CrashHook>,
+    holder: LockInfo,
+}
+
+impl<'a, W: Workflow> Engine<'a, W> {
+    pub fn new(store: &'a dyn Store, workflow: &'a W, clock: &'a dyn Clock, holder: LockInfo) -> Self {
+        Self {
+            store,
+            workflow,
+            clock,
+            cancel: CancelToken::new(),
+            limits: Limits::default(),
+            crash: None,
+            holder,
+        }
+    }
+
+    pub fn with_cancel(mut self, cancel: CancelToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    pub fn with_crash_hook(mut self, hook: &'a CrashHook) -> Self {
+        self.crash = Some(hook);
+        self
+    }
+
+    /// Creates a run whose first node is `start`.
+    pub fn start(&self, slug: &str, state: &W::State, start: &str) -> Result<RunId, EngineError> {
+        let bytes = serde_json::to_vec(state).map_err(|e| EngineError::BadState {
+            run: RunId(0),
+            message: e.to_string(),
+        })?;
+        let id = self.store.create_run(self.workflow.name(), slug, &bytes, start, &self.clock.now_rfc3339())?;
+        Ok(id)
+    }
+
+    /// Drives `run` until it finishes, pauses at a gate, halts or fails. `answer` answers the
+    /// gate the run is waiting at; without one, a waiting run returns its gate again.
+    pub fn drive(&self, run: RunId, answer: Option<GateAnswer>) -> Result<Outcome, EngineError> {
+        let _lock = self.store.lock(run, &self.holder)?;
+        let record = self.store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
+        if record.status.is_terminal() {
+            return Err(EngineError::Finished { run, status: record.status.name().into() });
+        }
+        let mut cp = self.store.head(run)?.ok_or(EngineError::NoCheckpoint { run })?;
+        if cp.format > CHECKPOINT_FORMAT {
+            return Err(StoreError::NewerFormat { found: cp.format, supported: CHECKPOINT_FORMAT }.into());
+        }
+        match (&record.status, answer) {
+            (RunStatus::Waiting { gate }, Some(answer)) => {
+                let choice = validate_answer(run, gate, &answer)?;
+                let answer = GateAnswer { choice: choice.name.clone(), ..answer };
+                let node = cp.next.clone().unwrap_or_default();
+                let bytes = serde_json::to_vec(&answer).map_err(|e| EngineError::BadState {
+                    run,
+                    message: e.to_string(),
+                })?;
+                self.store.put_write(run, &step_id(cp.seq, &node, ANSWER_STEP), &bytes, &self.clock.now_rfc3339())?;
+            }
+            (RunStatus::Waiting { gate }, None) => return Ok(Outcome::Waiting(gate.clone())),
+            (status, Some(_)) => {
+                return Err(EngineError::NotWaiting { run, status: status.name().into() });
+            }
+            (_, None) => {}
+        }
+        self.store.set_status(run, &RunStatus::Running, &[], &self.clock.now_rfc3339())?;
+
+        let mut steps = 0u32;
+        loop {
+            if self.cancel.is_cancelled() {
+                return self.interrupted(run, Vec::new());
+            }
+            let Some(node) = cp.next.clone() else {
+                // A head without a next node is finished; repair the status if a crash hit
+                // between the final checkpoint and the status write (they share a transaction,
+                // so this is only reachable with a foreign store).
+                let summary = String::from("finished");
+                self.store.set_status(run, &RunStatus::Done { summary: summary.clone() }, &[], &self.clock.now_rfc3339())?;
+                return Ok(Outcome::Done { summary });
+            };
+            steps += 1;
+            if steps > self.limits.max_steps_per_drive {
+                let reason = format!(
+                    "engine step limit ({}) reached in one drive; the workflow may be looping",
+                    self.limits.max_steps_per_drive
+                );
+                return self.halt(run, reason, Vec::new());
+            }
+            self.crash_point(&format!("before:{node}"));
+            let mut state: W::State = serde_json::from_slice(&cp.state).map_err(|e| EngineError::BadState {
+                run,
+                message: e.to_string(),
+            })?;
+            let mut cx = NodeCtx {
+                store: self.store,
+                clock: self.clock,
+                cancel: &self.cancel,
+                crash: self.crash,
+                run,
+                seq: cp.seq,
+                node: node.clone(),
+                events: Vec::new(),
+            };
+            let result = self.workflow.run_node(&node, &mut state, &mut cx);
+            let mut events = std::mem::take(&mut cx.events);
+            let transition = match result {
+                Ok(t) => t,
+                Err(NodeError::Cancelled) => return self.interrupted(run, events),
+                Err(NodeError::Failed(error)) => {
+                    events.push(self.event(EventKind::Failed { error: error.clone() }));
+                    self.store.set_status(run, &RunStatus::Failed { error: error.clone() }, &events, &self.clock.now_rfc3339())?;
+                    return Ok(Outcome::Failed { error });
+                }
+                Err(NodeError::Store(e)) => return Err(e.into()),
+            };
+            match transition {
+                Transition::Goto(next) => {
+                    events.push(self.event(EventKind::Node { node: node.clone(), next: Some(next.clone()), seq: cp.seq + 1 }));
+                    cp = self.checkpoint(&cp, &node, Some(next), &state, &events, &RunStatus::Running)?;
+                    self.crash_point(&format!("after:{node}"));
+                }
+                Transition::Gate(gate) => {
+                    events.push(self.event(EventKind::GateWaiting { gate: gate.id.clone(), kind: gate.kind.clone() }));
+                    self.store.set_status(run, &RunStatus::Waiting { gate: gate.clone() }, &events, &self.clock.now_rfc3339())?;
+                    return Ok(Outcome::Waiting(gate));
+                }
+                Transition::Done { summary } => {
+                    events.push(self.event(EventKind::Node { node: node.clone(), next: None, seq: cp.seq + 1 }));
+                    events.push(self.event(EventKind::Done { summary: summary.clone() }));
+                    self.checkpoint(&cp, &node, None, &state, &events, &RunStatus::Done { summary: summary.clone() })?;
+                    self.crash_point(&format!("after:{node}"));
+                    return Ok(Outcome::Done { summary });
+                }
+                Transition::Abort { reason } => {
+                    events.push(self.event(EventKind::Aborted { reason: reason.clone() }));
+                    self.checkpoint(&cp, &node, None, &state, &events, &RunStatus::Aborted { reason: reason.clone() })?;
+                    return Ok(Outcome::Aborted { reason });
+                }
+                Transition::Halt { reason } => return self.halt(run, reason, events),
+            }
+        }
+    }
+
+    /// Marks a run aborted by a person (from any non-terminal status).
+    pub fn abort(&self, run: RunId, reason: &str) -> Result<(), EngineError> {
+        let _lock = self.store.lock(run, &self.holder)?;
+        let record = self.store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
+        if record.status.is_terminal() {
+            return Err(EngineError::Finished { run, status: record.status.name().into() });
+        }
+        let events = [self.event(EventKind::Aborted { reason: reason.into() })];
+        self.store.set_status(run, &RunStatus::Aborted { reason: reason.into() }, &events, &self.clock.now_rfc3339())?;
+        Ok(())
+    }
+
+    fn checkpoint(
+        &self,
+        prev: &Checkpoint,
+        node: &str,
+        next: Option<String>,
+        state: &W::State,
+        events: &[Event],
+        status: &RunStatus,
+    ) -> Result<Checkpoint, EngineError> {
+        let bytes = serde_json::to_vec(state).map_err(|e| EngineError::BadState { run: prev.run, message: e.to_string() })?;
+        let cp = Checkpoint {
+            run: prev.run,
+            seq: prev.seq + 1,
+            parent: Some(prev.seq),
+            node: Some(node.to_owned()),
+            next,
+            state: bytes,
+            format: CHECKPOINT_FORMAT,
+            created_at: self.clock.now_rfc3339(),
+        };
+        self.store.commit(&cp, events, status)?;
+        Ok(cp)
+    }
+
+    fn halt(&self, run: RunId, reason: String, mut events: Vec<Event>) -> Result<Outcome, EngineError> {
+        events.push(self.event(EventKind::Halted { reason: reason.clone() }));
+        self.store.set_status(run, &RunStatus::Halted { reason: reason.clone() }, &events, &self.clock.now_rfc3339())?;
+        Ok(Outcome::Halted { reason })
+    }
+
+    fn interrupted(&self, run: RunId, mut events: Vec<Event>) -> Result<Outcome, EngineError> {
+        let reason = String::from("interrupted (Ctrl-C)");
+        events.push(self.event(EventKind::Halted { reason: reason.clone() }));
+        self.store.set_status(run, &RunStatus::Halted { reason }, &events, &self.clock.now_rfc3339())?;
+        Ok(Outcome::Interrupted)
+    }
+
+    fn event(&self, kind: EventKind) -> Event {
+        Event { at: self.clock.now_rfc3339(), kind }
+    }
+
+    fn crash_point(&self, point: &str) {
+        if let Some(hook) = self.crash {
+            hook(point);
+        }
+    }
+}
+
+const ANSWER_STEP: &str = "answer";
+
+fn step_id(seq: u64, node: &str, name: &str) -> String {
+    format!("{seq}:{node}:{name}")
+}
+
+fn validate_answer<'g>(run: RunId, gate: &'g GateRequest, answer: &GateAnswer) -> Result<&'g Choice, EngineError> {
+    if answer.gate_id != gate.id {
+        return Err(EngineError::WrongGate { run, expected: gate.id.clone(), got: answer.gate_id.clone() });
+    }
+    gate.choice(&answer.choice).ok_or_else(|| EngineError::InvalidChoice {
+        gate: gate.id.clone(),
+        choice: answer.choice.clone(),
+        valid: gate.choice_names().join(", "),
+    })
+}
+
+/// What a node can do besides changing its state: journaled steps, gate answers, events, blobs.
+pub struct NodeCtx<'a> {
+    store: &'a dyn Store,
+    clock: &'a dyn Clock,
+    cancel: &'a CancelToken,
+    crash: Option<&'a CrashHook>,
+    run: RunId,
+    seq: u64,
+    node: String,
+    events: Vec<Event>,
+}
+
+impl NodeCtx<'_> {
+    /// The run being driven.
+    pub fn run(&self) -> RunId {
+        self.run
+    }
+
+    /// The sequence number of the checkpoint this node started from.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// The deterministic id of step `name` in this node visit.
+    pub fn step_id(&self, name: &str) -> String {
+        step_id(self.seq, &self.node, name)
+    }
+
+    /// Runs a side effect at most once per node visit: a stored result is returned instead of
+    /// running `f` again. `f` must be safe to repeat if the process dies after it finished but
+    /// before its result was journaled (make it idempotent, or key it by [`Self::step_id`]).
+    pub fn step<T, E>(&mut self, name: &str, f: impl FnOnce() -> Result<T, E>) -> Result<T, StepError<E>>
+    where
+        T: Serialize + DeserializeOwned,
+    {
+        let id = self.step_id(name);
+        if let Some(bytes) = self.store.get_write(self.run, &id)? {
+            return serde_json::from_slice(&bytes).map_err(|source| StepError::Decode { step: id, source });
+        }
+        let value = f().map_err(StepError::Step)?;
+        self.crash_point(&format!("after-effect:{name}"));
+        let bytes = serde_json::to_vec(&value).map_err(|source| StepError::Decode { step: id.clone(), source })?;
+        self.store.put_write(self.run, &id, &bytes, &self.clock.now_rfc3339())?;
+        self.crash_point(&format!("after-journal:{name}"));
+        Ok(value)
+    }
+
+    /// The answer given to this node's gate, if one was given.
+    pub fn answer(&self) -> Result<Option<GateAnswer>, NodeError> {
+        match self.store.get_write(self.run, &self.step_id(ANSWER_STEP))? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| NodeError::Failed(format!("stored gate answer cannot be read: {e}"))),
+        }
+    }
+
+    /// A gate request with this node's stable gate id filled in.
+    pub fn gate(&self, kind: &str, title: impl Into<String>, choices: Vec<Choice>) -> GateRequest {
+        GateRequest {
+            id: format!("{}@{}", self.node, self.seq),
+            node: self.node.clone(),
+            kind: kind.into(),
+            title: title.into(),
+            detail: None,
+            artifacts: Vec::new(),
+            choices,
+            recommended: None,
+        }
+    }
+
+    /// Adds an event to the timeline (written with the node's checkpoint).
+    pub fn event(&mut self, kind: EventKind) {
+        let at = self.clock.now_rfc3339();
+        self.events.push(Event { at, kind });
+    }
+
+    /// Stores bytes by content hash.
+    pub fn put_blob(&self, bytes: &[u8]) -> Result<ContentHash, NodeError> {
+        Ok(self.store.put_blob(bytes)?)
+    }
+
+    /// Reads bytes back by content hash.
+    pub fn get_blob(&self, hash: &ContentHash) -> Result<Vec<u8>, NodeError> {
+        self.store.get_blob(hash)?.ok_or_else(|| NodeError::Store(StoreError::MissingBlob(hash.clone())))
+    }
+
+    /// The clock, for timestamps that end up in artifacts.
+    pub fn clock(&self) -> &dyn Clock {
+        self.clock
+    }
+
+    /// The cancellation flag, for long steps to poll.
+    pub fn cancel(&self) -> &CancelToken {
+        self.cancel
+    }
+
+    fn crash_point(&self, point: &str) {
+        if let Some(hook) = self.crash {
+            hook(point);
+        }
+    }
+}

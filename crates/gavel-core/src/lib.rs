@@ -1,0 +1,29 @@
+//! The engine every gavel workflow runs on.
+//!
+//! gavel keeps LLM agents inside state machines that deterministic code controls. This crate is
+//! that machinery and nothing else: typed workflow state, nodes and routing ([`Workflow`]),
+//! human gates that are handed out as values ([`GateRequest`]), checkpoints written after every
+//! node, and a journal of side effects keyed by deterministic step ids so that a resumed run
+//! re-applies a finished step's stored result instead of running it twice.
+//!
+//! The crate never prints, prompts or reads the terminal; storage is behind the [`Store`] trait
+//! (SQLite and in-memory implementations live in `gavel-store`).
+
+mod clock;
+mod engine;
+mod event;
+mod gate;
+mod hash;
+mod run;
+mod store;
+
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use engine::{
+    CancelToken, CrashHook, Engine, EngineError, Limits, NodeCtx, NodeError, Outcome, StepError,
+    Transition, Workflow,
+};
+pub use event::{Event, EventKind};
+pub use gate::{Choice, GateAnswer, GateRequest};
+pub use hash::ContentHash;
+pub use run::{Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus, CHECKPOINT_FORMAT};
+pub use store::{LockInfo, RunLock, Store, StoreError};

@@ -1,0 +1,140 @@
+//! The checkpoint-store contract every storage backend implements.
+//!
+//! Stores keep runs, checkpoints (linked to their parents, with a format version), the journal of
+//! finished side-effect steps ("writes", keyed by deterministic step ids), the event timeline and
+//! content-addressed blobs. `gavel-store` provides SQLite and in-memory implementations and one
+//! conformance suite that both pass.
+
+use std::any::Any;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::Event;
+use crate::hash::ContentHash;
+use crate::run::{Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
+
+/// Who holds a run's lock, to name them when someone else tries to drive it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockInfo {
+    pub pid: u32,
+    /// The command line of the holder (for example `gavel resume 3`).
+    pub command: String,
+    /// When the lock was taken (RFC 3339).
+    pub since: String,
+}
+
+impl fmt::Display for LockInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "pid {} (`{}`, since {})", self.pid, self.command, self.since)
+    }
+}
+
+/// Exclusive right to drive a run; released on drop (and by the OS if the process dies).
+pub struct RunLock {
+    _guard: Box<dyn Any + Send>,
+}
+
+impl RunLock {
+    /// Wraps a backend-specific guard.
+    pub fn new(guard: Box<dyn Any + Send>) -> Self {
+        Self { _guard: guard }
+    }
+}
+
+impl fmt::Debug for RunLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RunLock")
+    }
+}
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("run {0} does not exist")]
+    UnknownRun(RunId),
+    #[error("run {run} is being driven by another process: {holder}")]
+    Locked { run: RunId, holder: LockInfo },
+    #[error("checkpoint conflict on run {run}: expected seq {expected}, got {got}")]
+    Conflict { run: RunId, expected: u64, got: u64 },
+    #[error("step `{step}` of run {run} is already journaled with a different result")]
+    WriteConflict { run: RunId, step: String },
+    #[error("checkpoint format {found} is newer than this gavel understands ({supported})")]
+    NewerFormat { found: u32, supported: u32 },
+    #[error("the state database {path} is not usable: {message}")]
+    Corrupt { path: String, message: String },
+    #[error("blob {0} is missing from the store")]
+    MissingBlob(ContentHash),
+    #[error("storage failure: {message}")]
+    Backend {
+        message: String,
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+}
+
+impl StoreError {
+    /// A backend failure with its cause.
+    pub fn backend(message: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Backend { message: message.into(), source: Some(Box::new(source)) }
+    }
+}
+
+/// A place to keep runs. Implementations must be safe to share between threads, and the SQLite
+/// one between processes.
+pub trait Store: Send + Sync {
+    /// Creates a run whose initial checkpoint (seq 0) holds `state` and will run `next` first.
+    fn create_run(
+        &self,
+        workflow: &str,
+        slug: &str,
+        state: &[u8],
+        next: &str,
+        now: &str,
+    ) -> Result<RunId, StoreError>;
+
+    /// One run, if it exists.
+    fn run(&self, id: RunId) -> Result<Option<RunRecord>, StoreError>;
+
+    /// Every run, oldest first.
+    fn runs(&self) -> Result<Vec<RunRecord>, StoreError>;
+
+    /// Changes a run's status without a new checkpoint, appending `events`.
+    fn set_status(
+        &self,
+        id: RunId,
+        status: &RunStatus,
+        events: &[Event],
+        now: &str,
+    ) -> Result<(), StoreError>;
+
+    /// Appends a checkpoint, its events and the run's new status in one transaction.
+    /// `cp.seq` must be exactly the head's seq + 1 and `cp.parent` the head's seq.
+    fn commit(&self, cp: &Checkpoint, events: &[Event], status: &RunStatus)
+    -> Result<(), StoreError>;
+
+    /// The newest checkpoint of a run.
+    fn head(&self, id: RunId) -> Result<Option<Checkpoint>, StoreError>;
+
+    /// All checkpoints of a run (without states), oldest first.
+    fn checkpoints(&self, id: RunId) -> Result<Vec<CheckpointMeta>, StoreError>;
+
+    /// The stored result of a finished step.
+    fn get_write(&self, id: RunId, step: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Records a finished step's result. Recording the same value twice is a no-op; a different
+    /// value for the same step is a [`StoreError::WriteConflict`].
+    fn put_write(&self, id: RunId, step: &str, value: &[u8], now: &str) -> Result<(), StoreError>;
+
+    /// A run's timeline, oldest first.
+    fn events(&self, id: RunId) -> Result<Vec<Event>, StoreError>;
+
+    /// Stores bytes under their sha256 (idempotent).
+    fn put_blob(&self, bytes: &[u8]) -> Result<ContentHash, StoreError>;
+
+    /// Reads bytes back by hash.
+    fn get_blob(&self, hash: &ContentHash) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Takes the exclusive right to drive a run, or fails naming the holder.
+    fn lock(&self, id: RunId, holder: &LockInfo) -> Result<RunLock, StoreError>;
+}
