@@ -93,9 +93,17 @@ pub enum EngineError {
     #[error("run {run} is not waiting at a gate (it is {status})")]
     NotWaiting { run: RunId, status: String },
     #[error("run {run} is waiting at gate {expected}, not {got}")]
-    WrongGate { run: RunId, expected: String, got: String },
+    WrongGate {
+        run: RunId,
+        expected: String,
+        got: String,
+    },
     #[error("`{choice}` is not a valid answer at gate {gate}; valid answers: {valid}")]
-    InvalidChoice { gate: String, choice: String, valid: String },
+    InvalidChoice {
+        gate: String,
+        choice: String,
+        valid: String,
+    },
     #[error("run {run} has no checkpoint")]
     NoCheckpoint { run: RunId },
     #[error("the state of run {run} cannot be read: {message}")]
@@ -105,11 +113,19 @@ pub enum EngineError {
 /// The result of driving a run as far as it goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    Done { summary: String },
+    Done {
+        summary: String,
+    },
     Waiting(GateRequest),
-    Halted { reason: String },
-    Failed { error: String },
-    Aborted { reason: String },
+    Halted {
+        reason: String,
+    },
+    Failed {
+        error: String,
+    },
+    Aborted {
+        reason: String,
+    },
     /// Cancelled (Ctrl-C); the run is resumable.
     Interrupted,
 }
@@ -124,7 +140,9 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_steps_per_drive: 10_000 }
+        Self {
+            max_steps_per_drive: 10_000,
+        }
     }
 }
 
@@ -144,6 +162,18 @@ impl CancelToken {
     }
 }
 
+/// What the engine reports while it drives, for a live display.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'e> {
+    /// A node is about to run.
+    NodeStarted { node: &'e str },
+    /// An event was recorded.
+    Event(&'e Event),
+}
+
+/// Receives [`Progress`] reports.
+pub type Observer = dyn Fn(Progress<'_>) + Send + Sync;
+
 /// Called at named crash points (`before:NODE`, `after:NODE`, `after-effect:STEP`,
 /// `after-journal:STEP`); the CLI's test hook kills the process there.
 pub type CrashHook = dyn Fn(&str) + Send + Sync;
@@ -156,11 +186,17 @@ pub struct Engine<'a, W: Workflow> {
     cancel: CancelToken,
     limits: Limits,
     crash: Option<&'a CrashHook>,
+    observer: Option<&'a Observer>,
     holder: LockInfo,
 }
 
 impl<'a, W: Workflow> Engine<'a, W> {
-    pub fn new(store: &'a dyn Store, workflow: &'a W, clock: &'a dyn Clock, holder: LockInfo) -> Self {
+    pub fn new(
+        store: &'a dyn Store,
+        workflow: &'a W,
+        clock: &'a dyn Clock,
+        holder: LockInfo,
+    ) -> Self {
         Self {
             store,
             workflow,
@@ -168,6 +204,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
             cancel: CancelToken::new(),
             limits: Limits::default(),
             crash: None,
+            observer: None,
             holder,
         }
     }
@@ -182,6 +219,11 @@ impl<'a, W: Workflow> Engine<'a, W> {
         self
     }
 
+    pub fn with_observer(mut self, observer: &'a Observer) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
     pub fn with_crash_hook(mut self, hook: &'a CrashHook) -> Self {
         self.crash = Some(hook);
         self
@@ -193,7 +235,13 @@ impl<'a, W: Workflow> Engine<'a, W> {
             run: RunId(0),
             message: e.to_string(),
         })?;
-        let id = self.store.create_run(self.workflow.name(), slug, &bytes, start, &self.clock.now_rfc3339())?;
+        let id = self.store.create_run(
+            self.workflow.name(),
+            slug,
+            &bytes,
+            start,
+            &self.clock.now_rfc3339(),
+        )?;
         Ok(id)
     }
 
@@ -203,30 +251,52 @@ impl<'a, W: Workflow> Engine<'a, W> {
         let _lock = self.store.lock(run, &self.holder)?;
         let record = self.store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
         if record.status.is_terminal() {
-            return Err(EngineError::Finished { run, status: record.status.name().into() });
+            return Err(EngineError::Finished {
+                run,
+                status: record.status.name().into(),
+            });
         }
-        let mut cp = self.store.head(run)?.ok_or(EngineError::NoCheckpoint { run })?;
+        let mut cp = self
+            .store
+            .head(run)?
+            .ok_or(EngineError::NoCheckpoint { run })?;
         if cp.format > CHECKPOINT_FORMAT {
-            return Err(StoreError::NewerFormat { found: cp.format, supported: CHECKPOINT_FORMAT }.into());
+            return Err(StoreError::NewerFormat {
+                found: cp.format,
+                supported: CHECKPOINT_FORMAT,
+            }
+            .into());
         }
         match (&record.status, answer) {
             (RunStatus::Waiting { gate }, Some(answer)) => {
                 let choice = validate_answer(run, gate, &answer)?;
-                let answer = GateAnswer { choice: choice.name.clone(), ..answer };
+                let answer = GateAnswer {
+                    choice: choice.name.clone(),
+                    ..answer
+                };
                 let node = cp.next.clone().unwrap_or_default();
                 let bytes = serde_json::to_vec(&answer).map_err(|e| EngineError::BadState {
                     run,
                     message: e.to_string(),
                 })?;
-                self.store.put_write(run, &step_id(cp.seq, &node, ANSWER_STEP), &bytes, &self.clock.now_rfc3339())?;
+                self.store.put_write(
+                    run,
+                    &step_id(cp.seq, &node, ANSWER_STEP),
+                    &bytes,
+                    &self.clock.now_rfc3339(),
+                )?;
             }
             (RunStatus::Waiting { gate }, None) => return Ok(Outcome::Waiting(gate.clone())),
             (status, Some(_)) => {
-                return Err(EngineError::NotWaiting { run, status: status.name().into() });
+                return Err(EngineError::NotWaiting {
+                    run,
+                    status: status.name().into(),
+                });
             }
             (_, None) => {}
         }
-        self.store.set_status(run, &RunStatus::Running, &[], &self.clock.now_rfc3339())?;
+        self.store
+            .set_status(run, &RunStatus::Running, &[], &self.clock.now_rfc3339())?;
 
         let mut steps = 0u32;
         loop {
@@ -238,7 +308,14 @@ impl<'a, W: Workflow> Engine<'a, W> {
                 // between the final checkpoint and the status write (they share a transaction,
                 // so this is only reachable with a foreign store).
                 let summary = String::from("finished");
-                self.store.set_status(run, &RunStatus::Done { summary: summary.clone() }, &[], &self.clock.now_rfc3339())?;
+                self.store.set_status(
+                    run,
+                    &RunStatus::Done {
+                        summary: summary.clone(),
+                    },
+                    &[],
+                    &self.clock.now_rfc3339(),
+                )?;
                 return Ok(Outcome::Done { summary });
             };
             steps += 1;
@@ -250,10 +327,14 @@ impl<'a, W: Workflow> Engine<'a, W> {
                 return self.halt(run, reason, Vec::new());
             }
             self.crash_point(&format!("before:{node}"));
-            let mut state: W::State = serde_json::from_slice(&cp.state).map_err(|e| EngineError::BadState {
-                run,
-                message: e.to_string(),
-            })?;
+            if let Some(obs) = self.observer {
+                obs(Progress::NodeStarted { node: &node });
+            }
+            let mut state: W::State =
+                serde_json::from_slice(&cp.state).map_err(|e| EngineError::BadState {
+                    run,
+                    message: e.to_string(),
+                })?;
             let mut cx = NodeCtx {
                 store: self.store,
                 clock: self.clock,
@@ -270,33 +351,89 @@ impl<'a, W: Workflow> Engine<'a, W> {
                 Ok(t) => t,
                 Err(NodeError::Cancelled) => return self.interrupted(run, events),
                 Err(NodeError::Failed(error)) => {
-                    events.push(self.event(EventKind::Failed { error: error.clone() }));
-                    self.store.set_status(run, &RunStatus::Failed { error: error.clone() }, &events, &self.clock.now_rfc3339())?;
+                    events.push(self.event(EventKind::Failed {
+                        error: error.clone(),
+                    }));
+                    self.store.set_status(
+                        run,
+                        &RunStatus::Failed {
+                            error: error.clone(),
+                        },
+                        &events,
+                        &self.clock.now_rfc3339(),
+                    )?;
+                    self.report(&events);
                     return Ok(Outcome::Failed { error });
                 }
                 Err(NodeError::Store(e)) => return Err(e.into()),
             };
             match transition {
                 Transition::Goto(next) => {
-                    events.push(self.event(EventKind::Node { node: node.clone(), next: Some(next.clone()), seq: cp.seq + 1 }));
-                    cp = self.checkpoint(&cp, &node, Some(next), &state, &events, &RunStatus::Running)?;
+                    events.push(self.event(EventKind::Node {
+                        node: node.clone(),
+                        next: Some(next.clone()),
+                        seq: cp.seq + 1,
+                    }));
+                    cp = self.checkpoint(
+                        &cp,
+                        &node,
+                        Some(next),
+                        &state,
+                        &events,
+                        &RunStatus::Running,
+                    )?;
                     self.crash_point(&format!("after:{node}"));
                 }
                 Transition::Gate(gate) => {
-                    events.push(self.event(EventKind::GateWaiting { gate: gate.id.clone(), kind: gate.kind.clone() }));
-                    self.store.set_status(run, &RunStatus::Waiting { gate: gate.clone() }, &events, &self.clock.now_rfc3339())?;
+                    events.push(self.event(EventKind::GateWaiting {
+                        gate: gate.id.clone(),
+                        kind: gate.kind.clone(),
+                    }));
+                    self.store.set_status(
+                        run,
+                        &RunStatus::Waiting { gate: gate.clone() },
+                        &events,
+                        &self.clock.now_rfc3339(),
+                    )?;
+                    self.report(&events);
                     return Ok(Outcome::Waiting(gate));
                 }
                 Transition::Done { summary } => {
-                    events.push(self.event(EventKind::Node { node: node.clone(), next: None, seq: cp.seq + 1 }));
-                    events.push(self.event(EventKind::Done { summary: summary.clone() }));
-                    self.checkpoint(&cp, &node, None, &state, &events, &RunStatus::Done { summary: summary.clone() })?;
+                    events.push(self.event(EventKind::Node {
+                        node: node.clone(),
+                        next: None,
+                        seq: cp.seq + 1,
+                    }));
+                    events.push(self.event(EventKind::Done {
+                        summary: summary.clone(),
+                    }));
+                    self.checkpoint(
+                        &cp,
+                        &node,
+                        None,
+                        &state,
+                        &events,
+                        &RunStatus::Done {
+                            summary: summary.clone(),
+                        },
+                    )?;
                     self.crash_point(&format!("after:{node}"));
                     return Ok(Outcome::Done { summary });
                 }
                 Transition::Abort { reason } => {
-                    events.push(self.event(EventKind::Aborted { reason: reason.clone() }));
-                    self.checkpoint(&cp, &node, None, &state, &events, &RunStatus::Aborted { reason: reason.clone() })?;
+                    events.push(self.event(EventKind::Aborted {
+                        reason: reason.clone(),
+                    }));
+                    self.checkpoint(
+                        &cp,
+                        &node,
+                        None,
+                        &state,
+                        &events,
+                        &RunStatus::Aborted {
+                            reason: reason.clone(),
+                        },
+                    )?;
                     return Ok(Outcome::Aborted { reason });
                 }
                 Transition::Halt { reason } => return self.halt(run, reason, events),
@@ -309,10 +446,22 @@ impl<'a, W: Workflow> Engine<'a, W> {
         let _lock = self.store.lock(run, &self.holder)?;
         let record = self.store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
         if record.status.is_terminal() {
-            return Err(EngineError::Finished { run, status: record.status.name().into() });
+            return Err(EngineError::Finished {
+                run,
+                status: record.status.name().into(),
+            });
         }
-        let events = [self.event(EventKind::Aborted { reason: reason.into() })];
-        self.store.set_status(run, &RunStatus::Aborted { reason: reason.into() }, &events, &self.clock.now_rfc3339())?;
+        let events = [self.event(EventKind::Aborted {
+            reason: reason.into(),
+        })];
+        self.store.set_status(
+            run,
+            &RunStatus::Aborted {
+                reason: reason.into(),
+            },
+            &events,
+            &self.clock.now_rfc3339(),
+        )?;
         Ok(())
     }
 
@@ -325,7 +474,10 @@ impl<'a, W: Workflow> Engine<'a, W> {
         events: &[Event],
         status: &RunStatus,
     ) -> Result<Checkpoint, EngineError> {
-        let bytes = serde_json::to_vec(state).map_err(|e| EngineError::BadState { run: prev.run, message: e.to_string() })?;
+        let bytes = serde_json::to_vec(state).map_err(|e| EngineError::BadState {
+            run: prev.run,
+            message: e.to_string(),
+        })?;
         let cp = Checkpoint {
             run: prev.run,
             seq: prev.seq + 1,
@@ -337,24 +489,58 @@ impl<'a, W: Workflow> Engine<'a, W> {
             created_at: self.clock.now_rfc3339(),
         };
         self.store.commit(&cp, events, status)?;
+        self.report(events);
         Ok(cp)
     }
 
-    fn halt(&self, run: RunId, reason: String, mut events: Vec<Event>) -> Result<Outcome, EngineError> {
-        events.push(self.event(EventKind::Halted { reason: reason.clone() }));
-        self.store.set_status(run, &RunStatus::Halted { reason: reason.clone() }, &events, &self.clock.now_rfc3339())?;
+    fn halt(
+        &self,
+        run: RunId,
+        reason: String,
+        mut events: Vec<Event>,
+    ) -> Result<Outcome, EngineError> {
+        events.push(self.event(EventKind::Halted {
+            reason: reason.clone(),
+        }));
+        self.store.set_status(
+            run,
+            &RunStatus::Halted {
+                reason: reason.clone(),
+            },
+            &events,
+            &self.clock.now_rfc3339(),
+        )?;
+        self.report(&events);
         Ok(Outcome::Halted { reason })
     }
 
     fn interrupted(&self, run: RunId, mut events: Vec<Event>) -> Result<Outcome, EngineError> {
         let reason = String::from("interrupted (Ctrl-C)");
-        events.push(self.event(EventKind::Halted { reason: reason.clone() }));
-        self.store.set_status(run, &RunStatus::Halted { reason }, &events, &self.clock.now_rfc3339())?;
+        events.push(self.event(EventKind::Halted {
+            reason: reason.clone(),
+        }));
+        self.store.set_status(
+            run,
+            &RunStatus::Halted { reason },
+            &events,
+            &self.clock.now_rfc3339(),
+        )?;
         Ok(Outcome::Interrupted)
     }
 
+    fn report(&self, events: &[Event]) {
+        if let Some(obs) = self.observer {
+            for e in events {
+                obs(Progress::Event(e));
+            }
+        }
+    }
+
     fn event(&self, kind: EventKind) -> Event {
-        Event { at: self.clock.now_rfc3339(), kind }
+        Event {
+            at: self.clock.now_rfc3339(),
+            kind,
+        }
     }
 
     fn crash_point(&self, point: &str) {
@@ -370,15 +556,24 @@ fn step_id(seq: u64, node: &str, name: &str) -> String {
     format!("{seq}:{node}:{name}")
 }
 
-fn validate_answer<'g>(run: RunId, gate: &'g GateRequest, answer: &GateAnswer) -> Result<&'g Choice, EngineError> {
+fn validate_answer<'g>(
+    run: RunId,
+    gate: &'g GateRequest,
+    answer: &GateAnswer,
+) -> Result<&'g Choice, EngineError> {
     if answer.gate_id != gate.id {
-        return Err(EngineError::WrongGate { run, expected: gate.id.clone(), got: answer.gate_id.clone() });
+        return Err(EngineError::WrongGate {
+            run,
+            expected: gate.id.clone(),
+            got: answer.gate_id.clone(),
+        });
     }
-    gate.choice(&answer.choice).ok_or_else(|| EngineError::InvalidChoice {
-        gate: gate.id.clone(),
-        choice: answer.choice.clone(),
-        valid: gate.choice_names().join(", "),
-    })
+    gate.choice(&answer.choice)
+        .ok_or_else(|| EngineError::InvalidChoice {
+            gate: gate.id.clone(),
+            choice: answer.choice.clone(),
+            valid: gate.choice_names().join(", "),
+        })
 }
 
 /// What a node can do besides changing its state: journaled steps, gate answers, events, blobs.
@@ -412,18 +607,27 @@ impl NodeCtx<'_> {
     /// Runs a side effect at most once per node visit: a stored result is returned instead of
     /// running `f` again. `f` must be safe to repeat if the process dies after it finished but
     /// before its result was journaled (make it idempotent, or key it by [`Self::step_id`]).
-    pub fn step<T, E>(&mut self, name: &str, f: impl FnOnce() -> Result<T, E>) -> Result<T, StepError<E>>
+    pub fn step<T, E>(
+        &mut self,
+        name: &str,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, StepError<E>>
     where
         T: Serialize + DeserializeOwned,
     {
         let id = self.step_id(name);
         if let Some(bytes) = self.store.get_write(self.run, &id)? {
-            return serde_json::from_slice(&bytes).map_err(|source| StepError::Decode { step: id, source });
+            return serde_json::from_slice(&bytes)
+                .map_err(|source| StepError::Decode { step: id, source });
         }
         let value = f().map_err(StepError::Step)?;
         self.crash_point(&format!("after-effect:{name}"));
-        let bytes = serde_json::to_vec(&value).map_err(|source| StepError::Decode { step: id.clone(), source })?;
-        self.store.put_write(self.run, &id, &bytes, &self.clock.now_rfc3339())?;
+        let bytes = serde_json::to_vec(&value).map_err(|source| StepError::Decode {
+            step: id.clone(),
+            source,
+        })?;
+        self.store
+            .put_write(self.run, &id, &bytes, &self.clock.now_rfc3339())?;
         self.crash_point(&format!("after-journal:{name}"));
         Ok(value)
     }
@@ -465,7 +669,9 @@ impl NodeCtx<'_> {
 
     /// Reads bytes back by content hash.
     pub fn get_blob(&self, hash: &ContentHash) -> Result<Vec<u8>, NodeError> {
-        self.store.get_blob(hash)?.ok_or_else(|| NodeError::Store(StoreError::MissingBlob(hash.clone())))
+        self.store
+            .get_blob(hash)?
+            .ok_or_else(|| NodeError::Store(StoreError::MissingBlob(hash.clone())))
     }
 
     /// The clock, for timestamps that end up in artifacts.

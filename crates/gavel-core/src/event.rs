@@ -19,15 +19,27 @@ pub struct Event {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum EventKind {
     /// A node finished and routed to `next` (`None`: the workflow ended).
-    Node { node: String, next: Option<String>, seq: u64 },
+    Node {
+        node: String,
+        next: Option<String>,
+        seq: u64,
+    },
     /// A run paused at a gate.
     GateWaiting { gate: String, kind: String },
     /// A person (or auto mode) answered a gate.
-    GateAnswered { gate: String, choice: String, by: String },
+    GateAnswered {
+        gate: String,
+        choice: String,
+        by: String,
+    },
     /// A file was written into the lineage.
     Artifact { path: String },
     /// A model was called.
-    ModelCall { role: String, provider: String, model: String },
+    ModelCall {
+        role: String,
+        provider: String,
+        model: String,
+    },
     /// Anything else worth a line in the timeline.
     Note { text: String },
     /// The run halted.

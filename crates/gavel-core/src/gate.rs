@@ -24,7 +24,12 @@ pub struct Choice {
 
 impl Choice {
     pub fn new(name: &str, key: char, help: &str) -> Self {
-        Self { name: name.into(), key, help: help.into(), takes_feedback: false }
+        Self {
+            name: name.into(),
+            key,
+            help: help.into(),
+            takes_feedback: false,
+        }
     }
 
     /// Marks the choice as taking feedback.
@@ -64,7 +69,10 @@ impl GateRequest {
         self.choices.iter().find(|c| {
             c.name.eq_ignore_ascii_case(input)
                 || (input.chars().count() == 1
-                    && input.chars().next().is_some_and(|k| k.eq_ignore_ascii_case(&c.key)))
+                    && input
+                        .chars()
+                        .next()
+                        .is_some_and(|k| k.eq_ignore_ascii_case(&c.key)))
         })
     }
 
@@ -98,7 +106,10 @@ mod tests {
             title: "Draft ready".into(),
             detail: None,
             artifacts: vec![],
-            choices: vec![Choice::new("send", 'S', "send"), Choice::new("revise", 'R', "revise")],
+            choices: vec![
+                Choice::new("send", 'S', "send"),
+                Choice::new("revise", 'R', "revise"),
+            ],
             recommended: None,
         }
     }

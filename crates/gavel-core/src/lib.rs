@@ -19,11 +19,11 @@ mod store;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use engine::{
-    CancelToken, CrashHook, Engine, EngineError, Limits, NodeCtx, NodeError, Outcome, StepError,
-    Transition, Workflow,
+    CancelToken, CrashHook, Engine, EngineError, Limits, NodeCtx, NodeError, Observer, Outcome,
+    Progress, StepError, Transition, Workflow,
 };
 pub use event::{Event, EventKind};
 pub use gate::{Choice, GateAnswer, GateRequest};
 pub use hash::ContentHash;
-pub use run::{Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus, CHECKPOINT_FORMAT};
+pub use run::{CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
 pub use store::{LockInfo, RunLock, Store, StoreError};

@@ -26,7 +26,11 @@ pub struct LockInfo {
 
 impl fmt::Display for LockInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "pid {} (`{}`, since {})", self.pid, self.command, self.since)
+        write!(
+            f,
+            "pid {} (`{}`, since {})",
+            self.pid, self.command, self.since
+        )
     }
 }
 
@@ -75,8 +79,14 @@ pub enum StoreError {
 
 impl StoreError {
     /// A backend failure with its cause.
-    pub fn backend(message: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
-        Self::Backend { message: message.into(), source: Some(Box::new(source)) }
+    pub fn backend(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::Backend {
+            message: message.into(),
+            source: Some(Box::new(source)),
+        }
     }
 }
 
@@ -110,8 +120,12 @@ pub trait Store: Send + Sync {
 
     /// Appends a checkpoint, its events and the run's new status in one transaction.
     /// `cp.seq` must be exactly the head's seq + 1 and `cp.parent` the head's seq.
-    fn commit(&self, cp: &Checkpoint, events: &[Event], status: &RunStatus)
-    -> Result<(), StoreError>;
+    fn commit(
+        &self,
+        cp: &Checkpoint,
+        events: &[Event],
+        status: &RunStatus,
+    ) -> Result<(), StoreError>;
 
     /// The newest checkpoint of a run.
     fn head(&self, id: RunId) -> Result<Option<Checkpoint>, StoreError>;

@@ -1,14 +1,22 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! gavel's model providers.
+//!
+//! Everything that talks to (or pretends to be) a language model lives here, behind the
+//! [`Provider`] trait: parsing provider strings ([`ProviderSpec`]), building providers
+//! ([`build`]), the offline [`ScriptedProvider`] used by tests and `gavel demo`, and clean-up of
+//! answers ([`strip_preamble`]). The crate knows nothing about workflows or the engine; it returns
+//! values and errors and never prints.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod provider;
+pub mod scripted;
+pub mod spec;
+pub mod text;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use provider::{
+    Provider, ProviderError, Request, Response, Role, UNAVAILABLE_HINT, UnavailableProvider, build,
+};
+pub use scripted::{
+    CallEvent, CallLogEntry, CallLogError, ScriptError, ScriptedProvider, call_log_path,
+    read_call_log,
+};
+pub use spec::{ProviderSpec, SpecError, VALID_FORMS};
+pub use text::strip_preamble;

@@ -1,14 +1,16 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! gavel's workflows and the plumbing they share.
+//!
+//! The engine in `gavel-core` knows nothing about issues, drafts or git. This crate is where
+//! those live: the brief → issue workflow ([`issue`]), the numbered lineage folder every
+//! artifact goes to ([`lineage`]), structured reviewer verdicts ([`verdict`]), issue trackers
+//! behind a trait ([`tracker`]), and the few git commands gavel needs ([`git`]). Like the
+//! engine, nothing here prints or prompts: gates are handed back to the CLI as values.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub mod brief;
+pub mod fsutil;
+pub mod git;
+pub mod issue;
+pub mod lineage;
+pub mod tracker;
+pub mod verdict;
+pub mod which;

@@ -1,0 +1,35 @@
+//! `gavel abort RUN`: stop a run for good. Its lineage stays in `active/` for the record.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use gavel_core::Engine;
+
+use crate::context::Context;
+use crate::driver::resolve_run;
+use crate::error::CliError;
+use crate::exit::Exit;
+use crate::settings::Overrides;
+
+#[derive(Debug, Args)]
+pub struct AbortArgs {
+    /// The run's id (or slug).
+    pub run: String,
+}
+
+pub fn cmd_abort(args: &AbortArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
+    let ctx = Context::load(&Overrides {
+        state_dir,
+        ..Overrides::default()
+    })?;
+    let store = ctx
+        .open_existing_store()?
+        .ok_or_else(|| CliError::error(format!("run {} does not exist (no runs yet)", args.run)))?;
+    let run = resolve_run(&store, &args.run)?;
+    let wf = ctx.issue_workflow(None);
+    Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder())
+        .abort(run, "aborted by a person (`gavel abort`)")?;
+    ctx.ui
+        .out(&format!("run {run} aborted; its lineage stays where it is"));
+    Ok(Exit::Success)
+}

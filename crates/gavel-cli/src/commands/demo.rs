@@ -1,0 +1,229 @@
+//! `gavel demo`: brief → issue end to end, offline, in seconds.
+//!
+//! It makes a temporary git repository, runs `gavel init` there, writes a sample brief and a
+//! script for the offline `scripted` provider (the first verdict asks for a revision, the
+//! second approves), runs the workflow in auto mode with the local tracker, and prints the
+//! lineage folder and the filed issue.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use clap::Args;
+use gavel_core::{Engine, Store};
+use gavel_workflows::issue::{IssueState, node};
+
+use super::init::init_repo;
+use crate::context::Context;
+use crate::driver::{self, GateMode};
+use crate::error::CliError;
+use crate::exit::Exit;
+use crate::settings::Overrides;
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Build the demo repository here and keep it (default: a temporary folder, removed after).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+const BRIEF: &str = "# Dark mode\n\nPeople using the dashboard at night find it too bright. Add a dark theme that follows the\nsystem setting, with a toggle in the header. Keep contrast accessible.\n";
+
+const SCRIPT: &str = r#"# The demo's offline "models": one response per call, in order.
+model: scripted-demo
+drafter:
+  - text: |
+      Here is the issue you asked for.
+
+      # Add a dark theme that follows the system setting
+
+      **Labels:** enhancement, ui
+
+      ## Why
+      The dashboard is too bright at night.
+
+      ## What
+      A dark theme, chosen from the system setting.
+  - text: |
+      # Add a dark theme that follows the system setting
+
+      **Labels:** enhancement, ui, accessibility
+
+      ## Why
+      People who use the dashboard at night find it too bright; some stop using it after dark.
+
+      ## What
+      A dark theme that follows the operating system's setting, with a toggle in the header
+      that overrides it and is remembered per browser.
+
+      ## Acceptance criteria
+      - [ ] With the system in dark mode, the dashboard opens in the dark theme.
+      - [ ] The header toggle switches themes and the choice survives a reload.
+      - [ ] Text in both themes meets WCAG AA contrast (4.5:1).
+
+      ## Out of scope
+      Custom colour schemes.
+reviewer:
+  - text: |
+      The draft names the problem but cannot be tested as written.
+
+      ```json
+      {"verdict": "REVISE", "findings": ["No acceptance criteria.", "The toggle from the brief is missing.", "Accessibility (contrast) is not addressed."]}
+      ```
+  - text: |
+      Every rubric point holds: testable criteria, bounded scope, labels present.
+
+      ```json
+      {"verdict": "APPROVED", "findings": []}
+      ```
+"#;
+
+pub fn cmd_demo(args: &DemoArgs) -> Result<Exit, CliError> {
+    let temp;
+    let dir = match &args.dir {
+        Some(d) => {
+            fs::create_dir_all(d)
+                .map_err(|e| CliError::error(format!("cannot create {}: {e}", d.display())))?;
+            if fs::read_dir(d)
+                .map(|mut e| e.next().is_some())
+                .unwrap_or(true)
+            {
+                return Err(CliError::usage(format!(
+                    "{} is not empty; the demo needs an empty folder",
+                    d.display()
+                )));
+            }
+            d.canonicalize()
+                .map_err(|e| CliError::error(format!("cannot resolve {}: {e}", d.display())))?
+        }
+        None => {
+            temp = tempfile::Builder::new()
+                .prefix("gavel-demo-")
+                .tempdir()
+                .map_err(|e| CliError::error(format!("cannot make a temporary folder: {e}")))?;
+            temp.path().to_path_buf()
+        }
+    };
+    let exit = run_demo(&dir)?;
+    if args.dir.is_none() {
+        ui_info(&format!(
+            "(removing the temporary demo repository; keep one with `gavel demo --dir DIR`)"
+        ));
+    }
+    Ok(exit)
+}
+
+fn run_demo(dir: &Path) -> Result<Exit, CliError> {
+    git(dir, &["init", "-q", "-b", "main"])?;
+    git(dir, &["config", "user.name", "gavel demo"])?;
+    git(dir, &["config", "user.email", "demo@gavel.invalid"])?;
+    git(dir, &["config", "commit.gpgsign", "false"])?;
+    init_repo(dir)?;
+    let write = |rel: &str, text: &str| {
+        gavel_workflows::fsutil::write_atomic(&dir.join(rel), text.as_bytes())
+            .map_err(|e| CliError::error(format!("cannot write {rel}: {e}")))
+    };
+    write("demo/script.yaml", SCRIPT)?;
+    write("ideas/active/dark-mode.md", BRIEF)?;
+    let config =
+        fs::read_to_string(dir.join("gavel.toml")).map_err(|e| CliError::error(e.to_string()))?;
+    let config = config
+        .replace(
+            "drafter = \"claude:sonnet\"",
+            "drafter = \"scripted:demo/script.yaml\"",
+        )
+        .replace(
+            "reviewer = \"gemini:2.5-pro\"",
+            "reviewer = \"scripted:demo/script.yaml\"",
+        );
+    write("gavel.toml", &config)?;
+    write(".gitignore", "/.gavel/\n/demo/*.calls.jsonl\n")?;
+    git(dir, &["add", "-A"])?;
+    git(dir, &["commit", "-q", "-m", "demo: gavel init and a brief"])?;
+
+    let ctx = Context::load_in(
+        dir,
+        &Overrides {
+            state_dir: Some(dir.join(".gavel")),
+            ..Overrides::default()
+        },
+    )?;
+    ctx.ui.info(&format!("demo repository: {}", dir.display()));
+    let store = ctx.open_store()?;
+    let wf = ctx.issue_workflow(None);
+    let brief = "ideas/active/dark-mode.md";
+    let state = IssueState::new(
+        "demo".into(),
+        brief.into(),
+        BRIEF.into(),
+        "dark-mode".into(),
+        Some(brief.into()),
+        true,
+        ctx.clock.now_rfc3339(),
+    );
+    let run = Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder()).start(
+        "dark-mode",
+        &state,
+        node::LOAD_BRIEF,
+    )?;
+    ctx.ui.info(&format!(
+        "run {run}: {brief} -> issue, auto mode, scripted drafter and reviewer"
+    ));
+    let exit = driver::drive(&ctx, &store, &wf, run, None, GateMode::Pause)?;
+    if exit != Exit::Success {
+        return Ok(exit);
+    }
+    let record = store.run(run)?;
+    let head = store
+        .head(run)?
+        .ok_or_else(|| CliError::error("the demo run has no checkpoint"))?;
+    let state: IssueState =
+        serde_json::from_slice(&head.state).map_err(|e| CliError::error(e.to_string()))?;
+    let filed = state.filed.ok_or_else(|| {
+        CliError::error(format!("the demo run ended without filing ({record:?})"))
+    })?;
+    let ui = &ctx.ui;
+    ui.out("");
+    ui.out(&format!("lineage: {}/", filed.lineage));
+    let mut files: Vec<String> = fs::read_dir(dir.join(&filed.lineage))
+        .map_err(|e| CliError::error(e.to_string()))?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    for f in files {
+        ui.out(&format!("  {f}"));
+    }
+    ui.out("");
+    ui.out(&format!("filed issue #{}: {}", filed.number, filed.url));
+    let issue =
+        fs::read_to_string(dir.join(&filed.url)).map_err(|e| CliError::error(e.to_string()))?;
+    for line in issue.lines() {
+        ui.out(&format!("  | {line}"));
+    }
+    let log = git(dir, &["log", "--oneline", "-n", "1"])?;
+    ui.out("");
+    ui.out(&format!("commit: {}", log.trim()));
+    Ok(Exit::Success)
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<String, CliError> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .map_err(|e| CliError::error(format!("cannot run git: {e}")).hint("install git"))?;
+    if !out.status.success() {
+        return Err(CliError::error(format!(
+            "`git {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn ui_info(line: &str) {
+    crate::ui::Ui::detect().info(line);
+}

@@ -1,0 +1,293 @@
+//! `gavel issue BRIEF`: start (or, on a slug collision, resume) a brief → issue run.
+//!
+//! Every check on the input runs before anything is written: a bad brief or slug changes
+//! nothing, not even the state database.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use gavel_core::{ContentHash, Engine, RunId, Store};
+use gavel_workflows::brief::{self, validate_slug};
+use gavel_workflows::issue::{IssueState, WORKFLOW, node};
+
+use crate::context::{self, Context};
+use crate::driver::{self, GateMode};
+use crate::editor;
+use crate::error::CliError;
+use crate::exit::Exit;
+use crate::settings::Overrides;
+use crate::ui::sanitize;
+
+#[derive(Debug, Args)]
+pub struct IssueArgs {
+    /// The brief: a Markdown file with your notes.
+    #[arg(required_unless_present = "select", conflicts_with = "select")]
+    pub brief: Option<PathBuf>,
+    /// Pick the brief from ideas/active/.
+    #[arg(long)]
+    pub select: bool,
+    /// No draft or verdict gates: route by the verdict (unparseable verdicts still stop).
+    #[arg(long)]
+    pub auto: bool,
+    /// Use this slug instead of the brief's file name.
+    #[arg(long, value_name = "NAME")]
+    pub slug: Option<String>,
+    /// What to do when the slug is already in use (asked interactively when omitted).
+    #[arg(long, value_enum, value_name = "ACTION")]
+    pub on_collision: Option<Collision>,
+    /// Override the drafter role (a provider string).
+    #[arg(long, value_name = "PROVIDER")]
+    pub drafter: Option<String>,
+    /// Override the reviewer role (a provider string).
+    #[arg(long, value_name = "PROVIDER")]
+    pub reviewer: Option<String>,
+}
+
+/// The answers to a slug collision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Collision {
+    /// Continue the existing run with this slug.
+    Resume,
+    /// Start a new run under another slug (asked for in a terminal).
+    New,
+    /// Do nothing.
+    Abort,
+}
+
+pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
+    let overrides = Overrides {
+        state_dir,
+        drafter: args.drafter.clone(),
+        reviewer: args.reviewer.clone(),
+    };
+    let ctx = Context::load(&overrides)?;
+    let brief_path = match &args.brief {
+        Some(p) => context::absolute(p),
+        None => select_idea(&ctx)?,
+    };
+    let text = brief::load_brief(&brief_path)?;
+    let mut slug = match &args.slug {
+        Some(s) => {
+            validate_slug(s).map_err(CliError::from)?;
+            s.clone()
+        }
+        None => brief::slug_from_path(&brief_path)?,
+    };
+    let rel_brief = ctx.rel(&brief_path);
+    let ideas_active = ctx.settings.ideas_dir.join("active");
+    let source_idea = (rel_brief.parent() == Some(ideas_active.as_path()))
+        .then(|| rel_brief.to_string_lossy().into_owned());
+
+    let store = ctx.open_store()?;
+    if let Some(existing) = collision(&ctx, &store, &slug)? {
+        let choice = match args.on_collision {
+            Some(c) => c,
+            None if ctx.ui.interactive() => ask_collision(&ctx, &slug)?,
+            None => {
+                return Err(CliError::usage(format!("slug `{slug}` is already in use ({existing})"))
+                    .hint("pass --on-collision resume, --on-collision abort, or --on-collision new --slug NAME"));
+            }
+        };
+        match choice {
+            Collision::Abort => {
+                ctx.ui.info("aborted; nothing was changed");
+                return Ok(Exit::Success);
+            }
+            Collision::Resume => {
+                let run = resumable_run(&store, &slug)?.ok_or_else(|| {
+                    CliError::error(format!(
+                        "slug `{slug}` has a lineage folder but no resumable run"
+                    ))
+                    .hint("choose a new name with --on-collision new --slug NAME")
+                })?;
+                ctx.ui.info(&format!("resuming run {run} ({slug})"));
+                let wf = ctx.issue_workflow(editor_program(&ctx, args.auto)?);
+                return driver::drive(&ctx, &store, &wf, run, None, GateMode::for_ui(&ctx));
+            }
+            Collision::New if ctx.ui.interactive() => slug = ask_new_slug(&ctx, &store)?,
+            Collision::New => {
+                return Err(CliError::usage(format!(
+                    "slug `{slug}` is already in use; a new name is asked for in a terminal"
+                ))
+                .hint("pass --slug NAME with a name that is not in use"));
+            }
+        }
+    }
+
+    let wf = ctx.issue_workflow(editor_program(&ctx, args.auto)?);
+    let now = ctx.clock.now_rfc3339();
+    let run_key = run_key(&slug, &text);
+    let state = IssueState::new(
+        run_key,
+        rel_brief.to_string_lossy().into_owned(),
+        text,
+        slug.clone(),
+        source_idea,
+        args.auto,
+        now,
+    );
+    let engine = Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder());
+    let run = engine.start(&slug, &state, node::LOAD_BRIEF)?;
+    ctx.ui.info(&format!(
+        "run {run} started: {} -> issue ({slug}){}",
+        sanitize(&rel_brief.to_string_lossy()),
+        if args.auto { ", auto mode" } else { "" }
+    ));
+    driver::drive(&ctx, &store, &wf, run, None, GateMode::for_ui(&ctx))
+}
+
+/// The editor pre-flight must find: only when a person will be asked at gates.
+fn editor_program(ctx: &Context, auto: bool) -> Result<Option<String>, CliError> {
+    if auto || !ctx.ui.interactive() {
+        return Ok(None);
+    }
+    Ok(editor::resolve()?.into_iter().next())
+}
+
+/// Describes why `slug` is taken, if it is.
+fn collision(ctx: &Context, store: &dyn Store, slug: &str) -> Result<Option<String>, CliError> {
+    if let Some(run) = resumable_run(store, slug)? {
+        return Ok(Some(format!("run {run} is using it")));
+    }
+    let folder = ctx.settings.lineage_dir.join("active").join(slug);
+    if ctx.settings.repo_root.join(&folder).exists() {
+        return Ok(Some(format!("{} exists", folder.display())));
+    }
+    Ok(None)
+}
+
+fn resumable_run(store: &dyn Store, slug: &str) -> Result<Option<RunId>, CliError> {
+    Ok(store
+        .runs()?
+        .into_iter()
+        .rev()
+        .find(|r| r.workflow == WORKFLOW && r.slug == slug && !r.status.is_terminal())
+        .map(|r| r.id))
+}
+
+fn ask_collision(ctx: &Context, slug: &str) -> Result<Collision, CliError> {
+    ctx.ui
+        .info(&format!("Slug `{slug}` already exists in active/."));
+    loop {
+        let Some(input) = ctx.ui.ask("[R]esume existing / [N]ew name / [A]bort? ") else {
+            return Ok(Collision::Abort);
+        };
+        match input.trim().to_ascii_lowercase().as_str() {
+            "r" | "resume" => return Ok(Collision::Resume),
+            "n" | "new" => return Ok(Collision::New),
+            "a" | "abort" => return Ok(Collision::Abort),
+            other => ctx.ui.info(&format!(
+                "`{}` is not one of R, N, A; try again.",
+                sanitize(other)
+            )),
+        }
+    }
+}
+
+fn ask_new_slug(ctx: &Context, store: &dyn Store) -> Result<String, CliError> {
+    loop {
+        let Some(input) = ctx.ui.ask("New slug: ") else {
+            return Err(CliError::usage("no new slug given"));
+        };
+        let slug = input.trim().to_owned();
+        if let Err(e) = validate_slug(&slug) {
+            ctx.ui.info(&format!("{e}; try again."));
+            continue;
+        }
+        match collision(ctx, store, &slug)? {
+            Some(why) => ctx
+                .ui
+                .info(&format!("`{slug}` is taken too ({why}); try again.")),
+            None => return Ok(slug),
+        }
+    }
+}
+
+/// `--select`: a numbered picker over `ideas/active/`.
+fn select_idea(ctx: &Context) -> Result<PathBuf, CliError> {
+    let dir = ctx
+        .settings
+        .repo_root
+        .join(&ctx.settings.ideas_dir)
+        .join("active");
+    let mut ideas: Vec<PathBuf> = fs::read_dir(&dir)
+        .map_err(|e| {
+            CliError::error(format!("cannot read {}: {e}", dir.display()))
+                .hint("run `gavel init`, then put briefs in ideas/active/")
+        })?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    ideas.sort();
+    if ideas.is_empty() {
+        return Err(
+            CliError::error(format!("no ideas in {}", ctx.rel(&dir).display()))
+                .hint("write a brief there as NAME.md"),
+        );
+    }
+    if !ctx.ui.interactive() {
+        return Err(
+            CliError::usage("--select needs a terminal").hint("pass the brief's path instead")
+        );
+    }
+    ctx.ui
+        .info(&format!("Select an idea from {}:", ctx.rel(&dir).display()));
+    for (i, p) in ideas.iter().enumerate() {
+        ctx.ui.info(&format!(
+            "  [{}] {}  {}",
+            i + 1,
+            file_name(p),
+            sanitize(&first_line(p))
+        ));
+    }
+    loop {
+        let Some(input) = ctx.ui.ask(&format!("Select idea [1-{}, q]: ", ideas.len())) else {
+            return Err(CliError::usage("no idea selected"));
+        };
+        let input = input.trim();
+        if input.eq_ignore_ascii_case("q") {
+            return Err(CliError::usage("no idea selected"));
+        }
+        match input.parse::<usize>() {
+            Ok(n) if (1..=ideas.len()).contains(&n) => return Ok(ideas[n - 1].clone()),
+            _ => ctx.ui.info(&format!(
+                "`{}` is not a number from 1 to {}; try again.",
+                sanitize(input),
+                ideas.len()
+            )),
+        }
+    }
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn first_line(p: &Path) -> String {
+    fs::read_to_string(p)
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| l.trim_start_matches('#').trim().to_owned())
+        })
+        .unwrap_or_default()
+}
+
+/// A random-enough key unique to this run (never reused even if the state database is lost).
+fn run_key(slug: &str, brief: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let seed = format!(
+        "{nanos}:{}:{slug}:{}",
+        std::process::id(),
+        ContentHash::of(brief.as_bytes())
+    );
+    ContentHash::of(seed.as_bytes()).as_str()[..16].to_owned()
+}

@@ -1,0 +1,64 @@
+//! The subcommands, one per file, and the one `match` that dispatches them.
+
+mod abort;
+mod completions;
+mod demo;
+mod init;
+mod issue;
+mod resume;
+mod runs;
+mod show;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::CliError;
+use crate::exit::Exit;
+
+/// gavel: governed, auditable, multi-model development workflows.
+#[derive(Debug, Parser)]
+#[command(name = "gavel", version, about, long_about = None)]
+pub struct Cli {
+    /// Where the state database lives (default: .gavel/ at the repository root).
+    #[arg(long, global = true, env = "GAVEL_STATE_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Set up gavel in this repository (config, template, rubric, folders, .gitignore).
+    Init(init::InitArgs),
+    /// Turn a brief into a filed issue: draft, human gate, review, human gate, file.
+    Issue(issue::IssueArgs),
+    /// List runs: id, workflow, slug, status, and where each is paused.
+    Runs(runs::RunsArgs),
+    /// Show one run's timeline of nodes, gates and artifacts.
+    Show(show::ShowArgs),
+    /// Continue a paused, halted or interrupted run.
+    Resume(resume::ResumeArgs),
+    /// Stop a run for good (its lineage stays in active/).
+    Abort(abort::AbortArgs),
+    /// Run brief -> issue end to end in a temporary repository, offline.
+    Demo(demo::DemoArgs),
+    /// Print shell completions.
+    Completions(completions::CompletionsArgs),
+}
+
+/// Runs the parsed command.
+pub fn run(cli: Cli) -> Result<Exit, CliError> {
+    let state_dir = cli.state_dir;
+    match cli.command {
+        Command::Init(args) => init::cmd_init(&args),
+        Command::Issue(args) => issue::cmd_issue(&args, state_dir),
+        Command::Runs(args) => runs::cmd_runs(&args, state_dir),
+        Command::Show(args) => show::cmd_show(&args, state_dir),
+        Command::Resume(args) => resume::cmd_resume(&args, state_dir),
+        Command::Abort(args) => abort::cmd_abort(&args, state_dir),
+        Command::Demo(args) => demo::cmd_demo(&args),
+        Command::Completions(args) => completions::cmd_completions(&args),
+    }
+}

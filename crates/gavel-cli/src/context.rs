@@ -1,0 +1,170 @@
+//! What every run-driving command sets up: the repository, settings, the store, the clock,
+//! Ctrl-C handling, the test hooks, and the workflow with its providers and tracker.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
+
+use gavel_core::{CancelToken, Clock, FixedClock, LockInfo, SystemClock};
+use gavel_store::SqliteStore;
+use gavel_workflows::git::Git;
+use gavel_workflows::issue::{IssueSettings, IssueWorkflow};
+use gavel_workflows::tracker::local::LocalTracker;
+
+use crate::error::CliError;
+use crate::settings::{Overrides, Settings};
+use crate::ui::{IN_PROMPT, Ui};
+
+/// Test hook: an RFC 3339 instant every timestamp uses (hermetic tests).
+pub const ENV_NOW: &str = "GAVEL_NOW";
+/// Test hook: comma-separated crash points (`after:N2_draft`, `after-effect:create`, ...) at
+/// which the process kills itself with SIGKILL, to prove crash safety.
+pub const ENV_CRASH_AT: &str = "GAVEL_CRASH_AT";
+
+/// A command's environment.
+pub struct Context {
+    pub ui: Ui,
+    pub settings: Settings,
+    pub clock: Box<dyn Clock>,
+}
+
+impl Context {
+    /// Finds the repository around the current folder and loads its settings.
+    pub fn load(overrides: &Overrides) -> Result<Self, CliError> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| CliError::error(format!("cannot read the current folder: {e}")))?;
+        Self::load_in(&cwd, overrides)
+    }
+
+    /// Like [`Context::load`], from `dir`.
+    pub fn load_in(dir: &Path, overrides: &Overrides) -> Result<Self, CliError> {
+        let git = Git::discover(dir).map_err(|e| {
+            CliError::error(e.to_string())
+                .hint("gavel works inside a git repository: run `git init` first")
+        })?;
+        let settings = Settings::load(git.root(), overrides)?;
+        Ok(Self {
+            ui: Ui::detect(),
+            settings,
+            clock: clock()?,
+        })
+    }
+
+    /// Opens the state database (creating it if needed).
+    pub fn open_store(&self) -> Result<SqliteStore, CliError> {
+        Ok(SqliteStore::open(&self.settings.db_path())?)
+    }
+
+    /// Opens the state database only if it exists (read-only commands create nothing).
+    pub fn open_existing_store(&self) -> Result<Option<SqliteStore>, CliError> {
+        if !self.settings.db_path().exists() {
+            return Ok(None);
+        }
+        self.open_store().map(Some)
+    }
+
+    /// The issue workflow wired to this repository.
+    pub fn issue_workflow(&self, editor_program: Option<String>) -> IssueWorkflow {
+        let s = &self.settings;
+        IssueWorkflow {
+            settings: IssueSettings {
+                repo_root: s.repo_root.clone(),
+                lineage_dir: s.lineage_dir.clone(),
+                ideas_dir: s.ideas_dir.clone(),
+                max_iterations: s.max_iterations,
+                editor_program,
+            },
+            drafter: gavel_llm::build(&s.drafter, &s.repo_root),
+            reviewer: gavel_llm::build(&s.reviewer, &s.repo_root),
+            tracker: Box::new(LocalTracker::new(&s.repo_root, &s.tracker_dir)),
+        }
+    }
+
+    /// Who holds a run's lock while this process drives it.
+    pub fn holder(&self) -> LockInfo {
+        let command = std::env::args()
+            .map(|a| a.replace('\n', " "))
+            .collect::<Vec<_>>()
+            .join(" ");
+        LockInfo {
+            pid: std::process::id(),
+            command,
+            since: self.clock.now_rfc3339(),
+        }
+    }
+
+    /// A path relative to the repository root, for display.
+    pub fn rel<'p>(&self, path: &'p Path) -> PathBuf {
+        path.strip_prefix(&self.settings.repo_root)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| path.to_path_buf())
+    }
+}
+
+fn clock() -> Result<Box<dyn Clock>, CliError> {
+    match std::env::var(ENV_NOW) {
+        Ok(v) if !v.is_empty() => {
+            let ts = v.parse().map_err(|e| {
+                CliError::usage(format!("{ENV_NOW}={v:?} is not an RFC 3339 time: {e}"))
+            })?;
+            Ok(Box::new(FixedClock(ts)))
+        }
+        _ => Ok(Box::new(SystemClock)),
+    }
+}
+
+/// The process-wide cancellation token, wired to Ctrl-C on first use. At a prompt, Ctrl-C
+/// exits at once (the run is already saved at its gate); otherwise the engine stops at the next
+/// safe point, and a second Ctrl-C exits at once.
+pub fn cancel_token() -> CancelToken {
+    static TOKEN: OnceLock<CancelToken> = OnceLock::new();
+    TOKEN
+        .get_or_init(|| {
+            let token = CancelToken::new();
+            let handler_token = token.clone();
+            let _ = ctrlc::set_handler(move || {
+                if IN_PROMPT.load(Ordering::SeqCst) || handler_token.is_cancelled() {
+                    std::process::exit(i32::from(crate::exit::Exit::Interrupted.code()));
+                }
+                handler_token.cancel();
+            });
+            token
+        })
+        .clone()
+}
+
+/// The crash hook from [`ENV_CRASH_AT`], if set.
+pub fn crash_hook() -> Option<Box<dyn Fn(&str) + Send + Sync>> {
+    let points: Vec<String> = std::env::var(ENV_CRASH_AT)
+        .ok()?
+        .split(',')
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    Some(Box::new(move |point: &str| {
+        if points.iter().any(|p| p == point) {
+            // A real SIGKILL, exactly as `kill -9` would deliver it: no destructors, no flushes.
+            let _ = Command::new("kill")
+                .arg("-9")
+                .arg(std::process::id().to_string())
+                .status();
+            loop {
+                std::thread::park();
+            }
+        }
+    }))
+}
+
+/// Resolves a user-supplied path against the current folder.
+pub fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    std::env::current_dir()
+        .map(|c| c.join(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}

@@ -1,0 +1,265 @@
+//! Driving a run from the terminal: the engine runs nodes, and at each gate this module either
+//! asks the person (interactive) or stops with the exact `gavel resume` command to continue.
+
+use gavel_core::{Engine, EventKind, GateAnswer, GateRequest, Outcome, Progress, RunId, Store};
+use gavel_workflows::issue::IssueWorkflow;
+
+use crate::context::{self, Context};
+use crate::editor;
+use crate::error::CliError;
+use crate::exit::Exit;
+use crate::ui::sanitize;
+
+/// How gates are handled in this process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateMode {
+    /// Ask at the terminal.
+    Ask,
+    /// Stop at the gate with the resume command.
+    Pause,
+}
+
+impl GateMode {
+    pub fn for_ui(ctx: &Context) -> Self {
+        if ctx.ui.interactive() {
+            Self::Ask
+        } else {
+            Self::Pause
+        }
+    }
+}
+
+/// Drives `run` to its next stopping point and turns the outcome into an exit code.
+pub fn drive(
+    ctx: &Context,
+    store: &dyn Store,
+    wf: &IssueWorkflow,
+    run: RunId,
+    mut answer: Option<GateAnswer>,
+    mode: GateMode,
+) -> Result<Exit, CliError> {
+    let ui = ctx.ui;
+    let observer = move |p: Progress<'_>| match p {
+        Progress::NodeStarted { node } => ui.info(&format!(">>> {node}")),
+        Progress::Event(e) => {
+            if let Some(line) = describe_event(&e.kind) {
+                ui.info(&format!("    {line}"));
+            }
+        }
+    };
+    let crash = context::crash_hook();
+    let mut engine = Engine::new(store, wf, ctx.clock.as_ref(), ctx.holder())
+        .with_cancel(context::cancel_token())
+        .with_observer(&observer);
+    if let Some(hook) = crash.as_deref() {
+        engine = engine.with_crash_hook(hook);
+    }
+    loop {
+        let outcome = engine.drive(run, answer.take())?;
+        match outcome {
+            Outcome::Done { summary } => {
+                ctx.ui
+                    .out(&format!("run {run} done: {}", sanitize(&summary)));
+                return Ok(Exit::Success);
+            }
+            Outcome::Waiting(gate) => {
+                if mode == GateMode::Ask {
+                    match ask_gate(ctx, run, &gate)? {
+                        Some(a) => {
+                            answer = Some(a);
+                            continue;
+                        }
+                        None => {
+                            ctx.ui.info(&format!(
+                                "Paused at gate {}. Resume with: gavel resume {run}",
+                                gate.id
+                            ));
+                            return Ok(Exit::Paused);
+                        }
+                    }
+                }
+                print_gate(ctx, run, &gate);
+                return Ok(Exit::Paused);
+            }
+            Outcome::Halted { reason } => {
+                ctx.ui
+                    .info(&format!("run {run} halted: {}", sanitize(&reason)));
+                ctx.ui
+                    .info(&format!("hint: fix the cause, then `gavel resume {run}`"));
+                return Ok(Exit::Halted);
+            }
+            Outcome::Failed { error } => {
+                return Err(
+                    CliError::error(format!("run {run} failed: {}", sanitize(&error)))
+                        .hint(format!("fix the cause, then `gavel resume {run}`")),
+                );
+            }
+            Outcome::Aborted { reason } => {
+                ctx.ui
+                    .info(&format!("run {run} aborted: {}", sanitize(&reason)));
+                return Ok(Exit::Rejected);
+            }
+            Outcome::Interrupted => {
+                ctx.ui.info(&format!(
+                    "interrupted; run {run} is saved. Resume with: gavel resume {run}"
+                ));
+                return Ok(Exit::Interrupted);
+            }
+        }
+    }
+}
+
+/// Prints a gate for a non-interactive caller, with the exact commands that continue.
+pub fn print_gate(ctx: &Context, run: RunId, gate: &GateRequest) {
+    let ui = &ctx.ui;
+    ui.info(&format!(
+        "run {run} is waiting at gate {}: {}",
+        gate.id,
+        sanitize(&gate.title)
+    ));
+    if let Some(detail) = &gate.detail {
+        ui.info(&sanitize(detail));
+    }
+    for a in gate.artifacts.iter().filter(|a| !a.is_empty()) {
+        ui.info(&format!("  {a}"));
+    }
+    if let Some(r) = &gate.recommended {
+        ui.info(&format!("recommended: {r}"));
+    }
+    ui.info("continue with one of:");
+    for c in &gate.choices {
+        let extra = if c.takes_feedback {
+            " [--feedback-file FILE]"
+        } else {
+            ""
+        };
+        ui.info(&format!(
+            "  gavel resume {run} --choice {}{extra}    # {}",
+            c.name, c.help
+        ));
+    }
+}
+
+/// Asks a gate at the terminal. `None`: the person paused (or input ended).
+fn ask_gate(ctx: &Context, run: RunId, gate: &GateRequest) -> Result<Option<GateAnswer>, CliError> {
+    let ui = &ctx.ui;
+    let files: Vec<&str> = gate
+        .artifacts
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.is_empty())
+        .collect();
+    let editor_cmd = editor::resolve()?;
+    if gate.kind == "draft" {
+        if let Err(e) = editor::open(&editor_cmd, &ctx.settings.repo_root, &files) {
+            ui.info(&format!("warning: {}", e.message));
+        }
+    }
+    let can_edit = gate.kind == "verdict";
+    loop {
+        ui.info("");
+        ui.info(&format!("== {} ==", sanitize(&gate.title)));
+        if let Some(detail) = &gate.detail {
+            ui.info(&sanitize(detail));
+        }
+        for f in &files {
+            ui.info(&format!("  {f}"));
+        }
+        for c in &gate.choices {
+            let rec = if gate.recommended.as_deref() == Some(c.name.as_str()) {
+                " (recommended)"
+            } else {
+                ""
+            };
+            ui.info(&format!(
+                "[{}]{} - {}{rec}",
+                c.key,
+                &c.name[c.key.len_utf8().min(c.name.len())..],
+                c.help
+            ));
+        }
+        if can_edit {
+            ui.info("[E]dit - open the draft and the verdict in your editor, then decide");
+        }
+        ui.info(&format!(
+            "[P]ause - save and exit; `gavel resume {run}` asks again"
+        ));
+        let mut keys: Vec<String> = gate.choices.iter().map(|c| c.key.to_string()).collect();
+        if can_edit {
+            keys.push("E".into());
+        }
+        keys.push("P".into());
+        let Some(input) = ui.ask(&format!("Your choice [{}]: ", keys.join("/"))) else {
+            return Ok(None);
+        };
+        let input = input.trim();
+        if input.eq_ignore_ascii_case("p") || input.eq_ignore_ascii_case("pause") {
+            return Ok(None);
+        }
+        if can_edit && (input.eq_ignore_ascii_case("e") || input.eq_ignore_ascii_case("edit")) {
+            if let Err(e) = editor::open(&editor_cmd, &ctx.settings.repo_root, &files) {
+                ui.info(&format!("warning: {}", e.message));
+            }
+            continue;
+        }
+        let Some(choice) = gate.choice(input) else {
+            ui.info(&format!(
+                "`{}` is not one of {}; try again.",
+                sanitize(input),
+                keys.join(", ")
+            ));
+            continue;
+        };
+        let feedback = if choice.takes_feedback {
+            let text =
+                ui.ask_multiline("Feedback for the drafter (optional; finish with an empty line):");
+            Some(text).filter(|t| !t.trim().is_empty())
+        } else {
+            None
+        };
+        return Ok(Some(GateAnswer {
+            gate_id: gate.id.clone(),
+            choice: choice.name.clone(),
+            feedback,
+        }));
+    }
+}
+
+fn describe_event(kind: &EventKind) -> Option<String> {
+    Some(match kind {
+        EventKind::Artifact { path } => format!("wrote {path}"),
+        EventKind::ModelCall {
+            role,
+            provider,
+            model,
+        } => format!("{role} answered ({provider}, model {})", sanitize(model)),
+        EventKind::GateAnswered { gate, choice, by } => format!("gate {gate}: {choice} ({by})"),
+        EventKind::Note { text } => sanitize(text),
+        EventKind::GateWaiting { .. }
+        | EventKind::Node { .. }
+        | EventKind::Halted { .. }
+        | EventKind::Failed { .. }
+        | EventKind::Done { .. }
+        | EventKind::Aborted { .. } => return None,
+    })
+}
+
+/// Resolves a RUN argument: a run id, or the slug of a run (the newest with that slug).
+pub fn resolve_run(store: &dyn Store, arg: &str) -> Result<RunId, CliError> {
+    if let Ok(id) = arg.parse::<RunId>() {
+        return match store.run(id)? {
+            Some(_) => Ok(id),
+            None => Err(CliError::error(format!("run {arg} does not exist"))
+                .hint("`gavel runs` lists the runs in this store")),
+        };
+    }
+    let runs = store.runs()?;
+    runs.iter()
+        .rev()
+        .find(|r| r.slug == arg)
+        .map(|r| r.id)
+        .ok_or_else(|| {
+            CliError::error(format!("no run with id or slug `{}`", sanitize(arg)))
+                .hint("`gavel runs` lists the runs in this store")
+        })
+}

@@ -1,0 +1,56 @@
+//! The `gavel` command line: arguments, settings, terminal I/O, and one file per subcommand.
+//!
+//! This is the only crate that prints, prompts or opens editors. It resolves clap arguments,
+//! `gavel.toml` and the environment into [`settings::Settings`], wires the engine, store,
+//! providers and tracker together, and maps every outcome to an exit code ([`exit::Exit`]).
+
+pub mod commands;
+pub mod context;
+pub mod driver;
+pub mod editor;
+pub mod error;
+pub mod exit;
+pub mod settings;
+pub mod ui;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::commands::Cli;
+use crate::error::CliError;
+use crate::exit::Exit;
+
+/// Parses the command line, runs the command, prints any error, and returns the exit code.
+pub fn main_entry() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Success
+            };
+            let _ = e.print();
+            return code.into();
+        }
+    };
+    match commands::run(cli) {
+        Ok(exit) => exit.into(),
+        Err(err) => {
+            report(&err);
+            err.exit.into()
+        }
+    }
+}
+
+fn report(err: &CliError) {
+    let ui = ui::Ui::detect();
+    ui.info(&format!("error: {}", ui::sanitize(&err.message)));
+    for cause in &err.causes {
+        ui.info(&format!("caused by: {}", ui::sanitize(cause)));
+    }
+    for hint in &err.hints {
+        ui.info(&format!("hint: {hint}"));
+    }
+}

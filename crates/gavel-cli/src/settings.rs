@@ -1,0 +1,245 @@
+//! Arguments, then `gavel.toml`, then the environment, resolved into one [`Settings`] value
+//! before any command runs. The engine and workflows never see clap types or raw config.
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use gavel_llm::{ProviderSpec, VALID_FORMS};
+use serde::Deserialize;
+
+use crate::error::CliError;
+
+/// The config file's name, at the repository root.
+pub const CONFIG_FILE: &str = "gavel.toml";
+
+/// Default roles written by `gavel init`.
+pub const DEFAULT_DRAFTER: &str = "claude:sonnet";
+pub const DEFAULT_REVIEWER: &str = "gemini:2.5-pro";
+pub const DEFAULT_MAX_ITERATIONS: u32 = 20;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    roles: RolesConfig,
+    #[serde(default)]
+    limits: LimitsConfig,
+    #[serde(default)]
+    tracker: TrackerConfig,
+    #[serde(default)]
+    paths: PathsConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RolesConfig {
+    drafter: Option<String>,
+    reviewer: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LimitsConfig {
+    max_iterations: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrackerConfig {
+    kind: Option<String>,
+    dir: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PathsConfig {
+    lineage: Option<String>,
+    ideas: Option<String>,
+}
+
+/// Everything a command needs to know about where and how to run.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub repo_root: PathBuf,
+    pub state_dir: PathBuf,
+    pub drafter: ProviderSpec,
+    pub reviewer: ProviderSpec,
+    pub max_iterations: u32,
+    pub tracker_dir: PathBuf,
+    pub lineage_dir: PathBuf,
+    pub ideas_dir: PathBuf,
+}
+
+/// Overrides from the command line.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub state_dir: Option<PathBuf>,
+    pub drafter: Option<String>,
+    pub reviewer: Option<String>,
+}
+
+impl Settings {
+    /// Reads `gavel.toml` at `repo_root` (defaults when absent) and applies `overrides`.
+    pub fn load(repo_root: &Path, overrides: &Overrides) -> Result<Self, CliError> {
+        let path = repo_root.join(CONFIG_FILE);
+        let config: ConfigFile = match fs::read_to_string(&path) {
+            Ok(text) => toml::from_str(&text).map_err(|e| {
+                CliError::error(format!(
+                    "{} is not valid: {}",
+                    path.display(),
+                    e.message().trim()
+                ))
+                .hint("see the configuration section of the README")
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => ConfigFile::default(),
+            Err(e) => {
+                return Err(CliError::error(format!(
+                    "cannot read {}: {e}",
+                    path.display()
+                )));
+            }
+        };
+        let drafter = role(
+            "drafter",
+            overrides
+                .drafter
+                .as_deref()
+                .or(config.roles.drafter.as_deref())
+                .unwrap_or(DEFAULT_DRAFTER),
+        )?;
+        let reviewer = role(
+            "reviewer",
+            overrides
+                .reviewer
+                .as_deref()
+                .or(config.roles.reviewer.as_deref())
+                .unwrap_or(DEFAULT_REVIEWER),
+        )?;
+        let max_iterations = config
+            .limits
+            .max_iterations
+            .unwrap_or(DEFAULT_MAX_ITERATIONS);
+        if max_iterations == 0 {
+            return Err(CliError::error(format!(
+                "{}: [limits] max_iterations must be at least 1",
+                path.display()
+            )));
+        }
+        if let Some(kind) = config.tracker.kind.as_deref().filter(|k| *k != "local") {
+            return Err(CliError::error(format!(
+                "{}: [tracker] kind {kind:?} is not supported (valid: \"local\")",
+                path.display()
+            )));
+        }
+        let state_dir = match &overrides.state_dir {
+            Some(dir) if dir.is_absolute() => dir.clone(),
+            Some(dir) => std::env::current_dir()
+                .map(|c| c.join(dir))
+                .unwrap_or_else(|_| dir.clone()),
+            None => repo_root.join(".gavel"),
+        };
+        Ok(Self {
+            repo_root: repo_root.to_path_buf(),
+            state_dir,
+            drafter,
+            reviewer,
+            max_iterations,
+            tracker_dir: relative(
+                "tracker.dir",
+                config.tracker.dir.as_deref().unwrap_or("docs/issues"),
+            )?,
+            lineage_dir: relative(
+                "paths.lineage",
+                config.paths.lineage.as_deref().unwrap_or("docs/lineage"),
+            )?,
+            ideas_dir: relative(
+                "paths.ideas",
+                config.paths.ideas.as_deref().unwrap_or("ideas"),
+            )?,
+        })
+    }
+
+    /// The state database's path.
+    pub fn db_path(&self) -> PathBuf {
+        self.state_dir.join("state.db")
+    }
+}
+
+fn role(name: &str, value: &str) -> Result<ProviderSpec, CliError> {
+    value.parse::<ProviderSpec>().map_err(|e| {
+        CliError::usage(format!("the {name} role is invalid: {e}"))
+            .hint(format!("valid forms: {VALID_FORMS}"))
+    })
+}
+
+/// A repository-relative folder that stays inside the repository.
+fn relative(key: &str, value: &str) -> Result<PathBuf, CliError> {
+    let p = PathBuf::from(value);
+    let escapes = p.is_absolute()
+        || p.components().any(|c| matches!(c, Component::ParentDir))
+        || value.trim().is_empty();
+    if escapes {
+        return Err(CliError::error(format!(
+            "{key} = {value:?} must be a relative path inside the repository"
+        )));
+    }
+    Ok(p)
+}
+
+/// The text `gavel init` writes.
+pub fn default_config_text() -> String {
+    format!(
+        r#"# gavel configuration. See the README's configuration section.
+
+[roles]
+# Provider strings: {VALID_FORMS}
+drafter = "{DEFAULT_DRAFTER}"
+reviewer = "{DEFAULT_REVIEWER}"
+
+[limits]
+# The most drafts one run writes before it halts.
+max_iterations = {DEFAULT_MAX_ITERATIONS}
+
+[tracker]
+kind = "local"
+dir = "docs/issues"
+
+[paths]
+lineage = "docs/lineage"
+ideas = "ideas"
+"#
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<Settings, CliError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::write(dir.path().join(CONFIG_FILE), text).expect("write");
+        Settings::load(dir.path(), &Overrides::default())
+    }
+
+    #[test]
+    fn the_default_config_parses_to_the_defaults() {
+        let s = load(&default_config_text()).expect("valid");
+        assert_eq!(s.drafter.to_string(), DEFAULT_DRAFTER);
+        assert_eq!(s.max_iterations, 20);
+        assert_eq!(s.lineage_dir, PathBuf::from("docs/lineage"));
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = load("[roles]\ndrafter = \"gpt4\"\n").expect_err("invalid role");
+        assert!(
+            e.message.contains("drafter") && e.message.contains("gpt4"),
+            "{}",
+            e.message
+        );
+        let e = load("[limits]\nmax_iteration = 3\n").expect_err("unknown key");
+        assert!(e.message.contains("max_iteration"), "{}", e.message);
+        let e = load("[paths]\nlineage = \"../out\"\n").expect_err("escape");
+        assert!(e.message.contains("../out"), "{}", e.message);
+    }
+}

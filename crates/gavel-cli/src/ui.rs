@@ -1,0 +1,136 @@
+//! All terminal output and input goes through [`Ui`]: results to stdout, progress, prompts and
+//! errors to stderr, and text that came from a model or a subprocess sanitized first.
+
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set while gavel waits at a prompt; Ctrl-C then exits at once (the run is already saved).
+pub static IN_PROMPT: AtomicBool = AtomicBool::new(false);
+
+/// The terminal, as gavel sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Ui {
+    interactive: bool,
+}
+
+impl Ui {
+    /// Interactive when both stdin and stderr are terminals.
+    pub fn detect() -> Self {
+        Self {
+            interactive: io::stdin().is_terminal() && io::stderr().is_terminal(),
+        }
+    }
+
+    /// Whether gates can be asked here.
+    pub fn interactive(&self) -> bool {
+        self.interactive
+    }
+
+    /// A result line on stdout. A closed pipe is not an error.
+    pub fn out(&self, line: &str) {
+        let mut out = io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+    }
+
+    /// A progress or status line on stderr.
+    pub fn info(&self, line: &str) {
+        let _ = writeln!(io::stderr().lock(), "{line}");
+    }
+
+    /// Asks a question on stderr and reads one line. `None` at end of input.
+    pub fn ask(&self, question: &str) -> Option<String> {
+        {
+            let mut err = io::stderr().lock();
+            let _ = write!(err, "{question}");
+            let _ = err.flush();
+        }
+        IN_PROMPT.store(true, Ordering::SeqCst);
+        let mut line = String::new();
+        let read = io::stdin().lock().read_line(&mut line);
+        IN_PROMPT.store(false, Ordering::SeqCst);
+        match read {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_owned()),
+        }
+    }
+
+    /// Reads lines until an empty line or end of input.
+    pub fn ask_multiline(&self, question: &str) -> String {
+        self.info(question);
+        let mut lines = Vec::new();
+        while let Some(line) = self.ask("> ") {
+            if line.is_empty() {
+                break;
+            }
+            lines.push(line);
+        }
+        lines.join("\n")
+    }
+}
+
+/// Removes terminal escape sequences, control characters (except newline and tab) and bidi
+/// controls from text that did not come from gavel itself.
+pub fn sanitize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => skip_escape(&mut chars),
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => {}
+            '\u{200e}'
+            | '\u{200f}'
+            | '\u{061c}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.peek() {
+        Some('[') => {
+            chars.next();
+            // CSI: parameters and intermediates, then one final byte in @..~.
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+        Some(']') => {
+            chars.next();
+            // OSC: until BEL or ESC \.
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' {
+                    break;
+                }
+                if c == '\u{1b}' {
+                    if chars.peek() == Some(&'\\') {
+                        chars.next();
+                    }
+                    break;
+                }
+            }
+        }
+        Some(_) => {
+            chars.next();
+        }
+        None => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_controls_and_bidi_are_removed() {
+        assert_eq!(sanitize("a\u{1b}[31mred\u{1b}[0m b"), "ared b");
+        assert_eq!(sanitize("x\u{1b}]0;title\u{7}y"), "xy");
+        assert_eq!(sanitize("ok\u{202e}evil\u{2066}"), "okevil");
+        assert_eq!(sanitize("keep\n\ttabs\r\u{8}"), "keep\n\ttabs");
+    }
+}

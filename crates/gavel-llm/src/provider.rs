@@ -1,0 +1,240 @@
+//! The contract between gavel's engine and whatever answers its prompts.
+//!
+//! The engine only ever sees a [`Provider`]: it sends a [`Request`], gets back a [`Response`] or a
+//! [`ProviderError`] that says whether retrying could help. [`build`] turns a parsed
+//! [`ProviderSpec`] into a provider, so the rest of gavel never matches on provider kinds.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::scripted::ScriptedProvider;
+use crate::spec::ProviderSpec;
+
+/// Which seat in a workflow a call is made for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Drafter,
+    Reviewer,
+}
+
+impl Role {
+    /// The lowercase name used in scripts, logs and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Drafter => "drafter",
+            Self::Reviewer => "reviewer",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One prompt sent to a provider.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub role: Role,
+    pub prompt: String,
+    /// 0-based: this is the `seq`-th call made for `role` in this run. Deterministic, so a resumed
+    /// run asks the same question under the same number.
+    pub seq: u32,
+    /// The workflow step that made the call, for logs and error messages.
+    pub step_id: String,
+}
+
+/// A provider's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Response {
+    pub text: String,
+    /// The provider kind that answered, e.g. `"scripted"`.
+    pub provider: String,
+    /// The model that answered.
+    pub model: String,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+}
+
+/// Why a call produced no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// Retrying the same call later may succeed (overload, rate limit, network).
+    #[error("{provider} call failed (transient): {message}")]
+    Transient { provider: String, message: String },
+    /// Retrying will not help until someone changes something (credentials, model name, script).
+    #[error("{provider} call failed: {message}")]
+    Permanent {
+        provider: String,
+        message: String,
+        hint: Option<String>,
+    },
+    /// The caller's cancel flag was raised while the call was in flight.
+    #[error("call cancelled")]
+    Cancelled,
+    /// The provider kind parses but has no implementation in this build.
+    #[error("provider `{kind}` is not available in this build yet")]
+    Unavailable { kind: String, hint: String },
+}
+
+impl ProviderError {
+    /// Whether retrying the same call may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Transient { .. })
+    }
+
+    /// A suggestion for the person running gavel, if there is one.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            Self::Permanent { hint, .. } => hint.as_deref(),
+            Self::Unavailable { hint, .. } => Some(hint),
+            Self::Transient { .. } | Self::Cancelled => None,
+        }
+    }
+}
+
+/// Something that answers prompts. Implementations must be usable from several threads.
+pub trait Provider: Send + Sync {
+    /// A short label for logs and messages, e.g. `"scripted:demo.yaml"`.
+    fn describe(&self) -> String;
+
+    /// Cheap checks before the first call (binary present, script readable and valid), so a
+    /// misconfiguration is reported before a run starts instead of halfway through.
+    fn preflight(&self) -> Result<(), ProviderError>;
+
+    /// Answers one request. Long-running implementations poll `cancelled` and return
+    /// [`ProviderError::Cancelled`] soon after it becomes true.
+    fn complete(
+        &self,
+        req: &Request,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Response, ProviderError>;
+}
+
+/// The hint carried by [`ProviderError::Unavailable`].
+pub const UNAVAILABLE_HINT: &str =
+    "real model providers arrive with gavel's provider issue; use scripted:FILE for now";
+
+/// Builds the provider for `spec`. A relative script path is resolved against `base_dir`
+/// (normally the directory of the file that named the provider, or the working directory).
+pub fn build(spec: &ProviderSpec, base_dir: &Path) -> Box<dyn Provider> {
+    match spec {
+        ProviderSpec::Scripted { path } => Box::new(ScriptedProvider::with_label(
+            base_dir.join(path),
+            spec.to_string(),
+        )),
+        _ => Box::new(UnavailableProvider { spec: spec.clone() }),
+    }
+}
+
+/// Stands in for a provider kind that is parsed but not implemented yet: every call fails with
+/// [`ProviderError::Unavailable`], and so does [`Provider::preflight`], so runs stop before they
+/// start.
+#[derive(Debug, Clone)]
+pub struct UnavailableProvider {
+    spec: ProviderSpec,
+}
+
+impl UnavailableProvider {
+    pub fn new(spec: ProviderSpec) -> Self {
+        Self { spec }
+    }
+
+    fn error(&self) -> ProviderError {
+        ProviderError::Unavailable {
+            kind: self.spec.kind().to_owned(),
+            hint: UNAVAILABLE_HINT.to_owned(),
+        }
+    }
+}
+
+impl Provider for UnavailableProvider {
+    fn describe(&self) -> String {
+        self.spec.to_string()
+    }
+
+    fn preflight(&self) -> Result<(), ProviderError> {
+        Err(self.error())
+    }
+
+    fn complete(
+        &self,
+        _req: &Request,
+        _cancelled: &dyn Fn() -> bool,
+    ) -> Result<Response, ProviderError> {
+        Err(self.error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_names_match_serde_names() {
+        for role in [Role::Drafter, Role::Reviewer] {
+            let json = serde_json::to_string(&role).unwrap();
+            assert_eq!(json, format!("\"{}\"", role.as_str()));
+            assert_eq!(role.to_string(), role.as_str());
+            assert_eq!(serde_json::from_str::<Role>(&json).unwrap(), role);
+        }
+    }
+
+    #[test]
+    fn non_scripted_kinds_build_unavailable_providers() {
+        let request = Request {
+            role: Role::Drafter,
+            prompt: "hi".into(),
+            seq: 0,
+            step_id: "draft".into(),
+        };
+        for input in [
+            "claude:opus",
+            "gemini:pro",
+            "codex:gpt-5",
+            "anthropic:claude-sonnet-4-5",
+            "google:gemini-2.5-pro",
+            "openai:gpt-5",
+            "openai-compatible:llama@http://localhost:11434/v1",
+        ] {
+            let spec: ProviderSpec = input.parse().unwrap();
+            let provider = build(&spec, Path::new("/nowhere"));
+            assert_eq!(provider.describe(), input);
+            for err in [
+                provider.preflight().unwrap_err(),
+                provider.complete(&request, &|| false).unwrap_err(),
+            ] {
+                let ProviderError::Unavailable { kind, hint } = &err else {
+                    panic!("{input}: expected Unavailable, got {err:?}");
+                };
+                assert_eq!(kind, spec.kind());
+                assert_eq!(hint, UNAVAILABLE_HINT);
+                assert_eq!(err.hint(), Some(UNAVAILABLE_HINT));
+                assert_eq!(
+                    err.to_string(),
+                    format!(
+                        "provider `{}` is not available in this build yet",
+                        spec.kind()
+                    )
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn scripted_spec_builds_scripted_provider_relative_to_base_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("demo.yaml"), "drafter:\n  - text: hi\n").unwrap();
+        let spec: ProviderSpec = "scripted:demo.yaml".parse().unwrap();
+        let provider = build(&spec, dir.path());
+        assert_eq!(provider.describe(), "scripted:demo.yaml");
+        provider.preflight().unwrap();
+        // Resolved against base_dir, not the process working directory.
+        let elsewhere = build(&spec, &dir.path().join("missing"));
+        assert!(elsewhere.preflight().is_err());
+    }
+}

@@ -1,0 +1,232 @@
+//! Checks on what accompanies checkpoints: the event timeline, the step journal, blobs, run
+//! locks, and errors for unknown runs.
+
+use gavel_core::{ContentHash, Event, EventKind, RunId, RunStatus, Store, StoreError};
+
+use super::{T1, T2, checkpoint, gate, holder, new_run, note, ok};
+
+/// Events come back in the order they were appended, across status changes and commits, and
+/// only for their own run.
+pub fn events_keep_their_order(store: &dyn Store) {
+    let id = new_run(store, "s", b"s0");
+    let other = new_run(store, "t", b"t0");
+    let e1 = Event {
+        at: T1.into(),
+        kind: EventKind::Node {
+            node: "start".into(),
+            next: Some("draft".into()),
+            seq: 1,
+        },
+    };
+    let e2 = Event {
+        at: T1.into(),
+        kind: EventKind::ModelCall {
+            role: "drafter".into(),
+            provider: "fake".into(),
+            model: "m".into(),
+        },
+    };
+    let e3 = Event {
+        at: T2.into(),
+        kind: EventKind::GateWaiting {
+            gate: "draft@1".into(),
+            kind: "draft".into(),
+        },
+    };
+    let e4 = Event {
+        at: T2.into(),
+        kind: EventKind::GateAnswered {
+            gate: "draft@1".into(),
+            choice: "send".into(),
+            by: "you".into(),
+        },
+    };
+    let e5 = Event {
+        at: T2.into(),
+        kind: EventKind::Node {
+            node: "draft".into(),
+            next: None,
+            seq: 2,
+        },
+    };
+    ok(
+        "set_status",
+        store.set_status(id, &RunStatus::Running, &[], T1),
+    );
+    ok(
+        "commit",
+        store.commit(
+            &checkpoint(id, 1, "start", Some("draft"), b"s1", T1),
+            &[e1.clone(), e2.clone()],
+            &RunStatus::Running,
+        ),
+    );
+    ok(
+        "set_status",
+        store.set_status(
+            id,
+            &RunStatus::Waiting { gate: gate() },
+            std::slice::from_ref(&e3),
+            T2,
+        ),
+    );
+    ok(
+        "set_status other",
+        store.set_status(other, &RunStatus::Running, &[note("other run")], T2),
+    );
+    ok(
+        "set_status",
+        store.set_status(id, &RunStatus::Running, std::slice::from_ref(&e4), T2),
+    );
+    ok(
+        "commit",
+        store.commit(
+            &checkpoint(id, 2, "draft", None, b"s2", T2),
+            std::slice::from_ref(&e5),
+            &RunStatus::Done {
+                summary: "ok".into(),
+            },
+        ),
+    );
+    assert_eq!(ok("events", store.events(id)), [e1, e2, e3, e4, e5]);
+    assert_eq!(ok("events other", store.events(other)), [note("other run")]);
+}
+
+/// A step's result is journaled once: the same value again is a no-op, a different one is a
+/// conflict that keeps the first.
+pub fn writes_are_idempotent_and_conflicts_are_refused(store: &dyn Store) {
+    let id = new_run(store, "s", b"s0");
+    let other = new_run(store, "t", b"t0");
+    let step = "1:draft:model";
+    assert_eq!(ok("get_write", store.get_write(id, step)), None);
+    ok(
+        "put_write",
+        store.put_write(id, step, br#"{"text":"hi"}"#, T1),
+    );
+    assert_eq!(
+        ok("get_write", store.get_write(id, step)),
+        Some(br#"{"text":"hi"}"#.to_vec())
+    );
+    ok(
+        "put_write same value",
+        store.put_write(id, step, br#"{"text":"hi"}"#, T2),
+    );
+    match store.put_write(id, step, br#"{"text":"bye"}"#, T2) {
+        Err(StoreError::WriteConflict { run, step: s }) => {
+            assert_eq!((run, s.as_str()), (id, step))
+        }
+        other => panic!("a different value for a journaled step must conflict, got {other:?}"),
+    }
+    assert_eq!(
+        ok("get_write", store.get_write(id, step)),
+        Some(br#"{"text":"hi"}"#.to_vec())
+    );
+    assert_eq!(
+        ok("get_write other run", store.get_write(other, step)),
+        None,
+        "writes belong to one run"
+    );
+    ok(
+        "put_write other run",
+        store.put_write(other, step, br#"{"text":"bye"}"#, T2),
+    );
+    ok(
+        "put_write empty",
+        store.put_write(id, "1:draft:empty", b"", T2),
+    );
+    assert_eq!(
+        ok("get_write empty", store.get_write(id, "1:draft:empty")),
+        Some(Vec::new())
+    );
+}
+
+/// Blobs are addressed by their sha256, stored once, and come back byte for byte.
+pub fn blobs_round_trip_and_deduplicate(store: &dyn Store) {
+    let bytes: Vec<u8> = (0..=255u8).chain([0, 0xff, b'\n']).collect();
+    let hash = ok("put_blob", store.put_blob(&bytes));
+    assert_eq!(hash, ContentHash::of(&bytes));
+    assert_eq!(ok("put_blob again", store.put_blob(&bytes)), hash);
+    assert_eq!(ok("get_blob", store.get_blob(&hash)), Some(bytes));
+    let empty = ok("put_blob empty", store.put_blob(b""));
+    assert_eq!(
+        ok("get_blob empty", store.get_blob(&empty)),
+        Some(Vec::new())
+    );
+    assert_eq!(
+        ok(
+            "get_blob unknown",
+            store.get_blob(&ContentHash::of(b"never stored"))
+        ),
+        None
+    );
+
+    // Identical states share one blob.
+    let a = new_run(store, "a", b"same state");
+    let b = new_run(store, "b", b"same state");
+    let hash_of = |id| {
+        ok("checkpoints", store.checkpoints(id))
+            .first()
+            .map(|m| m.state_hash.clone())
+    };
+    assert_eq!(hash_of(a), hash_of(b));
+    assert_eq!(hash_of(a), Some(ContentHash::of(b"same state")));
+}
+
+/// A run's lock is exclusive, names its holder to whoever else asks, covers only its own run
+/// and is released when the guard is dropped.
+pub fn locks_are_exclusive_and_released_on_drop(store: &dyn Store) {
+    let a = new_run(store, "a", b"a0");
+    let b = new_run(store, "b", b"b0");
+    let first = ok("lock a", store.lock(a, &holder(100)));
+    match store.lock(a, &holder(200)) {
+        Err(StoreError::Locked { run, holder: h }) => {
+            assert_eq!(run, a);
+            assert_eq!(h, holder(100), "Locked must name the holder");
+        }
+        other => panic!("a second lock on run {a} must fail, got {other:?}"),
+    }
+    let other = ok("lock b while a is held", store.lock(b, &holder(300)));
+    drop(first);
+    let second = ok("lock a after release", store.lock(a, &holder(200)));
+    match store.lock(a, &holder(400)) {
+        Err(StoreError::Locked { holder: h, .. }) => {
+            assert_eq!(h, holder(200), "the new holder is named")
+        }
+        other => panic!("run {a} must be locked again, got {other:?}"),
+    }
+    drop((second, other));
+}
+
+/// Every operation on a run that does not exist says so.
+pub fn unknown_runs_are_errors(store: &dyn Store) {
+    let known = new_run(store, "s", b"s0");
+    let id = RunId(known.0 + 1000);
+    let unknown = |what: &str, result: Result<(), StoreError>| match result {
+        Err(StoreError::UnknownRun(run)) if run == id => {}
+        other => panic!("{what} on unknown run {id} must be UnknownRun, got {other:?}"),
+    };
+    assert_eq!(ok("run", store.run(id)), None);
+    unknown(
+        "set_status",
+        store.set_status(id, &RunStatus::Running, &[note("x")], T1),
+    );
+    unknown(
+        "commit",
+        store.commit(
+            &checkpoint(id, 1, "n", None, b"s", T1),
+            &[note("x")],
+            &RunStatus::Running,
+        ),
+    );
+    unknown("head", store.head(id).map(drop));
+    unknown("checkpoints", store.checkpoints(id).map(drop));
+    unknown("get_write", store.get_write(id, "0:n:s").map(drop));
+    unknown("put_write", store.put_write(id, "0:n:s", b"v", T1));
+    unknown("events", store.events(id).map(drop));
+    unknown("lock", store.lock(id, &holder(1)).map(drop));
+    assert_eq!(
+        ok("runs", store.runs()).len(),
+        1,
+        "failed calls must not create runs"
+    );
+}

@@ -1,0 +1,212 @@
+//! Opening the SQLite database safely and bringing its schema up to date.
+//!
+//! The schema version lives in `PRAGMA user_version`. Migrations run in one `BEGIN IMMEDIATE`
+//! transaction, so two processes opening a fresh database at once cannot both apply them, and a
+//! crash mid-migration leaves the old schema intact. A database written by a newer gavel, or a
+//! file that is not a SQLite database at all, is refused before anything is written to it.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+use gavel_core::StoreError;
+use rusqlite::{Connection, ErrorCode, TransactionBehavior};
+
+/// The schema version this build writes and understands.
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+/// How long a write waits for another process's write to finish before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The first 16 bytes of every SQLite 3 database file.
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// `MIGRATIONS[n]` takes the schema from version `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 -> 1: the initial schema.
+    "
+    CREATE TABLE runs (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        workflow    TEXT NOT NULL,
+        slug        TEXT NOT NULL,
+        status      TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        head_seq    INTEGER NOT NULL
+    );
+    CREATE TABLE blobs (
+        hash  TEXT PRIMARY KEY,
+        data  BLOB NOT NULL
+    );
+    CREATE TABLE checkpoints (
+        run_id      INTEGER NOT NULL REFERENCES runs(id),
+        seq         INTEGER NOT NULL,
+        parent_seq  INTEGER,
+        node        TEXT,
+        next_node   TEXT,
+        state_hash  TEXT NOT NULL REFERENCES blobs(hash),
+        format      INTEGER NOT NULL,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE writes (
+        run_id      INTEGER NOT NULL REFERENCES runs(id),
+        step_id     TEXT NOT NULL,
+        value_hash  TEXT NOT NULL REFERENCES blobs(hash),
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (run_id, step_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE events (
+        run_id  INTEGER NOT NULL REFERENCES runs(id),
+        seq     INTEGER NOT NULL,
+        json    TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    ) WITHOUT ROWID;
+    ",
+];
+
+/// Opens (creating if missing) the database at `path`, configured and migrated.
+pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
+    check_header(path)?;
+    let mut conn = Connection::open(path).map_err(|e| classify(path, "opening the database", e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| classify(path, "setting the busy timeout", e))?;
+    // Refuse a newer schema before anything (even the journal mode) is written.
+    let version =
+        user_version(&conn).map_err(|e| classify(path, "reading the schema version", e))?;
+    check_version(path, version)?;
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+        .map_err(|e| classify(path, "switching to WAL mode", e))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Corrupt {
+            path: path.display().to_string(),
+            message: format!("cannot switch to WAL mode (the journal mode stayed `{mode}`)"),
+        });
+    }
+    // NORMAL in WAL mode survives a killed process; only an OS crash can lose the last commits.
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(|e| classify(path, "setting synchronous mode", e))?;
+    conn.pragma_update(None, "foreign_keys", true)
+        .map_err(|e| classify(path, "enabling foreign keys", e))?;
+    if version < SCHEMA_VERSION {
+        migrate(path, &mut conn)?;
+    }
+    Ok(conn)
+}
+
+/// Refuses an existing, non-empty file that does not start with the SQLite header, without
+/// letting SQLite touch it. (An empty file is a valid, empty database.)
+fn check_header(path: &Path) -> Result<(), StoreError> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(StoreError::backend(
+                format!("opening {}", path.display()),
+                e,
+            ));
+        }
+    };
+    let mut header = Vec::with_capacity(SQLITE_HEADER.len());
+    file.by_ref()
+        .take(SQLITE_HEADER.len() as u64)
+        .read_to_end(&mut header)
+        .map_err(|e| StoreError::backend(format!("reading {}", path.display()), e))?;
+    if header.is_empty() || header == SQLITE_HEADER {
+        return Ok(());
+    }
+    Err(StoreError::Corrupt {
+        path: path.display().to_string(),
+        message: "this file is not a SQLite database (it does not start with the SQLite header); \
+                  move it away or point gavel at another state directory"
+            .into(),
+    })
+}
+
+fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+}
+
+fn check_version(path: &Path, version: i64) -> Result<(), StoreError> {
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Corrupt {
+            path: path.display().to_string(),
+            message: format!(
+                "schema version {version} is newer than this gavel supports ({SCHEMA_VERSION})"
+            ),
+        });
+    }
+    if version < 0 {
+        return Err(StoreError::Corrupt {
+            path: path.display().to_string(),
+            message: format!("schema version {version} is not one gavel ever wrote"),
+        });
+    }
+    Ok(())
+}
+
+/// Applies every missing migration in one transaction.
+fn migrate(path: &Path, conn: &mut Connection) -> Result<(), StoreError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| classify(path, "starting the schema migration", e))?;
+    // Read again under the write lock: another process may have migrated meanwhile.
+    let version = user_version(&tx).map_err(|e| classify(path, "reading the schema version", e))?;
+    check_version(path, version)?;
+    if version == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let mut current = version;
+    while current < SCHEMA_VERSION {
+        let sql = usize::try_from(current)
+            .ok()
+            .and_then(|i| MIGRATIONS.get(i))
+            .ok_or_else(|| StoreError::Corrupt {
+                path: path.display().to_string(),
+                message: format!("no migration from schema version {current}"),
+            })?;
+        tx.execute_batch(sql).map_err(|e| {
+            classify(
+                path,
+                &format!("migrating the schema from version {current}"),
+                e,
+            )
+        })?;
+        current += 1;
+    }
+    tx.pragma_update(None, "user_version", current)
+        .map_err(|e| classify(path, "recording the schema version", e))?;
+    tx.commit()
+        .map_err(|e| classify(path, "committing the schema migration", e))
+}
+
+/// Maps a SQLite error to [`StoreError::Corrupt`] when the file itself is damaged, and to
+/// [`StoreError::Backend`] (with `doing` as the message) otherwise.
+pub(crate) fn classify(path: &Path, doing: &str, err: rusqlite::Error) -> StoreError {
+    match err.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => StoreError::Corrupt {
+            path: path.display().to_string(),
+            message: "this file is not a SQLite database".into(),
+        },
+        Some(ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
+            path: path.display().to_string(),
+            message: format!("the database is damaged ({doing}: {err})"),
+        },
+        _ => StoreError::backend(doing.to_owned(), err),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_reach_the_current_version() {
+        assert_eq!(
+            MIGRATIONS.len(),
+            usize::try_from(SCHEMA_VERSION).unwrap_or(0)
+        );
+    }
+}

@@ -1,0 +1,481 @@
+//! The SQLite store that real runs are kept in.
+//!
+//! One database file (WAL mode, `synchronous=NORMAL`) holds every run of a repository; several
+//! gavel processes may use it at once, each driving a different run, because every write is a
+//! short `BEGIN IMMEDIATE` transaction and waits up to ten seconds for the others. States and
+//! step results are stored once per distinct content in `blobs`. Run locks are files next to the
+//! database (see [`crate::lock`]), not rows, so the OS releases them when a process dies.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use gavel_core::{
+    CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, RunId, RunLock,
+    RunRecord, RunStatus, Store, StoreError,
+};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+
+use crate::lock;
+use crate::schema;
+
+/// A [`Store`] in a SQLite database file.
+pub struct SqliteStore {
+    path: PathBuf,
+    lock_dir: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens the database at `path`, creating it (and its directory) if missing and migrating
+    /// it to the current schema. Run lock files go to `locks/` next to it.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        fs::create_dir_all(&dir).map_err(|e| {
+            StoreError::backend(format!("creating the state directory {}", dir.display()), e)
+        })?;
+        let conn = schema::open(path)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            lock_dir: dir.join("locks"),
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The size of the database on disk: the main file plus its write-ahead log.
+    pub fn db_size_bytes(&self) -> Result<u64, StoreError> {
+        let mut wal = self.path.as_os_str().to_owned();
+        wal.push("-wal");
+        let mut total = 0;
+        for file in [self.path.clone(), PathBuf::from(wal)] {
+            match fs::metadata(&file) {
+                Ok(meta) => total += meta.len(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(StoreError::backend(
+                        format!("reading the size of {}", file.display()),
+                        e,
+                    ));
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the connection rolled back its transaction (Transaction's drop),
+        // so the connection is still consistent.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Maps a SQLite failure while `doing` something.
+    fn err(&self, doing: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        let doing = doing.to_owned();
+        move |e| schema::classify(&self.path, &doing, e)
+    }
+
+    fn corrupt(&self, message: String) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.display().to_string(),
+            message,
+        }
+    }
+
+    fn write_tx<'c>(&self, conn: &'c mut Connection) -> Result<Transaction<'c>, StoreError> {
+        conn.transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(self.err("starting a write transaction"))
+    }
+
+    fn read_tx<'c>(&self, conn: &'c mut Connection) -> Result<Transaction<'c>, StoreError> {
+        conn.transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(self.err("starting a read transaction"))
+    }
+
+    /// The head seq of `run`, or [`StoreError::UnknownRun`].
+    fn head_seq(&self, conn: &Connection, run: RunId) -> Result<u64, StoreError> {
+        conn.prepare_cached("SELECT head_seq FROM runs WHERE id = ?1")
+            .and_then(|mut stmt| stmt.query_row([run.0], |row| get_u64(row, 0)).optional())
+            .map_err(self.err("reading a run"))?
+            .ok_or(StoreError::UnknownRun(run))
+    }
+
+    fn insert_blob(&self, conn: &Connection, bytes: &[u8]) -> Result<ContentHash, StoreError> {
+        let hash = ContentHash::of(bytes);
+        conn.prepare_cached("INSERT OR IGNORE INTO blobs (hash, data) VALUES (?1, ?2)")
+            .and_then(|mut stmt| stmt.execute(params![hash.as_str(), bytes]))
+            .map_err(self.err("storing a blob"))?;
+        Ok(hash)
+    }
+
+    fn insert_events(
+        &self,
+        conn: &Connection,
+        run: RunId,
+        events: &[Event],
+    ) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let first: i64 = conn
+            .prepare_cached("SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE run_id = ?1")
+            .and_then(|mut stmt| stmt.query_row([run.0], |row| row.get(0)))
+            .map_err(self.err("reading the event timeline"))?;
+        let mut stmt = conn
+            .prepare_cached("INSERT INTO events (run_id, seq, json) VALUES (?1, ?2, ?3)")
+            .map_err(self.err("appending events"))?;
+        for (seq, event) in (first..).zip(events) {
+            let json = serde_json::to_string(event)
+                .map_err(|e| StoreError::backend("encoding an event", e))?;
+            stmt.execute(params![run.0, seq, json])
+                .map_err(self.err("appending events"))?;
+        }
+        Ok(())
+    }
+
+    fn decode_status(&self, run: i64, json: &str) -> Result<RunStatus, StoreError> {
+        serde_json::from_str(json)
+            .map_err(|e| self.corrupt(format!("the status of run {run} cannot be read: {e}")))
+    }
+
+    fn record(&self, raw: RawRun) -> Result<RunRecord, StoreError> {
+        Ok(RunRecord {
+            id: RunId(raw.id),
+            status: self.decode_status(raw.id, &raw.status)?,
+            workflow: raw.workflow,
+            slug: raw.slug,
+            created_at: raw.created_at,
+            updated_at: raw.updated_at,
+            head_seq: raw.head_seq,
+        })
+    }
+}
+
+/// A `runs` row before its status JSON is decoded.
+struct RawRun {
+    id: i64,
+    workflow: String,
+    slug: String,
+    status: String,
+    created_at: String,
+    updated_at: String,
+    head_seq: u64,
+}
+
+const RUN_COLUMNS: &str = "id, workflow, slug, status, created_at, updated_at, head_seq";
+
+fn raw_run(row: &Row<'_>) -> rusqlite::Result<RawRun> {
+    Ok(RawRun {
+        id: row.get(0)?,
+        workflow: row.get(1)?,
+        slug: row.get(2)?,
+        status: row.get(3)?,
+        created_at: row.get(4)?,
+        updated_at: row.get(5)?,
+        head_seq: get_u64(row, 6)?,
+    })
+}
+
+const CHECKPOINT_COLUMNS: &str = "seq, parent_seq, node, next_node, state_hash, format, created_at";
+
+fn checkpoint_meta(row: &Row<'_>) -> rusqlite::Result<CheckpointMeta> {
+    Ok(CheckpointMeta {
+        seq: get_u64(row, 0)?,
+        parent: row
+            .get::<_, Option<i64>>(1)?
+            .map(|v| to_u64(1, v))
+            .transpose()?,
+        node: row.get(2)?,
+        next: row.get(3)?,
+        state_hash: ContentHash::from_hex(row.get::<_, String>(4)?),
+        format: row.get(5)?,
+        created_at: row.get(6)?,
+    })
+}
+
+/// A non-negative integer column (seqs), which SQLite stores as `i64`.
+fn get_u64(row: &Row<'_>, idx: usize) -> rusqlite::Result<u64> {
+    to_u64(idx, row.get(idx)?)
+}
+
+fn to_u64(idx: usize, value: i64) -> rusqlite::Result<u64> {
+    u64::try_from(value).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, value))
+}
+
+/// A sequence number as SQLite stores it.
+fn sql_seq(seq: u64) -> Result<i64, StoreError> {
+    i64::try_from(seq)
+        .map_err(|e| StoreError::backend(format!("sequence number {seq} is too large"), e))
+}
+
+fn encode_status(status: &RunStatus) -> Result<String, StoreError> {
+    serde_json::to_string(status).map_err(|e| StoreError::backend("encoding a run status", e))
+}
+
+impl Store for SqliteStore {
+    fn create_run(
+        &self,
+        workflow: &str,
+        slug: &str,
+        state: &[u8],
+        next: &str,
+        now: &str,
+    ) -> Result<RunId, StoreError> {
+        let status = encode_status(&RunStatus::Running)?;
+        let mut conn = self.conn();
+        let tx = self.write_tx(&mut conn)?;
+        let hash = self.insert_blob(&tx, state)?;
+        tx.prepare_cached(
+            "INSERT INTO runs (workflow, slug, status, created_at, updated_at, head_seq)
+             VALUES (?1, ?2, ?3, ?4, ?4, 0)",
+        )
+        .and_then(|mut stmt| stmt.execute(params![workflow, slug, status, now]))
+        .map_err(self.err("creating a run"))?;
+        let id = tx.last_insert_rowid();
+        tx.prepare_cached(
+            "INSERT INTO checkpoints
+                 (run_id, seq, parent_seq, node, next_node, state_hash, format, created_at)
+             VALUES (?1, 0, NULL, NULL, ?2, ?3, ?4, ?5)",
+        )
+        .and_then(|mut stmt| stmt.execute(params![id, next, hash.as_str(), CHECKPOINT_FORMAT, now]))
+        .map_err(self.err("writing the initial checkpoint"))?;
+        tx.commit().map_err(self.err("committing a new run"))?;
+        Ok(RunId(id))
+    }
+
+    fn run(&self, id: RunId) -> Result<Option<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let raw = conn
+            .prepare_cached(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"))
+            .and_then(|mut stmt| stmt.query_row([id.0], raw_run).optional())
+            .map_err(self.err("reading a run"))?;
+        raw.map(|raw| self.record(raw)).transpose()
+    }
+
+    fn runs(&self) -> Result<Vec<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let raws = conn
+            .prepare_cached(&format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY id"))
+            .and_then(|mut stmt| stmt.query_map([], raw_run)?.collect::<Result<Vec<_>, _>>())
+            .map_err(self.err("listing runs"))?;
+        raws.into_iter().map(|raw| self.record(raw)).collect()
+    }
+
+    fn set_status(
+        &self,
+        id: RunId,
+        status: &RunStatus,
+        events: &[Event],
+        now: &str,
+    ) -> Result<(), StoreError> {
+        let status = encode_status(status)?;
+        let mut conn = self.conn();
+        let tx = self.write_tx(&mut conn)?;
+        self.head_seq(&tx, id)?;
+        tx.prepare_cached("UPDATE runs SET status = ?1, updated_at = ?2 WHERE id = ?3")
+            .and_then(|mut stmt| stmt.execute(params![status, now, id.0]))
+            .map_err(self.err("updating a run's status"))?;
+        self.insert_events(&tx, id, events)?;
+        tx.commit().map_err(self.err("committing a status change"))
+    }
+
+    fn commit(
+        &self,
+        cp: &Checkpoint,
+        events: &[Event],
+        status: &RunStatus,
+    ) -> Result<(), StoreError> {
+        let status = encode_status(status)?;
+        let seq = sql_seq(cp.seq)?;
+        let parent = cp.parent.map(sql_seq).transpose()?;
+        let mut conn = self.conn();
+        let tx = self.write_tx(&mut conn)?;
+        let head = self.head_seq(&tx, cp.run)?;
+        crate::check_commit(cp, head)?;
+        let hash = self.insert_blob(&tx, &cp.state)?;
+        tx.prepare_cached(
+            "INSERT INTO checkpoints
+                 (run_id, seq, parent_seq, node, next_node, state_hash, format, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                cp.run.0,
+                seq,
+                parent,
+                cp.node,
+                cp.next,
+                hash.as_str(),
+                cp.format,
+                cp.created_at,
+            ])
+        })
+        .map_err(self.err("writing a checkpoint"))?;
+        self.insert_events(&tx, cp.run, events)?;
+        tx.prepare_cached(
+            "UPDATE runs SET status = ?1, head_seq = ?2, updated_at = ?3 WHERE id = ?4",
+        )
+        .and_then(|mut stmt| stmt.execute(params![status, seq, cp.created_at, cp.run.0]))
+        .map_err(self.err("advancing a run's head"))?;
+        tx.commit().map_err(self.err("committing a checkpoint"))
+    }
+
+    fn head(&self, id: RunId) -> Result<Option<Checkpoint>, StoreError> {
+        let mut conn = self.conn();
+        let tx = self.read_tx(&mut conn)?;
+        let head = self.head_seq(&tx, id)?;
+        let head = sql_seq(head)?;
+        let meta = tx
+            .prepare_cached(&format!(
+                "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE run_id = ?1 AND seq = ?2"
+            ))
+            .and_then(|mut stmt| {
+                stmt.query_row(params![id.0, head], checkpoint_meta)
+                    .optional()
+            })
+            .map_err(self.err("reading the head checkpoint"))?;
+        let Some(meta) = meta else {
+            return Ok(None);
+        };
+        let state = self
+            .blob(&tx, &meta.state_hash)?
+            .ok_or_else(|| StoreError::MissingBlob(meta.state_hash.clone()))?;
+        Ok(Some(Checkpoint {
+            run: id,
+            seq: meta.seq,
+            parent: meta.parent,
+            node: meta.node,
+            next: meta.next,
+            state,
+            format: meta.format,
+            created_at: meta.created_at,
+        }))
+    }
+
+    fn checkpoints(&self, id: RunId) -> Result<Vec<CheckpointMeta>, StoreError> {
+        let mut conn = self.conn();
+        let tx = self.read_tx(&mut conn)?;
+        self.head_seq(&tx, id)?;
+        tx.prepare_cached(&format!(
+            "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE run_id = ?1 ORDER BY seq"
+        ))
+        .and_then(|mut stmt| stmt.query_map([id.0], checkpoint_meta)?.collect())
+        .map_err(self.err("listing checkpoints"))
+    }
+
+    fn get_write(&self, id: RunId, step: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let mut conn = self.conn();
+        let tx = self.read_tx(&mut conn)?;
+        self.head_seq(&tx, id)?;
+        let hash = self.write_hash(&tx, id, step)?;
+        match hash {
+            None => Ok(None),
+            Some(hash) => self
+                .blob(&tx, &hash)?
+                .map(Some)
+                .ok_or(StoreError::MissingBlob(hash)),
+        }
+    }
+
+    fn put_write(&self, id: RunId, step: &str, value: &[u8], now: &str) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = self.write_tx(&mut conn)?;
+        self.head_seq(&tx, id)?;
+        if let Some(existing) = self.write_hash(&tx, id, step)? {
+            return if existing == ContentHash::of(value) {
+                Ok(())
+            } else {
+                Err(StoreError::WriteConflict {
+                    run: id,
+                    step: step.to_owned(),
+                })
+            };
+        }
+        let hash = self.insert_blob(&tx, value)?;
+        tx.prepare_cached(
+            "INSERT INTO writes (run_id, step_id, value_hash, created_at) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .and_then(|mut stmt| stmt.execute(params![id.0, step, hash.as_str(), now]))
+        .map_err(self.err("journaling a step result"))?;
+        tx.commit().map_err(self.err("committing a step result"))
+    }
+
+    fn events(&self, id: RunId) -> Result<Vec<Event>, StoreError> {
+        let mut conn = self.conn();
+        let tx = self.read_tx(&mut conn)?;
+        self.head_seq(&tx, id)?;
+        let rows: Vec<(u64, String)> = tx
+            .prepare_cached("SELECT seq, json FROM events WHERE run_id = ?1 ORDER BY seq")
+            .and_then(|mut stmt| {
+                stmt.query_map([id.0], |row| Ok((get_u64(row, 0)?, row.get(1)?)))?
+                    .collect()
+            })
+            .map_err(self.err("reading the event timeline"))?;
+        rows.into_iter()
+            .map(|(seq, json)| {
+                serde_json::from_str(&json).map_err(|e| {
+                    self.corrupt(format!("event {seq} of run {id} cannot be read: {e}"))
+                })
+            })
+            .collect()
+    }
+
+    fn put_blob(&self, bytes: &[u8]) -> Result<ContentHash, StoreError> {
+        let mut conn = self.conn();
+        let tx = self.write_tx(&mut conn)?;
+        let hash = self.insert_blob(&tx, bytes)?;
+        tx.commit().map_err(self.err("committing a blob"))?;
+        Ok(hash)
+    }
+
+    fn get_blob(&self, hash: &ContentHash) -> Result<Option<Vec<u8>>, StoreError> {
+        let conn = self.conn();
+        self.blob(&conn, hash)
+    }
+
+    fn lock(&self, id: RunId, holder: &LockInfo) -> Result<RunLock, StoreError> {
+        {
+            let conn = self.conn();
+            self.head_seq(&conn, id)?;
+        }
+        lock::lock_run(&self.lock_dir, id, holder)
+    }
+}
+
+impl SqliteStore {
+    fn blob(&self, conn: &Connection, hash: &ContentHash) -> Result<Option<Vec<u8>>, StoreError> {
+        conn.prepare_cached("SELECT data FROM blobs WHERE hash = ?1")
+            .and_then(|mut stmt| stmt.query_row([hash.as_str()], |row| row.get(0)).optional())
+            .map_err(self.err("reading a blob"))
+    }
+
+    fn write_hash(
+        &self,
+        conn: &Connection,
+        id: RunId,
+        step: &str,
+    ) -> Result<Option<ContentHash>, StoreError> {
+        conn.prepare_cached("SELECT value_hash FROM writes WHERE run_id = ?1 AND step_id = ?2")
+            .and_then(|mut stmt| {
+                stmt.query_row(params![id.0, step], |row| row.get::<_, String>(0))
+                    .optional()
+            })
+            .map_err(self.err("reading a step result"))
+            .map(|hash| hash.map(ContentHash::from_hex))
+    }
+}

@@ -1,0 +1,145 @@
+//! The few git commands gavel runs, through the real `git` binary.
+//!
+//! gavel uses the `git` program rather than a library so hooks, signing and configuration
+//! behave exactly as they do for the person. Commits made by workflows are idempotent: each
+//! carries a `Gavel-Step:` trailer, and a commit whose trailer is already in the history is not
+//! made again (a replay after a crash between committing and journaling).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Why a git command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run git: {0}")]
+    Spawn(#[source] std::io::Error),
+    #[error("`git {args}` failed: {stderr}")]
+    Failed { args: String, stderr: String },
+    #[error("{0} is not inside a git repository")]
+    NotARepo(PathBuf),
+}
+
+/// A repository, addressed by its top-level folder.
+#[derive(Debug, Clone)]
+pub struct Git {
+    root: PathBuf,
+}
+
+impl Git {
+    /// The repository containing `dir`.
+    pub fn discover(dir: &Path) -> Result<Self, GitError> {
+        let out = command(dir)
+            .args(["rev-parse", "--show-toplevel"])
+            .output()
+            .map_err(GitError::Spawn)?;
+        if !out.status.success() {
+            return Err(GitError::NotARepo(dir.to_path_buf()));
+        }
+        let top = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        Ok(Self {
+            root: PathBuf::from(top),
+        })
+    }
+
+    /// A repository at a known top-level folder.
+    pub fn at(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+        }
+    }
+
+    /// The top-level folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Runs `git args...` in the repository and returns stdout.
+    pub fn run(&self, args: &[&str]) -> Result<String, GitError> {
+        let out = command(&self.root)
+            .args(args)
+            .output()
+            .map_err(GitError::Spawn)?;
+        check(args, &out)?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// The commit whose message carries the line `Gavel-Step: {key}`, if any.
+    pub fn find_step_commit(&self, key: &str) -> Result<Option<String>, GitError> {
+        // An empty repository has no HEAD to search.
+        if self
+            .run(&["rev-parse", "--verify", "--quiet", "HEAD"])
+            .is_err()
+        {
+            return Ok(None);
+        }
+        let line = format!("Gavel-Step: {key}");
+        let grep = format!("--grep={line}");
+        let out = self.run(&["log", "-F", &grep, "--format=%H%n%B%x1e"])?;
+        for record in out.split('\u{1e}') {
+            let mut lines = record.trim_start_matches('\n').lines();
+            let Some(sha) = lines.next() else { continue };
+            if lines.any(|l| l.trim_end() == line) {
+                return Ok(Some(sha.to_owned()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Commits exactly `paths` (new, changed or deleted) in one commit with `message` and a
+    /// `Gavel-Step: {key}` trailer, leaving anything else the person staged alone. Returns the
+    /// commit id; if a commit with this key exists already, returns it without committing.
+    pub fn commit_paths(
+        &self,
+        paths: &[PathBuf],
+        message: &str,
+        key: &str,
+    ) -> Result<String, GitError> {
+        if let Some(existing) = self.find_step_commit(key)? {
+            return Ok(existing);
+        }
+        let mut specs: Vec<String> = Vec::new();
+        for p in paths {
+            let s = p.to_string_lossy().into_owned();
+            if self.root.join(p).exists() || self.is_tracked(&s)? {
+                specs.push(s);
+            }
+        }
+        if specs.is_empty() {
+            return Err(GitError::Failed {
+                args: "commit".into(),
+                stderr: "nothing to commit".into(),
+            });
+        }
+        let mut add = vec!["add", "-A", "--"];
+        add.extend(specs.iter().map(String::as_str));
+        self.run(&add)?;
+        let full = format!("{message}\n\nGavel-Step: {key}\n");
+        let mut commit = vec!["commit", "-q", "-m", &full, "--"];
+        commit.extend(specs.iter().map(String::as_str));
+        self.run(&commit)?;
+        Ok(self.run(&["rev-parse", "HEAD"])?.trim().to_owned())
+    }
+
+    fn is_tracked(&self, path: &str) -> Result<bool, GitError> {
+        let out = self.run(&["ls-files", "--", path])?;
+        Ok(!out.trim().is_empty())
+    }
+}
+
+fn command(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C");
+    c
+}
+
+fn check(args: &[&str], out: &Output) -> Result<(), GitError> {
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(GitError::Failed {
+        args: args.join(" "),
+        stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+    })
+}

@@ -1,0 +1,505 @@
+//! Nodes N0–N5 of the issue workflow: load the brief, pre-flight, draft, the draft gate,
+//! review, and the verdict gate. (N6, filing, is in `filing.rs`.)
+
+use std::fs;
+
+use gavel_core::{
+    Choice, ContentHash, EventKind, GateAnswer, NodeCtx, NodeError, StepError, Transition,
+};
+use gavel_llm::{Provider, ProviderError, Request, Response, Role};
+
+use super::prompts::{self, DraftInput};
+use super::{
+    Artifact, IssueState, IssueWorkflow, RUBRIC_PATH, TEMPLATE_PATH, VerdictRecord, goto,
+    io_failed, node,
+};
+use crate::verdict::{self, Verdict};
+use crate::which;
+
+impl IssueWorkflow {
+    /// N0: store the brief and start the lineage folder with `001-brief.md`.
+    pub(super) fn load_brief(
+        &self,
+        s: &mut IssueState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let text = match s.brief_text.take() {
+            Some(t) => t,
+            None => blob_text(cx, s.brief.as_ref())?,
+        };
+        s.brief = Some(cx.put_blob(text.as_bytes())?);
+        let lineage = self.lineage(s);
+        let rel = lineage
+            .write(1, "brief.md", text.as_bytes())
+            .map_err(|e| io_failed("write", &lineage.artifact_rel(1, "brief.md"), e))?;
+        s.file_counter = 1;
+        cx.event(EventKind::Artifact {
+            path: rel.to_string_lossy().into_owned(),
+        });
+        goto(node::PREFLIGHT)
+    }
+
+    /// N1: everything that can fail cheaply fails here, before the first model call.
+    pub(super) fn preflight(
+        &self,
+        _s: &mut IssueState,
+        _cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let mut problems = Vec::new();
+        if let Some(editor) = &self.settings.editor_program {
+            if which::find_program(editor).is_none() {
+                problems.push(format!("editor `{editor}` is not on PATH (set $VISUAL or $EDITOR to an installed editor)"));
+            }
+        }
+        if let Err(e) = self.tracker.check() {
+            problems.push(e.to_string());
+        }
+        for (role, provider) in [("drafter", &self.drafter), ("reviewer", &self.reviewer)] {
+            if let Err(e) = provider.preflight() {
+                let hint = match &e {
+                    ProviderError::Unavailable { hint, .. } => format!(" ({hint})"),
+                    ProviderError::Permanent { hint: Some(h), .. } => format!(" ({h})"),
+                    _ => String::new(),
+                };
+                problems.push(format!("{role} {}: {e}{hint}", provider.describe()));
+            }
+        }
+        for path in [TEMPLATE_PATH, RUBRIC_PATH] {
+            if !self.root().join(path).is_file() {
+                problems.push(format!("{path} is missing (run `gavel init` to write it)"));
+            }
+        }
+        if problems.is_empty() {
+            return goto(node::DRAFT);
+        }
+        Err(NodeError::Failed(format!(
+            "pre-flight failed:\n  - {}",
+            problems.join("\n  - ")
+        )))
+    }
+
+    /// N2: the drafter writes (or revises) the issue.
+    pub(super) fn draft(
+        &self,
+        s: &mut IssueState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let cap = self.settings.max_iterations;
+        if s.draft_count >= cap {
+            return Ok(Transition::Halt {
+                reason: format!(
+                    "max iterations reached: {} drafts without an approved verdict (limit {cap}); raise [limits] max_iterations in gavel.toml to continue",
+                    s.draft_count
+                ),
+            });
+        }
+        let template = fs::read_to_string(self.root().join(TEMPLATE_PATH))
+            .map_err(|e| io_failed("read", &self.root().join(TEMPLATE_PATH), e))?;
+        let brief = blob_text(cx, s.brief.as_ref())?;
+        let current = match &s.draft {
+            Some(d) => Some(blob_text(cx, Some(&d.hash))?),
+            None => None,
+        };
+        let verdicts = s
+            .verdict_history
+            .iter()
+            .map(|h| blob_text(cx, Some(h)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let feedback = match &s.feedback {
+            Some(h) => Some(blob_text(cx, Some(h))?),
+            None => None,
+        };
+        let prompt = prompts::draft_prompt(&DraftInput {
+            template: &template,
+            brief: &brief,
+            current_draft: current.as_deref(),
+            verdicts: &verdicts,
+            feedback: feedback.as_deref(),
+        });
+        let response = match call(
+            cx,
+            self.drafter.as_ref(),
+            Role::Drafter,
+            s.draft_count,
+            prompt,
+        )? {
+            Ok(r) => r,
+            Err(halt) => return Ok(halt),
+        };
+        let mut text = gavel_llm::strip_preamble(&response.text);
+        text.push('\n');
+        if text.trim().is_empty() {
+            return Ok(Transition::Halt {
+                reason: "the drafter returned an empty draft; nothing was saved".into(),
+            });
+        }
+        s.file_counter += 1;
+        let lineage = self.lineage(s);
+        let rel = lineage
+            .write(s.file_counter, "draft.md", text.as_bytes())
+            .map_err(|e| {
+                io_failed(
+                    "write",
+                    &lineage.artifact_rel(s.file_counter, "draft.md"),
+                    e,
+                )
+            })?;
+        let path = rel.to_string_lossy().into_owned();
+        s.draft = Some(Artifact {
+            path: path.clone(),
+            hash: cx.put_blob(text.as_bytes())?,
+        });
+        s.draft_count += 1;
+        s.feedback = None;
+        cx.event(EventKind::ModelCall {
+            role: "drafter".into(),
+            provider: response.provider,
+            model: response.model,
+        });
+        cx.event(EventKind::Artifact { path });
+        goto(node::DRAFT_GATE)
+    }
+
+    /// N3: a person reads the draft before any other model sees it.
+    pub(super) fn draft_gate(
+        &self,
+        s: &mut IssueState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let draft = s
+            .draft
+            .clone()
+            .ok_or_else(|| NodeError::Failed("no draft to review".into()))?;
+        let gate_id = cx.gate("draft", "", Vec::new()).id;
+        if s.auto {
+            s.iteration_count += 1;
+            cx.event(EventKind::GateAnswered {
+                gate: gate_id,
+                choice: "send".into(),
+                by: "auto".into(),
+            });
+            return goto(node::REVIEW);
+        }
+        let Some(answer) = cx.answer()? else {
+            let mut gate = cx.gate(
+                "draft",
+                format!(
+                    "Iteration {} | Draft #{}: review the draft",
+                    s.iteration_count + 1,
+                    s.draft_count
+                ),
+                vec![
+                    Choice::new("send", 'S', "send the draft to the reviewer"),
+                    Choice::new("revise", 'R', "send it back to the drafter with feedback")
+                        .with_feedback(),
+                ],
+            );
+            gate.artifacts = vec![draft.path];
+            return Ok(Transition::Gate(gate));
+        };
+        s.iteration_count += 1;
+        self.reread_draft(s, cx)?;
+        answered(cx, &answer);
+        match answer.choice.as_str() {
+            "send" => goto(node::REVIEW),
+            _ => {
+                self.save_feedback(s, cx, &answer)?;
+                goto(node::DRAFT)
+            }
+        }
+    }
+
+    /// N4: the reviewer judges the draft against the fixed rubric.
+    pub(super) fn review(
+        &self,
+        s: &mut IssueState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let rubric_path = self.root().join(RUBRIC_PATH);
+        let rubric = fs::read(&rubric_path)
+            .map_err(|e| io_failed("read the review rubric", &rubric_path, e))?;
+        let rubric_sha256 = ContentHash::of(&rubric).to_string();
+        let rubric = String::from_utf8_lossy(&rubric).into_owned();
+        let draft = s
+            .draft
+            .clone()
+            .ok_or_else(|| NodeError::Failed("no draft to review".into()))?;
+        let draft_text = blob_text(cx, Some(&draft.hash))?;
+        let prompt = prompts::review_prompt(&rubric, &draft_text);
+        let response = match call(
+            cx,
+            self.reviewer.as_ref(),
+            Role::Reviewer,
+            s.verdict_count,
+            prompt,
+        )? {
+            Ok(r) => r,
+            Err(halt) => return Ok(halt),
+        };
+        let parsed = verdict::parse(&response.text);
+        let header = format!(
+            "---\nrubric: {RUBRIC_PATH}\nrubric_sha256: {rubric_sha256}\nreviewer: {}\nmodel: {}\nverdict: {}\nauto_mode: {}\n---\n\n",
+            self.reviewer.describe(),
+            response.model,
+            serde_json::to_string(&parsed.summary()).unwrap_or_default(),
+            s.auto,
+        );
+        s.file_counter += 1;
+        let lineage = self.lineage(s);
+        let content = format!("{header}{}", response.text);
+        let rel = lineage
+            .write(s.file_counter, "verdict.md", content.as_bytes())
+            .map_err(|e| {
+                io_failed(
+                    "write",
+                    &lineage.artifact_rel(s.file_counter, "verdict.md"),
+                    e,
+                )
+            })?;
+        let path = rel.to_string_lossy().into_owned();
+        let hash = cx.put_blob(response.text.as_bytes())?;
+        s.verdict_history.push(hash.clone());
+        s.verdict = Some(VerdictRecord {
+            artifact: Artifact {
+                path: path.clone(),
+                hash,
+            },
+            verdict: parsed,
+            rubric_sha256,
+        });
+        s.verdict_count += 1;
+        cx.event(EventKind::ModelCall {
+            role: "reviewer".into(),
+            provider: response.provider,
+            model: response.model,
+        });
+        cx.event(EventKind::Artifact { path });
+        goto(node::VERDICT_GATE)
+    }
+
+    /// N5: route by the verdict; a person sees it and may override. Unparseable verdicts always
+    /// wait for a person.
+    pub(super) fn verdict_gate(
+        &self,
+        s: &mut IssueState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let record = s
+            .verdict
+            .clone()
+            .ok_or_else(|| NodeError::Failed("no verdict to act on".into()))?;
+        let gate_id = cx.gate("verdict", "", Vec::new()).id;
+        let unparseable = matches!(record.verdict, Verdict::Unparseable { .. });
+        if s.auto && !unparseable {
+            let clean = record.verdict.is_clean();
+            let choice = if clean { "approve" } else { "revise" };
+            cx.event(EventKind::GateAnswered {
+                gate: gate_id,
+                choice: choice.into(),
+                by: "auto".into(),
+            });
+            return goto(if clean { node::FILE } else { node::DRAFT });
+        }
+        let Some(answer) = cx.answer()? else {
+            let mut gate = cx.gate(
+                "verdict",
+                format!(
+                    "Iteration {} | Draft #{} | Verdict #{}: {}",
+                    s.iteration_count,
+                    s.draft_count,
+                    s.verdict_count,
+                    record.verdict.summary()
+                ),
+                vec![
+                    Choice::new("approve", 'A', "file the issue"),
+                    Choice::new(
+                        "revise",
+                        'R',
+                        "send the draft back to the drafter with the verdict",
+                    )
+                    .with_feedback(),
+                ],
+            );
+            gate.detail = Some(verdict_detail(&record.verdict));
+            gate.artifacts = vec![
+                s.draft.as_ref().map(|d| d.path.clone()).unwrap_or_default(),
+                record.artifact.path.clone(),
+            ];
+            gate.recommended = match &record.verdict {
+                v if v.is_clean() => Some("approve".into()),
+                Verdict::Parsed { .. } => Some("revise".into()),
+                Verdict::Unparseable { .. } => None,
+            };
+            return Ok(Transition::Gate(gate));
+        };
+        self.reread_draft(s, cx)?;
+        self.reread_verdict(s, cx)?;
+        answered(cx, &answer);
+        match answer.choice.as_str() {
+            "approve" => {
+                if !record.verdict.is_clean() {
+                    cx.event(EventKind::Note {
+                        text: format!(
+                            "a person approved over a {} verdict",
+                            record.verdict.summary()
+                        ),
+                    });
+                }
+                goto(node::FILE)
+            }
+            _ => {
+                self.save_feedback(s, cx, &answer)?;
+                goto(node::DRAFT)
+            }
+        }
+    }
+
+    /// The person may have edited the draft in their editor; what they saw is what counts.
+    pub(super) fn reread_draft(
+        &self,
+        s: &mut IssueState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<(), NodeError> {
+        let Some(draft) = s.draft.as_mut() else {
+            return Ok(());
+        };
+        let path = self.root().join(&draft.path);
+        let text = fs::read_to_string(&path).map_err(|e| io_failed("read the draft", &path, e))?;
+        let hash = ContentHash::of(text.as_bytes());
+        if hash != draft.hash {
+            draft.hash = cx.put_blob(text.as_bytes())?;
+            cx.event(EventKind::Note {
+                text: format!("{} edited by a person", draft.path),
+            });
+        }
+        Ok(())
+    }
+
+    /// The person may have sanitized the verdict; the edited text replaces it in the history
+    /// that later drafts see.
+    fn reread_verdict(&self, s: &mut IssueState, cx: &mut NodeCtx<'_>) -> Result<(), NodeError> {
+        let Some(record) = s.verdict.as_mut() else {
+            return Ok(());
+        };
+        let path = self.root().join(&record.artifact.path);
+        let text =
+            fs::read_to_string(&path).map_err(|e| io_failed("read the verdict", &path, e))?;
+        let body = strip_front_matter(&text);
+        let hash = ContentHash::of(body.as_bytes());
+        if hash != record.artifact.hash {
+            record.artifact.hash = cx.put_blob(body.as_bytes())?;
+            if let Some(last) = s.verdict_history.last_mut() {
+                *last = record.artifact.hash.clone();
+            }
+            cx.event(EventKind::Note {
+                text: format!("{} edited by a person", record.artifact.path),
+            });
+        }
+        Ok(())
+    }
+
+    fn save_feedback(
+        &self,
+        s: &mut IssueState,
+        cx: &mut NodeCtx<'_>,
+        answer: &GateAnswer,
+    ) -> Result<(), NodeError> {
+        let Some(text) = answer.feedback.as_deref().filter(|f| !f.trim().is_empty()) else {
+            s.feedback = None;
+            return Ok(());
+        };
+        s.file_counter += 1;
+        let lineage = self.lineage(s);
+        let rel = lineage
+            .write(s.file_counter, "feedback.md", text.as_bytes())
+            .map_err(|e| {
+                io_failed(
+                    "write",
+                    &lineage.artifact_rel(s.file_counter, "feedback.md"),
+                    e,
+                )
+            })?;
+        s.feedback = Some(cx.put_blob(text.as_bytes())?);
+        cx.event(EventKind::Artifact {
+            path: rel.to_string_lossy().into_owned(),
+        });
+        Ok(())
+    }
+}
+
+fn answered(cx: &mut NodeCtx<'_>, answer: &GateAnswer) {
+    cx.event(EventKind::GateAnswered {
+        gate: answer.gate_id.clone(),
+        choice: answer.choice.clone(),
+        by: "person".into(),
+    });
+}
+
+fn verdict_detail(v: &Verdict) -> String {
+    match v {
+        Verdict::Parsed {
+            decision, findings, ..
+        } => {
+            let mut s = format!("Verdict: {}", decision.as_str());
+            for f in findings {
+                s.push_str(&format!("\n  - {f}"));
+            }
+            s
+        }
+        Verdict::Unparseable { reason } => {
+            format!(
+                "The verdict could not be parsed ({reason}). It is not an approval: read it and decide."
+            )
+        }
+    }
+}
+
+/// Removes a leading `---` front matter block.
+pub(super) fn strip_front_matter(text: &str) -> String {
+    if let Some(rest) = text.strip_prefix("---\n") {
+        if let Some(end) = rest.find("\n---\n") {
+            return rest[end + 5..].trim_start_matches('\n').to_owned();
+        }
+    }
+    text.to_owned()
+}
+
+/// Reads a blob as text.
+pub(super) fn blob_text(cx: &NodeCtx<'_>, hash: Option<&ContentHash>) -> Result<String, NodeError> {
+    let hash =
+        hash.ok_or_else(|| NodeError::Failed("the run state lost an artifact reference".into()))?;
+    let bytes = cx.get_blob(hash)?;
+    String::from_utf8(bytes).map_err(|_| NodeError::Failed(format!("blob {hash} is not UTF-8")))
+}
+
+/// Calls a model as a journaled step. `Ok(Err(halt))` is a failed call: the run halts,
+/// resumably, and no draft or verdict is produced.
+fn call(
+    cx: &mut NodeCtx<'_>,
+    provider: &dyn Provider,
+    role: Role,
+    seq: u32,
+    prompt: String,
+) -> Result<Result<Response, Transition>, NodeError> {
+    let cancel = cx.cancel().clone();
+    let request = Request {
+        role,
+        prompt,
+        seq,
+        step_id: cx.step_id("call"),
+    };
+    match cx.step("call", || {
+        provider.complete(&request, &|| cancel.is_cancelled())
+    }) {
+        Ok(r) => Ok(Ok(r)),
+        Err(StepError::Step(ProviderError::Cancelled)) => Err(NodeError::Cancelled),
+        Err(StepError::Step(e @ ProviderError::Unavailable { .. })) => Err(NodeError::Failed(
+            format!("{role} {}: {e}", provider.describe()),
+        )),
+        Err(StepError::Step(e)) => Ok(Err(Transition::Halt {
+            reason: format!("{role} call failed: {e}"),
+        })),
+        Err(StepError::Store(e)) => Err(NodeError::Store(e)),
+        Err(e @ StepError::Decode { .. }) => Err(NodeError::Failed(e.to_string())),
+    }
+}
