@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
 
-use gavel_core::{CancelToken, Clock, FixedClock, LockInfo, SystemClock};
+use gavel_core::{CancelToken, Clock, CrashHook, FixedClock, LockInfo, SystemClock};
 use gavel_store::SqliteStore;
 use gavel_workflows::git::Git;
 use gavel_workflows::issue::{IssueSettings, IssueWorkflow};
@@ -95,7 +95,7 @@ impl Context {
     }
 
     /// A path relative to the repository root, for display.
-    pub fn rel<'p>(&self, path: &'p Path) -> PathBuf {
+    pub fn rel(&self, path: &Path) -> PathBuf {
         path.strip_prefix(&self.settings.repo_root)
             .map(Path::to_path_buf)
             .unwrap_or_else(|_| path.to_path_buf())
@@ -135,7 +135,7 @@ pub fn cancel_token() -> CancelToken {
 }
 
 /// The crash hook from [`ENV_CRASH_AT`], if set.
-pub fn crash_hook() -> Option<Box<dyn Fn(&str) + Send + Sync>> {
+pub fn crash_hook() -> Option<Box<CrashHook>> {
     let points: Vec<String> = std::env::var(ENV_CRASH_AT)
         .ok()?
         .split(',')

@@ -150,10 +150,10 @@ fn ask_gate(ctx: &Context, run: RunId, gate: &GateRequest) -> Result<Option<Gate
         .filter(|a| !a.is_empty())
         .collect();
     let editor_cmd = editor::resolve()?;
-    if gate.kind == "draft" {
-        if let Err(e) = editor::open(&editor_cmd, &ctx.settings.repo_root, &files) {
-            ui.info(&format!("warning: {}", e.message));
-        }
+    if gate.kind == "draft"
+        && let Err(e) = editor::open(&editor_cmd, &ctx.settings.repo_root, &files)
+    {
+        ui.info(&format!("warning: {}", e.message));
     }
     let can_edit = gate.kind == "verdict";
     loop {

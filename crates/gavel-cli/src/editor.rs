@@ -14,15 +14,16 @@ use crate::error::CliError;
 /// The editor command line (program and arguments).
 pub fn resolve() -> Result<Vec<String>, CliError> {
     for var in ["VISUAL", "EDITOR"] {
-        if let Ok(value) = std::env::var(var) {
-            if !value.trim().is_empty() {
-                let words = shell_words::split(&value).map_err(|e| {
-                    CliError::usage(format!("${var} ({value:?}) cannot be parsed: {e}"))
-                })?;
-                if !words.is_empty() {
-                    return Ok(words);
-                }
-            }
+        let Ok(value) = std::env::var(var) else {
+            continue;
+        };
+        if value.trim().is_empty() {
+            continue;
+        }
+        let words = shell_words::split(&value)
+            .map_err(|e| CliError::usage(format!("${var} ({value:?}) cannot be parsed: {e}")))?;
+        if !words.is_empty() {
+            return Ok(words);
         }
     }
     if find_program("code").is_some() {

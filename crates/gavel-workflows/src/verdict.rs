@@ -141,10 +141,10 @@ fn parse_json_blocks(text: &str) -> Result<Option<(Decision, Vec<String>)>, Stri
             )
         })?;
         let findings = v.findings.iter().filter_map(finding_text).collect();
-        if let Some((prev, _)) = &found {
-            if *prev != decision {
-                return Err("several JSON verdict blocks disagree".into());
-            }
+        if let Some((prev, _)) = &found
+            && *prev != decision
+        {
+            return Err("several JSON verdict blocks disagree".into());
         }
         found = Some((decision, findings));
     }
@@ -195,10 +195,10 @@ fn parse_checkboxes(text: &str) -> Result<Option<Decision>, String> {
                 .split(|c: char| !c.is_ascii_alphabetic())
                 .next()
                 .unwrap_or("");
-            if let Some(d) = Decision::parse(word) {
-                if !checked.contains(&d) {
-                    checked.push(d);
-                }
+            if let Some(d) = Decision::parse(word)
+                && !checked.contains(&d)
+            {
+                checked.push(d);
             }
         }
     }

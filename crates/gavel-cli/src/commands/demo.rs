@@ -106,9 +106,7 @@ pub fn cmd_demo(args: &DemoArgs) -> Result<Exit, CliError> {
     };
     let exit = run_demo(&dir)?;
     if args.dir.is_none() {
-        ui_info(&format!(
-            "(removing the temporary demo repository; keep one with `gavel demo --dir DIR`)"
-        ));
+        ui_info("(removing the temporary demo repository; keep one with `gavel demo --dir DIR`)");
     }
     Ok(exit)
 }

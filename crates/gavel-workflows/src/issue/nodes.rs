@@ -46,10 +46,12 @@ impl IssueWorkflow {
         _cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
         let mut problems = Vec::new();
-        if let Some(editor) = &self.settings.editor_program {
-            if which::find_program(editor).is_none() {
-                problems.push(format!("editor `{editor}` is not on PATH (set $VISUAL or $EDITOR to an installed editor)"));
-            }
+        if let Some(editor) = &self.settings.editor_program
+            && which::find_program(editor).is_none()
+        {
+            problems.push(format!(
+                "editor `{editor}` is not on PATH (set $VISUAL or $EDITOR to an installed editor)"
+            ));
         }
         if let Err(e) = self.tracker.check() {
             problems.push(e.to_string());
@@ -456,10 +458,10 @@ fn verdict_detail(v: &Verdict) -> String {
 
 /// Removes a leading `---` front matter block.
 pub(super) fn strip_front_matter(text: &str) -> String {
-    if let Some(rest) = text.strip_prefix("---\n") {
-        if let Some(end) = rest.find("\n---\n") {
-            return rest[end + 5..].trim_start_matches('\n').to_owned();
-        }
+    if let Some(rest) = text.strip_prefix("---\n")
+        && let Some(end) = rest.find("\n---\n")
+    {
+        return rest[end + 5..].trim_start_matches('\n').to_owned();
     }
     text.to_owned()
 }
