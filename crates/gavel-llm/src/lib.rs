@@ -16,7 +16,7 @@ pub use provider::{
 };
 pub use scripted::{
     CallEvent, CallLogEntry, CallLogError, ScriptError, ScriptedProvider, call_log_path,
-    read_call_log,
+    prompt_record_path, read_call_log,
 };
 pub use spec::{ProviderSpec, SpecError, VALID_FORMS};
 pub use text::strip_preamble;

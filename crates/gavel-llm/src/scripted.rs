@@ -19,6 +19,7 @@
 //! reviewer:
 //!   - text: "..."
 //! model: scripted-model-1     # optional, reported as Response.model (default "scripted")
+//! record_prompts: true        # optional: write each prompt to <script>.prompts/{role}-{seq}.md
 //! ```
 //!
 //! The script is re-read on every call, so it can be edited between runs of a long demo.
@@ -132,6 +133,16 @@ impl Provider for ScriptedProvider {
             return Err(ProviderError::Cancelled);
         }
 
+        if script.record_prompts {
+            let path = prompt_record_path(&self.path, req.role, req.seq);
+            let written = path
+                .parent()
+                .map_or(Ok(()), fs::create_dir_all)
+                .and_then(|()| fs::write(&path, &req.prompt));
+            written.map_err(|e| {
+                Self::permanent(format!("cannot record the prompt at {}: {e}", path.display()), None)
+            })?;
+        }
         self.log(req, CallEvent::Start)?;
         sleep_unless_cancelled(Duration::from_millis(entry.delay_ms), cancelled)?;
 
@@ -237,6 +248,10 @@ struct Script {
     reviewer: Vec<Entry>,
     #[serde(default)]
     model: Option<String>,
+    /// Write every prompt to `<script>.prompts/{role}-{seq}.md`, so tests can read what a
+    /// model was sent.
+    #[serde(default)]
+    record_prompts: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -366,7 +381,14 @@ pub enum CallLogError {
     },
 }
 
-/// Where calls made with `script` are logged: `<script>.calls.jsonl`, next to the script.
+/// Where a recorded prompt goes (`record_prompts: true`): `<script>.prompts/{role}-{seq}.md`.
+pub fn prompt_record_path(script: &Path, role: Role, seq: u32) -> PathBuf {
+    let mut dir = OsString::from(script.as_os_str());
+    dir.push(".prompts");
+    PathBuf::from(dir).join(format!("{role}-{seq}.md"))
+}
+
+/// Where the call log of `script` lives: `<script>.calls.jsonl`.
 pub fn call_log_path(script: &Path) -> PathBuf {
     let mut path = OsString::from(script.as_os_str());
     path.push(".calls.jsonl");

@@ -110,6 +110,8 @@ impl Git {
                 stderr: "nothing to commit".into(),
             });
         }
+        // Parallel runs commit into the same repository; git's index.lock would make one fail.
+        let _guard = self.lock()?;
         let mut add = vec!["add", "-A", "--"];
         add.extend(specs.iter().map(String::as_str));
         self.run(&add)?;
@@ -118,6 +120,15 @@ impl Git {
         commit.extend(specs.iter().map(String::as_str));
         self.run(&commit)?;
         Ok(self.run(&["rev-parse", "HEAD"])?.trim().to_owned())
+    }
+
+    /// An exclusive lock on `.git/gavel.lock`, held while gavel stages and commits.
+    fn lock(&self) -> Result<std::fs::File, GitError> {
+        let dir = self.run(&["rev-parse", "--git-common-dir"])?;
+        let path = self.root.join(dir.trim()).join("gavel.lock");
+        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(GitError::Spawn)?;
+        file.lock().map_err(GitError::Spawn)?;
+        Ok(file)
     }
 
     fn is_tracked(&self, path: &str) -> Result<bool, GitError> {

@@ -1,1 +1,9 @@
-//! placeholder
+//! End-to-end tests of the `gavel` binary: every user-visible flow, run as a person would run
+//! it, in hermetic temporary repositories (fixed clock, isolated git config, own HOME).
+
+mod bad_input;
+mod crash;
+mod parallel;
+mod pty;
+mod scenarios;
+mod util;

@@ -246,6 +246,18 @@ fn two_stores_on_one_file_share_run_locks() {
 
 const HELPER_ENV: &str = "GAVEL_STORE_TEST_LOCK_HELPER";
 
+/// The helper's name as the test harness lists it (`conformance::helper_hold_a_lock_until_killed`
+/// inside the `store` binary). Derived from `module_path!()` so that moving this module cannot
+/// leave `--exact` matching nothing.
+fn helper_test_name() -> String {
+    const HELPER: &str = "helper_hold_a_lock_until_killed";
+    // `module_path!()` starts with the crate (the test binary); the harness omits it.
+    match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::{HELPER}"),
+        None => HELPER.to_owned(),
+    }
+}
+
 /// Not a test on its own: the process that `a_killed_lock_holder_releases_the_lock` starts and
 /// kills. It takes the lock named by the environment, signals readiness with a file, and waits.
 #[test]
@@ -276,11 +288,7 @@ fn a_killed_lock_holder_releases_the_lock() {
         .expect("create_run");
     let ready: PathBuf = dir.path().join("ready");
     let mut child = Command::new(std::env::current_exe().expect("test binary"))
-        .args([
-            "--exact",
-            "helper_hold_a_lock_until_killed",
-            "--test-threads=1",
-        ])
+        .args(["--exact", &helper_test_name(), "--test-threads=1"])
         .env(
             HELPER_ENV,
             format!("{}|{}|{}", path.display(), run, ready.display()),

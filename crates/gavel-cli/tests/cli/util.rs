@@ -1,0 +1,255 @@
+//! The test environment: a temporary git repository after `gavel init`, a scripted provider,
+//! and a builder for `gavel` commands with a clean, fixed environment.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use gavel_llm::{CallEvent, CallLogEntry, Role};
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub const FIXED_NOW: &str = "2026-01-30T14:33:20Z";
+
+/// A draft the scripted drafter returns; `n` makes each one distinct.
+pub fn draft(n: u32) -> String {
+    format!("Sure, here it is.\n\n# Add dark mode v{n}\n\n**Labels:** enhancement, ui\n\n## Why\nToo bright at night.\n\n## Acceptance criteria\n- [ ] Dark theme {n}\n")
+}
+
+pub const APPROVED: &str = "All good.\n\n```json\n{\"verdict\": \"APPROVED\", \"findings\": []}\n```\n";
+pub const REVISE: &str = "Needs work.\n\n```json\n{\"verdict\": \"REVISE\", \"findings\": [\"add acceptance criteria\"]}\n```\n";
+pub const BLOCK: &str = "No.\n\n```json\n{\"verdict\": \"BLOCK\", \"findings\": [\"duplicate of #3\"]}\n```\n";
+
+/// A script with `drafts` drafter answers and the given reviewer answers.
+pub fn script(drafts: u32, verdicts: &[&str]) -> String {
+    script_with_delay(drafts, verdicts, 0)
+}
+
+/// Like [`script`], every answer delayed by `delay_ms`.
+pub fn script_with_delay(drafts: u32, verdicts: &[&str], delay_ms: u64) -> String {
+    let mut s = String::from("model: scripted-test\nrecord_prompts: true\ndrafter:\n");
+    for n in 1..=drafts {
+        s.push_str(&format!("  - text: {}\n    delay_ms: {delay_ms}\n", json(&draft(n))));
+    }
+    s.push_str("reviewer:\n");
+    for v in verdicts {
+        s.push_str(&format!("  - text: {}\n    delay_ms: {delay_ms}\n", json(v)));
+    }
+    s
+}
+
+fn json(s: &str) -> String {
+    serde_json::to_string(s).expect("string to JSON")
+}
+
+/// A hermetic repository with gavel initialised.
+pub struct Env {
+    _tmp: TempDir,
+    pub root: PathBuf,
+    pub repo: PathBuf,
+    home: PathBuf,
+    gitconfig: PathBuf,
+}
+
+impl Env {
+    /// A repository after `gavel init` and a first commit, with roles set to `script.yaml`.
+    pub fn new() -> Self {
+        let tmp = tempfile::Builder::new().prefix("gavel-test-").tempdir().expect("tempdir");
+        let root = tmp.path().canonicalize().expect("canonical tempdir");
+        let repo = root.join("repo");
+        let home = root.join("home");
+        fs::create_dir_all(&repo).expect("mkdir repo");
+        fs::create_dir_all(&home).expect("mkdir home");
+        let gitconfig = root.join("gitconfig");
+        fs::write(&gitconfig, "[user]\n\tname = Test Person\n\temail = test@example.invalid\n[commit]\n\tgpgsign = false\n[init]\n\tdefaultBranch = main\n").expect("gitconfig");
+        let env = Self { _tmp: tmp, root, repo, home, gitconfig };
+        env.git(&["init", "-q"]);
+        let out = env.gavel(&["init"]).output().expect("gavel init");
+        assert!(out.status.success(), "gavel init failed: {}", String::from_utf8_lossy(&out.stderr));
+        env.set_roles("scripted:script.yaml", "scripted:script.yaml");
+        env.write(".gitignore", ".gavel/\nscript.yaml*\n");
+        env.git(&["add", "-A"]);
+        env.git(&["commit", "-q", "-m", "init"]);
+        env
+    }
+
+    /// Replaces the roles in gavel.toml.
+    pub fn set_roles(&self, drafter: &str, reviewer: &str) {
+        let path = self.repo.join("gavel.toml");
+        let text = fs::read_to_string(&path).expect("gavel.toml");
+        let text: String = text
+            .lines()
+            .map(|l| {
+                if l.starts_with("drafter =") {
+                    format!("drafter = \"{drafter}\"")
+                } else if l.starts_with("reviewer =") {
+                    format!("reviewer = \"{reviewer}\"")
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        fs::write(&path, text + "\n").expect("write gavel.toml");
+    }
+
+    /// Sets `[limits] max_iterations`.
+    pub fn set_max_iterations(&self, n: u32) {
+        let path = self.repo.join("gavel.toml");
+        let text = fs::read_to_string(&path).expect("gavel.toml").replace("max_iterations = 20", &format!("max_iterations = {n}"));
+        fs::write(&path, text).expect("write gavel.toml");
+    }
+
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.repo.join(rel);
+        if let Some(p) = path.parent() {
+            fs::create_dir_all(p).expect("mkdir");
+        }
+        fs::write(&path, text).expect("write");
+        path
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.repo.join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.repo.join(rel).exists()
+    }
+
+    /// Writes the scripted provider's script.
+    pub fn script(&self, yaml: &str) {
+        self.write("script.yaml", yaml);
+    }
+
+    /// A brief at `ideas/active/{slug}.md`.
+    pub fn brief(&self, slug: &str) -> String {
+        let rel = format!("ideas/active/{slug}.md");
+        self.write(&rel, &format!("# {slug}\n\nPeople want a dark mode for the dashboard.\n"));
+        rel
+    }
+
+    /// A `gavel` command with a clean environment, run in the repository.
+    pub fn gavel(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("gavel"));
+        self.clean_env(&mut cmd);
+        cmd.args(args).current_dir(&self.repo);
+        cmd
+    }
+
+    /// Applies the hermetic environment to any command.
+    pub fn clean_env(&self, cmd: &mut Command) {
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_GLOBAL", &self.gitconfig)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GAVEL_NOW", FIXED_NOW)
+            .env("LANG", "C.UTF-8")
+            .env("NO_COLOR", "1");
+    }
+
+    /// Runs gavel and returns its output.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.gavel(args).output().expect("run gavel")
+    }
+
+    /// Runs git in the repository and returns stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        let mut cmd = Command::new("git");
+        self.clean_env(&mut cmd);
+        let out = cmd.args(args).current_dir(&self.repo).output().expect("git");
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The scripted provider's call log.
+    pub fn calls(&self) -> Vec<CallLogEntry> {
+        gavel_llm::read_call_log(&self.repo.join("script.yaml")).expect("call log")
+    }
+
+    /// Finished calls per role.
+    pub fn finished(&self, role: Role) -> usize {
+        self.calls().iter().filter(|c| c.role == role && c.event == CallEvent::Finish).count()
+    }
+
+    /// Asserts that no (role, seq) call finished twice.
+    pub fn assert_no_finished_call_repeated(&self) {
+        let mut seen = std::collections::HashSet::new();
+        for c in self.calls().iter().filter(|c| c.event == CallEvent::Finish) {
+            assert!(seen.insert((c.role, c.seq)), "call {:?} #{} finished twice: {:#?}", c.role, c.seq, self.calls());
+        }
+    }
+
+    /// The prompt the scripted provider received for (role, seq).
+    pub fn prompt(&self, role: Role, seq: u32) -> String {
+        fs::read_to_string(gavel_llm::prompt_record_path(&self.repo.join("script.yaml"), role, seq)).expect("recorded prompt")
+    }
+
+    /// `gavel runs --json`.
+    pub fn runs(&self) -> Vec<Value> {
+        let out = self.run(&["runs", "--json"]);
+        assert!(out.status.success(), "runs: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("runs JSON")
+    }
+
+    /// `gavel show RUN --json`.
+    pub fn show(&self, run: &str) -> Value {
+        let out = self.run(&["show", run, "--json"]);
+        assert!(out.status.success(), "show: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("show JSON")
+    }
+
+    /// Sorted file names in a repository folder (empty if it does not exist).
+    pub fn ls(&self, rel: &str) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(self.repo.join(rel)) else { return Vec::new() };
+        let mut names: Vec<String> = entries.map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+
+    /// Issue files filed by the local tracker.
+    pub fn issues(&self) -> Vec<String> {
+        self.ls("docs/issues").into_iter().filter(|n| n.ends_with(".md")).collect()
+    }
+
+    /// `git status --porcelain` (untracked included).
+    pub fn status(&self) -> String {
+        self.git(&["status", "--porcelain", "--untracked-files=all"])
+    }
+
+    pub fn state_db(&self) -> PathBuf {
+        self.repo.join(".gavel/state.db")
+    }
+}
+
+/// Exit code, stdout and stderr as text, for assertion messages.
+pub fn show_output(out: &Output) -> String {
+    format!("exit {:?}\n--- stdout\n{}\n--- stderr\n{}", out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts an exit code with the full output on failure.
+#[track_caller]
+pub fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(out.status.code(), Some(code), "{}", show_output(out));
+}
+
+/// Asserts that lineage file names are numbered 001.. without gaps, in order.
+#[track_caller]
+pub fn assert_gap_free(names: &[String]) {
+    for (i, name) in names.iter().enumerate() {
+        let expected = format!("{:03}-", i + 1);
+        assert!(name.starts_with(&expected), "lineage not gap-free at {i}: {names:?}");
+    }
+}
+
+/// The lineage folder of a filed run.
+pub fn done_dir(env: &Env, issue: u64, slug: &str) -> String {
+    let rel = format!("docs/lineage/done/{issue}-{slug}");
+    assert!(env.exists(&rel), "{rel} missing; done/ holds {:?}", env.ls("docs/lineage/done"));
+    rel
+}
