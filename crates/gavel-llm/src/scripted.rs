@@ -140,7 +140,10 @@ impl Provider for ScriptedProvider {
                 .map_or(Ok(()), fs::create_dir_all)
                 .and_then(|()| fs::write(&path, &req.prompt));
             written.map_err(|e| {
-                Self::permanent(format!("cannot record the prompt at {}: {e}", path.display()), None)
+                Self::permanent(
+                    format!("cannot record the prompt at {}: {e}", path.display()),
+                    None,
+                )
             })?;
         }
         self.log(req, CallEvent::Start)?;

@@ -126,7 +126,12 @@ impl Git {
     fn lock(&self) -> Result<std::fs::File, GitError> {
         let dir = self.run(&["rev-parse", "--git-common-dir"])?;
         let path = self.root.join(dir.trim()).join("gavel.lock");
-        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(GitError::Spawn)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(GitError::Spawn)?;
         file.lock().map_err(GitError::Spawn)?;
         Ok(file)
     }

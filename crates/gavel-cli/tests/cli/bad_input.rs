@@ -9,16 +9,33 @@ fn refused(env: &Env, args: &[&str], code: i32, needle: &str) {
     let before = env.status();
     let out = env.run(args);
     assert_exit(&out, code);
-    assert!(stderr(&out).contains(needle), "expected {needle:?} in\n{}", show_output(&out));
-    assert!(!env.state_db().exists(), "{args:?} created the state database");
+    assert!(
+        stderr(&out).contains(needle),
+        "expected {needle:?} in\n{}",
+        show_output(&out)
+    );
+    assert!(
+        !env.state_db().exists(),
+        "{args:?} created the state database"
+    );
     assert_eq!(env.status(), before, "{args:?} changed the repository");
-    assert!(env.ls("docs/lineage/active").iter().all(|n| n == ".gitkeep"), "{args:?} made a lineage folder");
+    assert!(
+        env.ls("docs/lineage/active")
+            .iter()
+            .all(|n| n == ".gitkeep"),
+        "{args:?} made a lineage folder"
+    );
 }
 
 #[test]
 fn a_missing_brief_is_refused() {
     let env = Env::new();
-    refused(&env, &["issue", "missing.md"], 1, "missing.md does not exist");
+    refused(
+        &env,
+        &["issue", "missing.md"],
+        1,
+        "missing.md does not exist",
+    );
 }
 
 #[test]
@@ -40,7 +57,12 @@ fn non_utf8_bytes_are_refused() {
     let env = Env::new();
     std::fs::write(env.repo.join("bytes.md"), b"# ok\n\xff\xfe").expect("write");
     env.git(&["add", "bytes.md"]);
-    refused(&env, &["issue", "bytes.md"], 1, "not valid UTF-8 (first bad byte at offset 5)");
+    refused(
+        &env,
+        &["issue", "bytes.md"],
+        1,
+        "not valid UTF-8 (first bad byte at offset 5)",
+    );
 }
 
 #[test]
@@ -48,7 +70,12 @@ fn a_brief_over_1mb_is_refused() {
     let env = Env::new();
     std::fs::write(env.repo.join("big.md"), vec![b'a'; 1024 * 1024 + 1]).expect("write");
     env.git(&["add", "big.md"]);
-    refused(&env, &["issue", "big.md"], 1, "1048577 bytes; the limit is 1048576 bytes");
+    refused(
+        &env,
+        &["issue", "big.md"],
+        1,
+        "1048577 bytes; the limit is 1048576 bytes",
+    );
 }
 
 #[test]
@@ -56,7 +83,12 @@ fn slugs_that_would_escape_are_refused() {
     let env = Env::new();
     env.write("ok.md", "# idea\n");
     env.git(&["add", "ok.md"]);
-    for (slug, why) in [("../escape", "`..`"), ("a/b", "path separator"), ("a\u{1}b", "control characters"), ("..", "`..`")] {
+    for (slug, why) in [
+        ("../escape", "`..`"),
+        ("a/b", "path separator"),
+        ("a\u{1}b", "control characters"),
+        ("..", "`..`"),
+    ] {
         refused(&env, &["issue", "ok.md", "--slug", slug], 1, why);
     }
     std::fs::write(env.repo.join("bad\u{7}name.md"), "# idea\n").expect("write");
@@ -69,7 +101,12 @@ fn an_invalid_provider_string_is_a_usage_error_listing_the_valid_forms() {
     let env = Env::new();
     env.write("ok.md", "# idea\n");
     env.git(&["add", "ok.md"]);
-    refused(&env, &["issue", "ok.md", "--drafter", "gpt-4"], 2, "openai-compatible:MODEL@BASE_URL");
+    refused(
+        &env,
+        &["issue", "ok.md", "--drafter", "gpt-4"],
+        2,
+        "openai-compatible:MODEL@BASE_URL",
+    );
 }
 
 #[test]
@@ -81,7 +118,11 @@ fn an_unknown_run_id_is_an_error() {
     for args in [["resume", "99"], ["show", "99"], ["abort", "99"]] {
         let out = env.run(&args);
         assert_exit(&out, 1);
-        assert!(stderr(&out).contains("run 99 does not exist"), "{}", show_output(&out));
+        assert!(
+            stderr(&out).contains("run 99 does not exist"),
+            "{}",
+            show_output(&out)
+        );
     }
 }
 
@@ -93,7 +134,11 @@ fn resuming_a_finished_run_is_an_error() {
     assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
     let out = env.run(&["resume", "1"]);
     assert_exit(&out, 1);
-    assert!(stderr(&out).contains("run 1 is already done"), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains("run 1 is already done"),
+        "{}",
+        show_output(&out)
+    );
     assert_eq!(env.issues().len(), 1);
 }
 
@@ -108,9 +153,17 @@ fn a_corrupt_state_database_is_reported_and_left_alone() {
     for args in [vec!["runs"], vec!["issue", &brief, "--auto"]] {
         let out = env.run(&args);
         assert_exit(&out, 1);
-        assert!(stderr(&out).contains("is not usable"), "{}", show_output(&out));
+        assert!(
+            stderr(&out).contains("is not usable"),
+            "{}",
+            show_output(&out)
+        );
     }
-    assert_eq!(std::fs::read(env.state_db()).expect("read"), garbage, "the file is unchanged");
+    assert_eq!(
+        std::fs::read(env.state_db()).expect("read"),
+        garbage,
+        "the file is unchanged"
+    );
 }
 
 #[test]
@@ -123,7 +176,10 @@ fn an_invalid_gate_answer_is_refused_and_changes_nothing() {
     let out = env.run(&["resume", "1", "--choice", "approve"]);
     assert_exit(&out, 2);
     let err = stderr(&out);
-    assert!(err.contains("`approve` is not a valid answer") && err.contains("send, revise"), "{err}");
+    assert!(
+        err.contains("`approve` is not a valid answer") && err.contains("send, revise"),
+        "{err}"
+    );
     assert_eq!(env.show("1")["status"], before["status"]);
     assert_eq!(env.show("1")["checkpoints"], before["checkpoints"]);
 }
@@ -134,5 +190,9 @@ fn a_bad_config_names_the_key() {
     env.write("gavel.toml", "[limits]\nmax_iteration = 3\n");
     let out = env.run(&["runs"]);
     assert_exit(&out, 1);
-    assert!(stderr(&out).contains("max_iteration"), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains("max_iteration"),
+        "{}",
+        show_output(&out)
+    );
 }

@@ -14,7 +14,11 @@ use crate::util::*;
 /// A fake editor: appends a marker line to every file it is given, like a person's edit.
 fn fake_editor(env: &Env) -> PathBuf {
     let path = env.root.join("fake-editor");
-    std::fs::write(&path, "#!/bin/sh\nfor f in \"$@\"; do printf 'EDITED-BY-PERSON\\n' >> \"$f\"; done\n").expect("write editor");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\nfor f in \"$@\"; do printf 'EDITED-BY-PERSON\\n' >> \"$f\"; done\n",
+    )
+    .expect("write editor");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     path
 }
@@ -45,15 +49,23 @@ fn draft_gate_in_a_terminal_opens_the_editor_and_reasks_bad_answers() {
     p.exp_string("`x` is not one of S, R, P").expect("re-asked");
     p.exp_string("Your choice [S/R/P]: ").expect("prompt again");
     p.send_line("s").expect("send");
-    p.exp_string("(recommended)").expect("verdict gate recommends");
-    p.exp_string("Your choice [A/R/E/P]: ").expect("verdict prompt");
+    p.exp_string("(recommended)")
+        .expect("verdict gate recommends");
+    p.exp_string("Your choice [A/R/E/P]: ")
+        .expect("verdict prompt");
     p.send_line("A").expect("approve");
     p.exp_string("issue #1 filed").expect("filed");
     p.exp_eof().expect("eof");
     assert_eq!(exit_code(&p), 0);
     let issue = env.read("docs/issues/0001-dark-mode.md");
-    assert!(issue.contains("EDITED-BY-PERSON"), "the person's edit is what gets filed:\n{issue}");
-    assert!(env.prompt(Role::Reviewer, 0).contains("EDITED-BY-PERSON"), "the reviewer saw the edited draft");
+    assert!(
+        issue.contains("EDITED-BY-PERSON"),
+        "the person's edit is what gets filed:\n{issue}"
+    );
+    assert!(
+        env.prompt(Role::Reviewer, 0).contains("EDITED-BY-PERSON"),
+        "the reviewer saw the edited draft"
+    );
 }
 
 #[test]
@@ -65,7 +77,8 @@ fn revise_feedback_is_typed_at_the_terminal() {
     let mut p = spawn(&env, &["issue", &brief], &editor.to_string_lossy());
     p.exp_string("Your choice [S/R/P]: ").expect("prompt");
     p.send_line("R").expect("revise");
-    p.exp_string("Feedback for the drafter").expect("feedback prompt");
+    p.exp_string("Feedback for the drafter")
+        .expect("feedback prompt");
     p.send_line("Name the toggle.").expect("feedback");
     p.send_line("").expect("end feedback");
     p.exp_string("Draft #2").expect("second draft gate");
@@ -73,7 +86,10 @@ fn revise_feedback_is_typed_at_the_terminal() {
     p.send_line("P").expect("pause");
     p.exp_eof().expect("eof");
     assert_eq!(exit_code(&p), 3);
-    assert_eq!(env.read("docs/lineage/active/dark-mode/003-feedback.md"), "Name the toggle.");
+    assert_eq!(
+        env.read("docs/lineage/active/dark-mode/003-feedback.md"),
+        "Name the toggle."
+    );
 }
 
 #[test]
@@ -84,13 +100,15 @@ fn scenario_025_027_slug_collision_prompt_and_new_name() {
     assert_exit(&env.run(&["issue", &brief]), 3);
     let editor = fake_editor(&env);
     let mut p = spawn(&env, &["issue", &brief], &editor.to_string_lossy());
-    p.exp_string("[R]esume existing / [N]ew name / [A]bort? ").expect("collision prompt");
+    p.exp_string("[R]esume existing / [N]ew name / [A]bort? ")
+        .expect("collision prompt");
     p.send_line("N").expect("new");
     p.exp_string("New slug: ").expect("slug prompt");
     p.send_line("../up").expect("bad slug");
     p.exp_string("try again").expect("re-asked");
     p.send_line("foo").expect("slug");
-    p.exp_string("Your choice [S/R/P]: ").expect("draft gate of the new run");
+    p.exp_string("Your choice [S/R/P]: ")
+        .expect("draft gate of the new run");
     p.send_line("P").expect("pause");
     p.exp_eof().expect("eof");
     assert_eq!(exit_code(&p), 3);
@@ -104,10 +122,14 @@ fn scenario_030_editor_not_on_path_fails_preflight() {
     env.script(&script(1, &[APPROVED]));
     let brief = env.brief("dark-mode");
     let mut p = spawn(&env, &["issue", &brief], "no-such-editor-gavel --wait");
-    p.exp_string("editor `no-such-editor-gavel` is not on PATH").expect("clear error");
+    p.exp_string("editor `no-such-editor-gavel` is not on PATH")
+        .expect("clear error");
     p.exp_eof().expect("eof");
     assert_eq!(exit_code(&p), 1);
-    assert!(env.calls().is_empty(), "no model call before pre-flight passes");
+    assert!(
+        env.calls().is_empty(),
+        "no model call before pre-flight passes"
+    );
 }
 
 #[test]

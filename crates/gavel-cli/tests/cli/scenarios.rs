@@ -11,9 +11,17 @@ fn start_paused(env: &Env, slug: &str) -> String {
     let brief = env.brief(slug);
     let out = env.run(&["issue", &brief]);
     assert_exit(&out, 3);
-    assert!(stderr(&out).contains("--choice send"), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains("--choice send"),
+        "{}",
+        show_output(&out)
+    );
     let runs = env.runs();
-    runs.iter().rev().find(|r| r["slug"] == slug).expect("run listed")["id"].to_string()
+    runs.iter()
+        .rev()
+        .find(|r| r["slug"] == slug)
+        .expect("run listed")["id"]
+        .to_string()
 }
 
 #[test]
@@ -28,18 +36,41 @@ fn scenario_010_happy_path_approve_first_try() {
     assert_eq!(shown["status"]["gate"]["recommended"], "approve");
     let out = env.run(&["resume", &run, "--choice", "approve"]);
     assert_exit(&out, 0);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("issue #1 filed"), "{}", show_output(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("issue #1 filed"),
+        "{}",
+        show_output(&out)
+    );
     let done = done_dir(&env, 1, "dark-mode");
-    let filed: serde_json::Value = serde_json::from_str(&env.read(&format!("{done}/004-filed.json"))).expect("filed.json");
+    let filed: serde_json::Value =
+        serde_json::from_str(&env.read(&format!("{done}/004-filed.json"))).expect("filed.json");
     assert_eq!(filed["issue_number"], 1);
     assert_eq!(filed["issue_url"], "docs/issues/0001-dark-mode.md");
     assert_eq!(filed["title"], "Add dark mode v1");
     assert_eq!(filed["filed_at"], FIXED_NOW);
     assert_eq!(filed["brief_file"], "ideas/active/dark-mode.md");
-    assert_eq!((filed["total_iterations"].as_u64(), filed["draft_count"].as_u64(), filed["verdict_count"].as_u64()), (Some(1), Some(1), Some(1)));
+    assert_eq!(
+        (
+            filed["total_iterations"].as_u64(),
+            filed["draft_count"].as_u64(),
+            filed["verdict_count"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1))
+    );
     assert_eq!(filed["auto_mode"], false);
-    assert_eq!(env.ls(&done), ["001-brief.md", "002-draft.md", "003-verdict.md", "004-filed.json"]);
-    assert!(env.read("docs/issues/0001-dark-mode.md").contains("# Add dark mode v1"));
+    assert_eq!(
+        env.ls(&done),
+        [
+            "001-brief.md",
+            "002-draft.md",
+            "003-verdict.md",
+            "004-filed.json"
+        ]
+    );
+    assert!(
+        env.read("docs/issues/0001-dark-mode.md")
+            .contains("# Add dark mode v1")
+    );
     assert!(env.exists("ideas/done/1-dark-mode.md") && !env.exists("ideas/active/dark-mode.md"));
 }
 
@@ -52,7 +83,10 @@ fn scenario_010_auto_mode_files_without_gates_and_records_it() {
     let done = done_dir(&env, 1, "dark-mode");
     let filed = env.read(&format!("{done}/004-filed.json"));
     assert!(filed.contains("\"auto_mode\": true"), "{filed}");
-    assert!(env.read(&format!("{done}/003-verdict.md")).contains("auto_mode: true"));
+    assert!(
+        env.read(&format!("{done}/003-verdict.md"))
+            .contains("auto_mode: true")
+    );
 }
 
 #[test]
@@ -60,8 +94,15 @@ fn scenario_020_brief_not_found() {
     let env = Env::new();
     let out = env.run(&["issue", "ideas/active/nope.md"]);
     assert_exit(&out, 1);
-    assert!(stderr(&out).contains("nope.md does not exist"), "{}", show_output(&out));
-    assert!(!env.state_db().exists(), "a bad brief must not create the state database");
+    assert!(
+        stderr(&out).contains("nope.md does not exist"),
+        "{}",
+        show_output(&out)
+    );
+    assert!(
+        !env.state_db().exists(),
+        "a bad brief must not create the state database"
+    );
 }
 
 #[test]
@@ -72,7 +113,10 @@ fn scenario_025_slug_collision_needs_a_decision() {
     let out = env.run(&["issue", "ideas/active/dark-mode.md"]);
     assert_exit(&out, 2);
     let err = stderr(&out);
-    assert!(err.contains("slug `dark-mode` is already in use") && err.contains("--on-collision"), "{err}");
+    assert!(
+        err.contains("slug `dark-mode` is already in use") && err.contains("--on-collision"),
+        "{err}"
+    );
     assert_eq!(env.runs().len(), 1, "no second run");
 }
 
@@ -81,9 +125,18 @@ fn scenario_026_slug_collision_resume_continues_the_run() {
     let env = Env::new();
     env.script(&script(2, &[]));
     let run = start_paused(&env, "dark-mode");
-    let out = env.run(&["issue", "ideas/active/dark-mode.md", "--on-collision", "resume"]);
+    let out = env.run(&[
+        "issue",
+        "ideas/active/dark-mode.md",
+        "--on-collision",
+        "resume",
+    ]);
     assert_exit(&out, 3);
-    assert!(stderr(&out).contains(&format!("resuming run {run}")), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains(&format!("resuming run {run}")),
+        "{}",
+        show_output(&out)
+    );
     assert_eq!(env.runs().len(), 1);
     assert_eq!(env.finished(Role::Drafter), 1, "resume must not redraft");
 }
@@ -94,7 +147,12 @@ fn scenario_028_slug_collision_abort_changes_nothing() {
     env.script(&script(2, &[]));
     start_paused(&env, "dark-mode");
     let before = env.ls("docs/lineage/active/dark-mode");
-    let out = env.run(&["issue", "ideas/active/dark-mode.md", "--on-collision", "abort"]);
+    let out = env.run(&[
+        "issue",
+        "ideas/active/dark-mode.md",
+        "--on-collision",
+        "abort",
+    ]);
     assert_exit(&out, 0);
     assert_eq!(env.ls("docs/lineage/active/dark-mode"), before);
     assert_eq!(env.runs().len(), 1);
@@ -110,8 +168,14 @@ fn scenario_040_unreachable_tracker_fails_preflight_before_any_model_call() {
     let out = env.run(&["issue", &brief, "--auto"]);
     assert_exit(&out, 1);
     let err = stderr(&out);
-    assert!(err.contains("pre-flight failed") && err.contains("docs/issues exists but is not a folder"), "{err}");
-    assert!(env.calls().is_empty(), "no model may be called before pre-flight passes");
+    assert!(
+        err.contains("pre-flight failed") && err.contains("docs/issues exists but is not a folder"),
+        "{err}"
+    );
+    assert!(
+        env.calls().is_empty(),
+        "no model may be called before pre-flight passes"
+    );
 }
 
 #[test]
@@ -122,7 +186,10 @@ fn scenario_040_roles_without_a_usable_provider_fail_preflight() {
     let out = env.run(&["issue", &brief, "--auto"]);
     assert_exit(&out, 1);
     let err = stderr(&out);
-    assert!(err.contains("drafter claude:sonnet") && err.contains("reviewer gemini:2.5-pro"), "{err}");
+    assert!(
+        err.contains("drafter claude:sonnet") && err.contains("reviewer gemini:2.5-pro"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -132,11 +199,25 @@ fn scenario_050_revise_at_the_draft_gate_redrafts_with_feedback() {
     let run = start_paused(&env, "dark-mode");
     let feedback = env.write("feedback.txt", "Mention the header toggle.");
     let fb = feedback.to_string_lossy().into_owned();
-    assert_exit(&env.run(&["resume", &run, "--choice", "revise", "--feedback-file", &fb]), 3);
+    assert_exit(
+        &env.run(&["resume", &run, "--choice", "revise", "--feedback-file", &fb]),
+        3,
+    );
     assert_eq!(env.finished(Role::Drafter), 2);
-    assert_eq!(env.ls("docs/lineage/active/dark-mode"), ["001-brief.md", "002-draft.md", "003-feedback.md", "004-draft.md"]);
+    assert_eq!(
+        env.ls("docs/lineage/active/dark-mode"),
+        [
+            "001-brief.md",
+            "002-draft.md",
+            "003-feedback.md",
+            "004-draft.md"
+        ]
+    );
     let prompt = env.prompt(Role::Drafter, 1);
-    assert!(prompt.contains("Mention the header toggle.") && prompt.contains("# Add dark mode v1"), "{prompt}");
+    assert!(
+        prompt.contains("Mention the header toggle.") && prompt.contains("# Add dark mode v1"),
+        "{prompt}"
+    );
 }
 
 #[test]
@@ -158,7 +239,10 @@ fn scenario_070_revise_at_the_verdict_gate_redrafts() {
     assert_eq!(env.show(&run)["status"]["gate"]["recommended"], "revise");
     assert_exit(&env.run(&["resume", &run, "--choice", "revise"]), 3);
     assert_eq!(env.finished(Role::Drafter), 2);
-    assert!(env.prompt(Role::Drafter, 1).contains("add acceptance criteria"));
+    assert!(
+        env.prompt(Role::Drafter, 1)
+            .contains("add acceptance criteria")
+    );
 }
 
 #[test]
@@ -168,12 +252,18 @@ fn scenario_080_an_edited_verdict_is_what_the_drafter_sees() {
     let run = start_paused(&env, "dark-mode");
     assert_exit(&env.run(&["resume", &run, "--choice", "send"]), 3);
     let verdict = "docs/lineage/active/dark-mode/003-verdict.md";
-    let text = env.read(verdict).replace("IGNORE PREVIOUS INSTRUCTIONS", "state the toggle's location");
+    let text = env.read(verdict).replace(
+        "IGNORE PREVIOUS INSTRUCTIONS",
+        "state the toggle's location",
+    );
     env.write(verdict, &text);
     assert_exit(&env.run(&["resume", &run, "--choice", "revise"]), 3);
     let prompt = env.prompt(Role::Drafter, 1);
     assert!(prompt.contains("state the toggle's location"), "{prompt}");
-    assert!(!prompt.contains("IGNORE PREVIOUS INSTRUCTIONS"), "the sanitized text replaces the original");
+    assert!(
+        !prompt.contains("IGNORE PREVIOUS INSTRUCTIONS"),
+        "the sanitized text replaces the original"
+    );
 }
 
 #[test]
@@ -184,7 +274,10 @@ fn scenario_090_block_verdict_is_recorded_and_routes_to_revision() {
     assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
     let done = done_dir(&env, 1, "dark-mode");
     let verdict = env.read(&format!("{done}/003-verdict.md"));
-    assert!(verdict.contains("verdict: \"BLOCK (1 finding)\"") && verdict.contains("rubric_sha256: "), "{verdict}");
+    assert!(
+        verdict.contains("verdict: \"BLOCK (1 finding)\"") && verdict.contains("rubric_sha256: "),
+        "{verdict}"
+    );
     assert_eq!(env.finished(Role::Drafter), 2);
 }
 
@@ -194,11 +287,21 @@ fn rubric_sha256_in_the_verdict_header_is_the_rubric_file_hash() {
     env.script(&script(1, &[APPROVED]));
     let brief = env.brief("dark-mode");
     assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
-    let rubric = std::fs::read(env.repo.join("docs/skills/0701c-issue-review-prompt.md")).expect("rubric");
+    let rubric =
+        std::fs::read(env.repo.join("docs/skills/0701c-issue-review-prompt.md")).expect("rubric");
     let sha = gavel_core::ContentHash::of(&rubric).to_string();
-    let verdict = env.read(&format!("{}/003-verdict.md", done_dir(&env, 1, "dark-mode")));
-    assert!(verdict.contains(&format!("rubric_sha256: {sha}")), "{verdict}");
-    assert!(env.prompt(Role::Reviewer, 0).starts_with("# Issue review rubric (0701c)"));
+    let verdict = env.read(&format!(
+        "{}/003-verdict.md",
+        done_dir(&env, 1, "dark-mode")
+    ));
+    assert!(
+        verdict.contains(&format!("rubric_sha256: {sha}")),
+        "{verdict}"
+    );
+    assert!(
+        env.prompt(Role::Reviewer, 0)
+            .starts_with("# Issue review rubric (0701c)")
+    );
 }
 
 #[test]
@@ -221,7 +324,11 @@ fn at_file_error(env: &Env) -> String {
     env.write("docs/issues", "broken");
     let out = env.run(&["resume", &run, "--choice", "approve"]);
     assert_exit(&out, 3);
-    assert!(stderr(&out).contains("--choice retry"), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains("--choice retry"),
+        "{}",
+        show_output(&out)
+    );
     run
 }
 
@@ -231,8 +338,16 @@ fn scenario_110_tracker_rejection_offers_retry_edit_abort_and_keeps_files() {
     let run = at_file_error(&env);
     let shown = env.show(&run);
     assert_eq!(shown["status"]["gate"]["kind"], "file-error");
-    assert!(shown["status"]["gate"]["detail"].as_str().unwrap_or_default().contains("not a folder"));
-    assert_eq!(env.ls("docs/lineage/active/dark-mode"), ["001-brief.md", "002-draft.md", "003-verdict.md"]);
+    assert!(
+        shown["status"]["gate"]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not a folder")
+    );
+    assert_eq!(
+        env.ls("docs/lineage/active/dark-mode"),
+        ["001-brief.md", "002-draft.md", "003-verdict.md"]
+    );
 }
 
 #[test]
@@ -270,11 +385,23 @@ fn scenario_150_resume_after_the_terminal_closed() {
     let env = Env::new();
     env.script(&script(1, &[APPROVED]));
     let brief = env.brief("dark-mode");
-    let out = env.gavel(&["issue", &brief, "--auto"]).env("GAVEL_CRASH_AT", "after:N4_review").output().expect("run");
-    assert_eq!(out.status.code(), None, "killed by a signal: {}", show_output(&out));
+    let out = env
+        .gavel(&["issue", &brief, "--auto"])
+        .env("GAVEL_CRASH_AT", "after:N4_review")
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        None,
+        "killed by a signal: {}",
+        show_output(&out)
+    );
     assert_eq!(env.runs()[0]["status"], "interrupted");
     assert_exit(&env.run(&["resume", "1"]), 0);
-    assert_eq!((env.finished(Role::Drafter), env.finished(Role::Reviewer)), (1, 1));
+    assert_eq!(
+        (env.finished(Role::Drafter), env.finished(Role::Reviewer)),
+        (1, 1)
+    );
     assert_eq!(env.issues().len(), 1);
 }
 
@@ -291,9 +418,15 @@ fn scenario_170_sequential_numbering_over_ten_loops() {
     assert_gap_free(&names);
     assert!(names[0].ends_with("brief.md") && names[21].ends_with("filed.json"));
     for (i, pair) in names[1..21].chunks(2).enumerate() {
-        assert!(pair[0].ends_with("-draft.md") && pair[1].ends_with("-verdict.md"), "loop {i}: {pair:?}");
+        assert!(
+            pair[0].ends_with("-draft.md") && pair[1].ends_with("-verdict.md"),
+            "loop {i}: {pair:?}"
+        );
     }
-    assert!(env.prompt(Role::Drafter, 9).contains("### Review #9"), "all verdicts are cumulative");
+    assert!(
+        env.prompt(Role::Drafter, 9).contains("### Review #9"),
+        "all verdicts are cumulative"
+    );
 }
 
 #[test]
@@ -317,9 +450,18 @@ fn scenario_190_everything_lands_in_one_commit() {
     assert_eq!(env.git(&["rev-list", "--count", "HEAD"]).trim(), "3");
     let subject = env.git(&["log", "-1", "--format=%s"]);
     assert!(subject.starts_with("gavel: file issue #1 "), "{subject}");
-    let files = env.git(&["show", "--name-status", "--format=", "HEAD"]);
-    for needle in ["docs/lineage/done/1-dark-mode/001-brief.md", "docs/lineage/done/1-dark-mode/004-filed.json", "docs/issues/0001-dark-mode.md", "docs/issues/labels.txt", "ideas/done/1-dark-mode.md"] {
-        assert!(files.contains(needle), "{needle} missing from the commit:\n{files}");
+    let files = env.git(&["show", "--name-status", "--no-renames", "--format=", "HEAD"]);
+    for needle in [
+        "docs/lineage/done/1-dark-mode/001-brief.md",
+        "docs/lineage/done/1-dark-mode/004-filed.json",
+        "docs/issues/0001-dark-mode.md",
+        "docs/issues/labels.txt",
+        "ideas/done/1-dark-mode.md",
+    ] {
+        assert!(
+            files.contains(needle),
+            "{needle} missing from the commit:\n{files}"
+        );
     }
     assert!(files.contains("D\tideas/active/dark-mode.md"), "{files}");
     assert_eq!(env.status(), "", "nothing left uncommitted");
@@ -333,7 +475,11 @@ fn max_iterations_halts_with_the_reason() {
     let brief = env.brief("dark-mode");
     let out = env.run(&["issue", &brief, "--auto"]);
     assert_exit(&out, 4);
-    assert!(stderr(&out).contains("max iterations reached: 2 drafts"), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains("max iterations reached: 2 drafts"),
+        "{}",
+        show_output(&out)
+    );
     assert_eq!(env.runs()[0]["status"], "halted");
     assert!(env.issues().is_empty(), "a cap is never success");
     env.set_max_iterations(3);
@@ -348,11 +494,18 @@ fn unparseable_verdict_waits_for_a_person_even_in_auto_mode() {
     let brief = env.brief("dark-mode");
     let out = env.run(&["issue", &brief, "--auto"]);
     assert_exit(&out, 3);
-    assert!(stderr(&out).contains("could not be parsed"), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains("could not be parsed"),
+        "{}",
+        show_output(&out)
+    );
     assert!(env.issues().is_empty());
     let gate = &env.show("1")["status"]["gate"];
     assert_eq!(gate["kind"], "verdict");
-    assert!(gate["recommended"].is_null(), "no recommendation for an unparseable verdict");
+    assert!(
+        gate["recommended"].is_null(),
+        "no recommendation for an unparseable verdict"
+    );
 }
 
 #[test]
@@ -366,7 +519,11 @@ fn failed_model_call_halts_resumably_and_produces_nothing() {
     let brief = env.brief("dark-mode");
     let out = env.run(&["issue", &brief, "--auto"]);
     assert_exit(&out, 4);
-    assert!(stderr(&out).contains("503 overloaded"), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains("503 overloaded"),
+        "{}",
+        show_output(&out)
+    );
     assert_eq!(env.ls("docs/lineage/active/dark-mode"), ["001-brief.md"]);
     assert_exit(&env.run(&["resume", "1"]), 0);
 }
@@ -379,12 +536,28 @@ fn runs_and_show_describe_a_paused_run() {
     let out = env.run(&["runs"]);
     assert_exit(&out, 0);
     let table = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(table.contains("dark-mode") && table.contains("waiting") && table.contains("N3_draft_gate@"), "{table}");
+    assert!(
+        table.contains("dark-mode")
+            && table.contains("waiting")
+            && table.contains("N3_draft_gate@"),
+        "{table}"
+    );
     let out = env.run(&["show", &run]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(text.contains("N0_load_brief → N1_preflight") && text.contains("file    docs/lineage/active/dark-mode/002-draft.md"), "{text}");
-    assert!(text.contains(&format!("gavel resume {run} --choice send|revise")), "{text}");
-    assert_eq!(env.show("dark-mode")["run"]["id"].to_string(), run, "a slug names its run too");
+    assert!(
+        text.contains("N0_load_brief → N1_preflight")
+            && text.contains("file    docs/lineage/active/dark-mode/002-draft.md"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("gavel resume {run} --choice send|revise")),
+        "{text}"
+    );
+    assert_eq!(
+        env.show("dark-mode")["run"]["id"].to_string(),
+        run,
+        "a slug names its run too"
+    );
 }
 
 #[test]
@@ -406,8 +579,14 @@ fn demo_runs_offline_and_files_an_issue() {
     let out = env.run(&["demo", "--dir", &dir.to_string_lossy()]);
     assert_exit(&out, 0);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(stdout.contains("filed issue #1") && stdout.contains("006-filed.json"), "{stdout}");
-    assert!(dir.join("docs/lineage/done/1-dark-mode/003-verdict.md").is_file());
+    assert!(
+        stdout.contains("filed issue #1") && stdout.contains("006-filed.json"),
+        "{stdout}"
+    );
+    assert!(
+        dir.join("docs/lineage/done/1-dark-mode/003-verdict.md")
+            .is_file()
+    );
 }
 
 #[test]

@@ -13,12 +13,16 @@ pub const FIXED_NOW: &str = "2026-01-30T14:33:20Z";
 
 /// A draft the scripted drafter returns; `n` makes each one distinct.
 pub fn draft(n: u32) -> String {
-    format!("Sure, here it is.\n\n# Add dark mode v{n}\n\n**Labels:** enhancement, ui\n\n## Why\nToo bright at night.\n\n## Acceptance criteria\n- [ ] Dark theme {n}\n")
+    format!(
+        "Sure, here it is.\n\n# Add dark mode v{n}\n\n**Labels:** enhancement, ui\n\n## Why\nToo bright at night.\n\n## Acceptance criteria\n- [ ] Dark theme {n}\n"
+    )
 }
 
-pub const APPROVED: &str = "All good.\n\n```json\n{\"verdict\": \"APPROVED\", \"findings\": []}\n```\n";
+pub const APPROVED: &str =
+    "All good.\n\n```json\n{\"verdict\": \"APPROVED\", \"findings\": []}\n```\n";
 pub const REVISE: &str = "Needs work.\n\n```json\n{\"verdict\": \"REVISE\", \"findings\": [\"add acceptance criteria\"]}\n```\n";
-pub const BLOCK: &str = "No.\n\n```json\n{\"verdict\": \"BLOCK\", \"findings\": [\"duplicate of #3\"]}\n```\n";
+pub const BLOCK: &str =
+    "No.\n\n```json\n{\"verdict\": \"BLOCK\", \"findings\": [\"duplicate of #3\"]}\n```\n";
 
 /// A script with `drafts` drafter answers and the given reviewer answers.
 pub fn script(drafts: u32, verdicts: &[&str]) -> String {
@@ -29,11 +33,21 @@ pub fn script(drafts: u32, verdicts: &[&str]) -> String {
 pub fn script_with_delay(drafts: u32, verdicts: &[&str], delay_ms: u64) -> String {
     let mut s = String::from("model: scripted-test\nrecord_prompts: true\ndrafter:\n");
     for n in 1..=drafts {
-        s.push_str(&format!("  - text: {}\n    delay_ms: {delay_ms}\n", json(&draft(n))));
+        s.push_str(&format!(
+            "  - text: {}\n    delay_ms: {delay_ms}\n",
+            json(&draft(n))
+        ));
     }
-    s.push_str("reviewer:\n");
+    s.push_str(if verdicts.is_empty() {
+        "reviewer: []\n"
+    } else {
+        "reviewer:\n"
+    });
     for v in verdicts {
-        s.push_str(&format!("  - text: {}\n    delay_ms: {delay_ms}\n", json(v)));
+        s.push_str(&format!(
+            "  - text: {}\n    delay_ms: {delay_ms}\n",
+            json(v)
+        ));
     }
     s
 }
@@ -54,7 +68,10 @@ pub struct Env {
 impl Env {
     /// A repository after `gavel init` and a first commit, with roles set to `script.yaml`.
     pub fn new() -> Self {
-        let tmp = tempfile::Builder::new().prefix("gavel-test-").tempdir().expect("tempdir");
+        let tmp = tempfile::Builder::new()
+            .prefix("gavel-test-")
+            .tempdir()
+            .expect("tempdir");
         let root = tmp.path().canonicalize().expect("canonical tempdir");
         let repo = root.join("repo");
         let home = root.join("home");
@@ -62,10 +79,20 @@ impl Env {
         fs::create_dir_all(&home).expect("mkdir home");
         let gitconfig = root.join("gitconfig");
         fs::write(&gitconfig, "[user]\n\tname = Test Person\n\temail = test@example.invalid\n[commit]\n\tgpgsign = false\n[init]\n\tdefaultBranch = main\n").expect("gitconfig");
-        let env = Self { _tmp: tmp, root, repo, home, gitconfig };
+        let env = Self {
+            _tmp: tmp,
+            root,
+            repo,
+            home,
+            gitconfig,
+        };
         env.git(&["init", "-q"]);
         let out = env.gavel(&["init"]).output().expect("gavel init");
-        assert!(out.status.success(), "gavel init failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "gavel init failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         env.set_roles("scripted:script.yaml", "scripted:script.yaml");
         env.write(".gitignore", ".gavel/\nscript.yaml*\n");
         env.git(&["add", "-A"]);
@@ -96,8 +123,18 @@ impl Env {
     /// Sets `[limits] max_iterations`.
     pub fn set_max_iterations(&self, n: u32) {
         let path = self.repo.join("gavel.toml");
-        let text = fs::read_to_string(&path).expect("gavel.toml").replace("max_iterations = 20", &format!("max_iterations = {n}"));
-        fs::write(&path, text).expect("write gavel.toml");
+        let text: Vec<String> = fs::read_to_string(&path)
+            .expect("gavel.toml")
+            .lines()
+            .map(|l| {
+                if l.starts_with("max_iterations =") {
+                    format!("max_iterations = {n}")
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect();
+        fs::write(&path, text.join("\n") + "\n").expect("write gavel.toml");
     }
 
     pub fn write(&self, rel: &str, text: &str) -> PathBuf {
@@ -125,7 +162,10 @@ impl Env {
     /// A brief at `ideas/active/{slug}.md`.
     pub fn brief(&self, slug: &str) -> String {
         let rel = format!("ideas/active/{slug}.md");
-        self.write(&rel, &format!("# {slug}\n\nPeople want a dark mode for the dashboard.\n"));
+        self.write(
+            &rel,
+            &format!("# {slug}\n\nPeople want a dark mode for the dashboard.\n"),
+        );
         rel
     }
 
@@ -158,8 +198,16 @@ impl Env {
     pub fn git(&self, args: &[&str]) -> String {
         let mut cmd = Command::new("git");
         self.clean_env(&mut cmd);
-        let out = cmd.args(args).current_dir(&self.repo).output().expect("git");
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = cmd
+            .args(args)
+            .current_dir(&self.repo)
+            .output()
+            .expect("git");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -170,47 +218,76 @@ impl Env {
 
     /// Finished calls per role.
     pub fn finished(&self, role: Role) -> usize {
-        self.calls().iter().filter(|c| c.role == role && c.event == CallEvent::Finish).count()
+        self.calls()
+            .iter()
+            .filter(|c| c.role == role && c.event == CallEvent::Finish)
+            .count()
     }
 
     /// Asserts that no (role, seq) call finished twice.
     pub fn assert_no_finished_call_repeated(&self) {
         let mut seen = std::collections::HashSet::new();
         for c in self.calls().iter().filter(|c| c.event == CallEvent::Finish) {
-            assert!(seen.insert((c.role, c.seq)), "call {:?} #{} finished twice: {:#?}", c.role, c.seq, self.calls());
+            assert!(
+                seen.insert((c.role, c.seq)),
+                "call {:?} #{} finished twice: {:#?}",
+                c.role,
+                c.seq,
+                self.calls()
+            );
         }
     }
 
     /// The prompt the scripted provider received for (role, seq).
     pub fn prompt(&self, role: Role, seq: u32) -> String {
-        fs::read_to_string(gavel_llm::prompt_record_path(&self.repo.join("script.yaml"), role, seq)).expect("recorded prompt")
+        fs::read_to_string(gavel_llm::prompt_record_path(
+            &self.repo.join("script.yaml"),
+            role,
+            seq,
+        ))
+        .expect("recorded prompt")
     }
 
     /// `gavel runs --json`.
     pub fn runs(&self) -> Vec<Value> {
         let out = self.run(&["runs", "--json"]);
-        assert!(out.status.success(), "runs: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "runs: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).expect("runs JSON")
     }
 
     /// `gavel show RUN --json`.
     pub fn show(&self, run: &str) -> Value {
         let out = self.run(&["show", run, "--json"]);
-        assert!(out.status.success(), "show: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "show: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).expect("show JSON")
     }
 
     /// Sorted file names in a repository folder (empty if it does not exist).
     pub fn ls(&self, rel: &str) -> Vec<String> {
-        let Ok(entries) = fs::read_dir(self.repo.join(rel)) else { return Vec::new() };
-        let mut names: Vec<String> = entries.map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect();
+        let Ok(entries) = fs::read_dir(self.repo.join(rel)) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
         names.sort();
         names
     }
 
     /// Issue files filed by the local tracker.
     pub fn issues(&self) -> Vec<String> {
-        self.ls("docs/issues").into_iter().filter(|n| n.ends_with(".md")).collect()
+        self.ls("docs/issues")
+            .into_iter()
+            .filter(|n| n.ends_with(".md"))
+            .collect()
     }
 
     /// `git status --porcelain` (untracked included).
@@ -225,7 +302,12 @@ impl Env {
 
 /// Exit code, stdout and stderr as text, for assertion messages.
 pub fn show_output(out: &Output) -> String {
-    format!("exit {:?}\n--- stdout\n{}\n--- stderr\n{}", out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 pub fn stderr(out: &Output) -> String {
@@ -243,13 +325,20 @@ pub fn assert_exit(out: &Output, code: i32) {
 pub fn assert_gap_free(names: &[String]) {
     for (i, name) in names.iter().enumerate() {
         let expected = format!("{:03}-", i + 1);
-        assert!(name.starts_with(&expected), "lineage not gap-free at {i}: {names:?}");
+        assert!(
+            name.starts_with(&expected),
+            "lineage not gap-free at {i}: {names:?}"
+        );
     }
 }
 
 /// The lineage folder of a filed run.
 pub fn done_dir(env: &Env, issue: u64, slug: &str) -> String {
     let rel = format!("docs/lineage/done/{issue}-{slug}");
-    assert!(env.exists(&rel), "{rel} missing; done/ holds {:?}", env.ls("docs/lineage/done"));
+    assert!(
+        env.exists(&rel),
+        "{rel} missing; done/ holds {:?}",
+        env.ls("docs/lineage/done")
+    );
     rel
 }

@@ -116,12 +116,18 @@ impl IssueWorkflow {
             serde_json::to_vec_pretty(&json).map_err(|e| NodeError::Failed(e.to_string()))?;
         bytes.push(b'\n');
         let n = s.file_counter;
-        lineage
-            .write(n, "filed.json", &bytes)
-            .map_err(|e| io_failed("write", &lineage.artifact_rel(n, "filed.json"), e))?;
-
         let done_rel = Lineage::done_rel(&self.settings.lineage_dir, filed.number, &s.slug);
-        fsutil::move_idempotent(&lineage.abs(), &self.root().join(&done_rel))
+        let done_abs = self.root().join(&done_rel);
+        // A replay after the move writes into the folder where the lineage now lives.
+        let folder = if done_abs.is_dir() && !lineage.abs().exists() {
+            done_abs.clone()
+        } else {
+            lineage.abs()
+        };
+        let filed_json = folder.join(crate::lineage::artifact_name(n, "filed.json"));
+        fsutil::write_atomic(&filed_json, &bytes)
+            .map_err(|e| io_failed("write", &filed_json, e))?;
+        fsutil::move_idempotent(&lineage.abs(), &done_abs)
             .map_err(|e| io_failed("move the lineage folder", &lineage.abs(), e))?;
         let mut paths: Vec<PathBuf> = vec![done_rel.clone(), lineage.rel().to_path_buf()];
         if let Some(idea) = &s.source_idea {
