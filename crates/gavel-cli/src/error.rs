@@ -78,7 +78,8 @@ impl From<EngineError> for CliError {
             EngineError::Store(s) => s.into(),
             EngineError::InvalidChoice { .. }
             | EngineError::WrongGate { .. }
-            | EngineError::NotWaiting { .. } => Self::from_error(&e).with_exit(Exit::Usage),
+            | EngineError::NotWaiting { .. }
+            | EngineError::AlreadyAnswered { .. } => Self::from_error(&e).with_exit(Exit::Usage),
             EngineError::Finished { .. } => {
                 Self::from_error(&e).hint("`gavel show RUN` shows what it did")
             }

@@ -104,6 +104,14 @@ pub enum EngineError {
         choice: String,
         valid: String,
     },
+    #[error(
+        "gate {gate} of run {run} was already answered `{choice}` just before an interruption; resume without --choice to continue with that answer"
+    )]
+    AlreadyAnswered {
+        run: RunId,
+        gate: String,
+        choice: String,
+    },
     #[error("run {run} has no checkpoint")]
     NoCheckpoint { run: RunId },
     #[error("the state of run {run} cannot be read: {message}")]
@@ -268,25 +276,48 @@ impl<'a, W: Workflow> Engine<'a, W> {
             .into());
         }
         match (&record.status, answer) {
-            (RunStatus::Waiting { gate }, Some(answer)) => {
-                let choice = validate_answer(run, gate, &answer)?;
-                let answer = GateAnswer {
-                    choice: choice.name.clone(),
-                    ..answer
-                };
+            (RunStatus::Waiting { gate }, answer) => {
                 let node = cp.next.clone().unwrap_or_default();
-                let bytes = serde_json::to_vec(&answer).map_err(|e| EngineError::BadState {
-                    run,
-                    message: e.to_string(),
-                })?;
-                self.store.put_write(
-                    run,
-                    &step_id(cp.seq, &node, ANSWER_STEP),
-                    &bytes,
-                    &self.clock.now_rfc3339(),
-                )?;
+                let step = step_id(cp.seq, &node, ANSWER_STEP);
+                // An answer journaled just before a crash is applied, never asked for again.
+                let journaled: Option<GateAnswer> =
+                    match self.store.get_write(run, &step)? {
+                        Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
+                            EngineError::BadState {
+                                run,
+                                message: format!("stored gate answer: {e}"),
+                            }
+                        })?),
+                        None => None,
+                    };
+                match (journaled, answer) {
+                    (Some(done), Some(new))
+                        if done.choice != new.choice || done.feedback != new.feedback =>
+                    {
+                        return Err(EngineError::AlreadyAnswered {
+                            run,
+                            gate: gate.id.clone(),
+                            choice: done.choice,
+                        });
+                    }
+                    (Some(_), _) => {}
+                    (None, None) => return Ok(Outcome::Waiting(gate.clone())),
+                    (None, Some(answer)) => {
+                        let choice = validate_answer(run, gate, &answer)?;
+                        let answer = GateAnswer {
+                            choice: choice.name.clone(),
+                            ..answer
+                        };
+                        let bytes =
+                            serde_json::to_vec(&answer).map_err(|e| EngineError::BadState {
+                                run,
+                                message: e.to_string(),
+                            })?;
+                        self.store
+                            .put_write(run, &step, &bytes, &self.clock.now_rfc3339())?;
+                    }
+                }
             }
-            (RunStatus::Waiting { gate }, None) => return Ok(Outcome::Waiting(gate.clone())),
             (status, Some(_)) => {
                 return Err(EngineError::NotWaiting {
                     run,
@@ -525,6 +556,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
             &events,
             &self.clock.now_rfc3339(),
         )?;
+        self.report(&events);
         Ok(Outcome::Interrupted)
     }
 

@@ -241,7 +241,12 @@ impl<'s> Bench<'s> {
     }
 
     pub fn engine(&self) -> Engine<'_, Toy> {
-        Engine::new(self.store, &self.toy, &self.clock, holder(100, "gavel test"))
+        Engine::new(
+            self.store,
+            &self.toy,
+            &self.clock,
+            holder(100, "gavel test"),
+        )
     }
 
     /// A new run at `start`.
@@ -269,8 +274,10 @@ impl<'s> Bench<'s> {
 
     /// Drives `run` with a crash hook that kills the "process" at `point`.
     pub fn crash_at(&self, point: &str, run: RunId, answer: Option<GateAnswer>) {
-        let hook = |at: &str| {
-            if at == point {
+        // `CrashHook` is `dyn Fn + 'static`, so the hook owns its copy of the point.
+        let target = point.to_owned();
+        let hook = move |at: &str| {
+            if at == target {
                 crash(at);
             }
         };

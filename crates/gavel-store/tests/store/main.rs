@@ -10,3 +10,4 @@ mod conformance;
 mod engine_toy;
 mod engine;
 mod engine_control;
+mod engine_gates;
