@@ -76,9 +76,7 @@ pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
     let version =
         user_version(&conn).map_err(|e| classify(path, "reading the schema version", e))?;
     check_version(path, version)?;
-    let mode: String = conn
-        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-        .map_err(|e| classify(path, "switching to WAL mode", e))?;
+    let mode = switch_to_wal(&conn).map_err(|e| classify(path, "switching to WAL mode", e))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StoreError::Corrupt {
             path: path.display().to_string(),
@@ -94,6 +92,30 @@ pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
         migrate(path, &mut conn)?;
     }
     Ok(conn)
+}
+
+/// Puts the database in WAL mode (a persistent setting, so usually already on). Switching needs
+/// an exclusive lock and SQLite does not call the busy handler for it, so two processes creating
+/// the database at once retry here for up to the busy timeout.
+fn switch_to_wal(conn: &Connection) -> rusqlite::Result<String> {
+    let current: String = conn.pragma_query_value(None, "journal_mode", |row| row.get(0))?;
+    if current.eq_ignore_ascii_case("wal") {
+        return Ok(current);
+    }
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))
+        {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(15));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Refuses an existing, non-empty file that does not start with the SQLite header, without

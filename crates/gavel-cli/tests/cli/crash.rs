@@ -134,3 +134,43 @@ fn kill_during_a_slow_model_call_then_resume() {
     env.assert_no_finished_call_repeated();
     assert_eq!(env.issues().len(), 1);
 }
+
+#[test]
+fn ctrl_c_during_a_model_call_exits_130_and_resumes_without_repeating() {
+    let env = Env::new();
+    env.script(&script_with_delay(1, &[APPROVED], 1_500));
+    let brief = env.brief("dark-mode");
+    let child = env
+        .gavel(&["issue", &brief, "--auto"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !env
+        .calls()
+        .iter()
+        .any(|c| c.role == Role::Reviewer && c.event == CallEvent::Start)
+    {
+        assert!(Instant::now() < deadline, "the reviewer call never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("wait");
+    assert_exit(&out, 130);
+    assert!(
+        stderr(&out).contains("Resume with: gavel resume 1"),
+        "{}",
+        show_output(&out)
+    );
+    assert_eq!(env.runs()[0]["status"], "halted");
+    assert_exit(&env.run(&["resume", "1"]), 0);
+    assert_eq!(
+        (env.finished(Role::Drafter), env.finished(Role::Reviewer)),
+        (1, 1)
+    );
+    env.assert_no_finished_call_repeated();
+}

@@ -11,3 +11,4 @@ mod engine_toy;
 mod engine;
 mod engine_control;
 mod engine_gates;
+mod sqlite_open;
