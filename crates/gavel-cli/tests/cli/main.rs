@@ -6,4 +6,5 @@ mod crash;
 mod parallel;
 mod pty;
 mod scenarios;
+mod scenarios_filing;
 mod util;

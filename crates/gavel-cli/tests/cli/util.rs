@@ -342,3 +342,21 @@ pub fn done_dir(env: &Env, issue: u64, slug: &str) -> String {
     );
     rel
 }
+
+/// Starts a non-auto run that pauses at the draft gate; returns the run id.
+pub fn start_paused(env: &Env, slug: &str) -> String {
+    let brief = env.brief(slug);
+    let out = env.run(&["issue", &brief]);
+    assert_exit(&out, 3);
+    assert!(
+        stderr(&out).contains("--choice send"),
+        "{}",
+        show_output(&out)
+    );
+    let runs = env.runs();
+    runs.iter()
+        .rev()
+        .find(|r| r["slug"] == slug)
+        .expect("run listed")["id"]
+        .to_string()
+}

@@ -9,182 +9,20 @@
 //!   done, and a replayed node gets the stored result back instead of running it again.
 //! - A gate answer is journaled as a step too, so a crash after answering never loses it.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+mod ctx;
+mod types;
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+pub use ctx::NodeCtx;
+pub use types::{
+    CancelToken, CrashHook, EngineError, Limits, NodeError, Observer, Outcome, Progress, StepError,
+    Transition, Workflow,
+};
 
 use crate::clock::Clock;
 use crate::event::{Event, EventKind};
 use crate::gate::{Choice, GateAnswer, GateRequest};
-use crate::hash::ContentHash;
 use crate::run::{CHECKPOINT_FORMAT, Checkpoint, RunId, RunStatus};
 use crate::store::{LockInfo, Store, StoreError};
-
-/// A workflow: typed state plus the code of its nodes and routes.
-pub trait Workflow {
-    /// The workflow's state, checkpointed after every node.
-    type State: Serialize + DeserializeOwned;
-
-    /// The workflow's name as stored with each run (for example `issue`).
-    fn name(&self) -> &'static str;
-
-    /// Runs one node. The node may mutate `state`; the mutation is kept only if the node
-    /// returns [`Transition::Goto`], [`Transition::Done`] or [`Transition::Abort`].
-    fn run_node(
-        &self,
-        node: &str,
-        state: &mut Self::State,
-        cx: &mut NodeCtx<'_>,
-    ) -> Result<Transition, NodeError>;
-}
-
-/// Where a node sends the run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Transition {
-    /// Checkpoint and run `node` next.
-    Goto(String),
-    /// Pause for a person. The state is not checkpointed: answering re-runs this node.
-    Gate(GateRequest),
-    /// Checkpoint and finish.
-    Done { summary: String },
-    /// Stop, resumably, for `reason`; the state is not checkpointed.
-    Halt { reason: String },
-    /// Checkpoint and stop for good.
-    Abort { reason: String },
-}
-
-/// A node's failure.
-#[derive(Debug, thiserror::Error)]
-pub enum NodeError {
-    /// The node failed; the run is marked failed and can be resumed once the cause is fixed.
-    #[error("{0}")]
-    Failed(String),
-    /// Ctrl-C (or another cancellation) arrived while the node ran.
-    #[error("interrupted")]
-    Cancelled,
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// A journaled step's failure.
-#[derive(Debug, thiserror::Error)]
-pub enum StepError<E> {
-    #[error(transparent)]
-    Step(E),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("stored result of step `{step}` cannot be read: {source}")]
-    Decode {
-        step: String,
-        #[source]
-        source: serde_json::Error,
-    },
-}
-
-/// Why driving a run failed (as opposed to the run halting or pausing, which are outcomes).
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("run {run} is already {status}; there is nothing to resume")]
-    Finished { run: RunId, status: String },
-    #[error("run {run} is not waiting at a gate (it is {status})")]
-    NotWaiting { run: RunId, status: String },
-    #[error("run {run} is waiting at gate {expected}, not {got}")]
-    WrongGate {
-        run: RunId,
-        expected: String,
-        got: String,
-    },
-    #[error("`{choice}` is not a valid answer at gate {gate}; valid answers: {valid}")]
-    InvalidChoice {
-        gate: String,
-        choice: String,
-        valid: String,
-    },
-    #[error(
-        "gate {gate} of run {run} was already answered `{choice}` just before an interruption; resume without --choice to continue with that answer"
-    )]
-    AlreadyAnswered {
-        run: RunId,
-        gate: String,
-        choice: String,
-    },
-    #[error("run {run} has no checkpoint")]
-    NoCheckpoint { run: RunId },
-    #[error("the state of run {run} cannot be read: {message}")]
-    BadState { run: RunId, message: String },
-}
-
-/// The result of driving a run as far as it goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    Done {
-        summary: String,
-    },
-    Waiting(GateRequest),
-    Halted {
-        reason: String,
-    },
-    Failed {
-        error: String,
-    },
-    Aborted {
-        reason: String,
-    },
-    /// Cancelled (Ctrl-C); the run is resumable.
-    Interrupted,
-}
-
-/// Engine-wide safety limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// The most nodes one `drive` call runs before halting (a guard against routing loops;
-    /// workflows also enforce their own iteration caps).
-    pub max_steps_per_drive: u32,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            max_steps_per_drive: 10_000,
-        }
-    }
-}
-
-/// A cooperative cancellation flag, set by the CLI's Ctrl-C handler.
-#[derive(Debug, Clone, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
-
-impl CancelToken {
-    pub fn new() -> Self {
-        Self::default()
-    }
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
-/// What the engine reports while it drives, for a live display.
-#[derive(Debug, Clone, Copy)]
-pub enum Progress<'e> {
-    /// A node is about to run.
-    NodeStarted { node: &'e str },
-    /// An event was recorded.
-    Event(&'e Event),
-}
-
-/// Receives [`Progress`] reports.
-pub type Observer = dyn Fn(Progress<'_>) + Send + Sync;
-
-/// Called at named crash points (`before:NODE`, `after:NODE`, `after-effect:STEP`,
-/// `after-journal:STEP`); the CLI's test hook kills the process there.
-pub type CrashHook = dyn Fn(&str) + Send + Sync;
 
 /// Drives runs of one workflow against one store.
 pub struct Engine<'a, W: Workflow> {
@@ -582,9 +420,9 @@ impl<'a, W: Workflow> Engine<'a, W> {
     }
 }
 
-const ANSWER_STEP: &str = "answer";
+pub(crate) const ANSWER_STEP: &str = "answer";
 
-fn step_id(seq: u64, node: &str, name: &str) -> String {
+pub(crate) fn step_id(seq: u64, node: &str, name: &str) -> String {
     format!("{seq}:{node}:{name}")
 }
 
@@ -606,119 +444,4 @@ fn validate_answer<'g>(
             choice: answer.choice.clone(),
             valid: gate.choice_names().join(", "),
         })
-}
-
-/// What a node can do besides changing its state: journaled steps, gate answers, events, blobs.
-pub struct NodeCtx<'a> {
-    store: &'a dyn Store,
-    clock: &'a dyn Clock,
-    cancel: &'a CancelToken,
-    crash: Option<&'a CrashHook>,
-    run: RunId,
-    seq: u64,
-    node: String,
-    events: Vec<Event>,
-}
-
-impl NodeCtx<'_> {
-    /// The run being driven.
-    pub fn run(&self) -> RunId {
-        self.run
-    }
-
-    /// The sequence number of the checkpoint this node started from.
-    pub fn seq(&self) -> u64 {
-        self.seq
-    }
-
-    /// The deterministic id of step `name` in this node visit.
-    pub fn step_id(&self, name: &str) -> String {
-        step_id(self.seq, &self.node, name)
-    }
-
-    /// Runs a side effect at most once per node visit: a stored result is returned instead of
-    /// running `f` again. `f` must be safe to repeat if the process dies after it finished but
-    /// before its result was journaled (make it idempotent, or key it by [`Self::step_id`]).
-    pub fn step<T, E>(
-        &mut self,
-        name: &str,
-        f: impl FnOnce() -> Result<T, E>,
-    ) -> Result<T, StepError<E>>
-    where
-        T: Serialize + DeserializeOwned,
-    {
-        let id = self.step_id(name);
-        if let Some(bytes) = self.store.get_write(self.run, &id)? {
-            return serde_json::from_slice(&bytes)
-                .map_err(|source| StepError::Decode { step: id, source });
-        }
-        let value = f().map_err(StepError::Step)?;
-        self.crash_point(&format!("after-effect:{name}"));
-        let bytes = serde_json::to_vec(&value).map_err(|source| StepError::Decode {
-            step: id.clone(),
-            source,
-        })?;
-        self.store
-            .put_write(self.run, &id, &bytes, &self.clock.now_rfc3339())?;
-        self.crash_point(&format!("after-journal:{name}"));
-        Ok(value)
-    }
-
-    /// The answer given to this node's gate, if one was given.
-    pub fn answer(&self) -> Result<Option<GateAnswer>, NodeError> {
-        match self.store.get_write(self.run, &self.step_id(ANSWER_STEP))? {
-            None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| NodeError::Failed(format!("stored gate answer cannot be read: {e}"))),
-        }
-    }
-
-    /// A gate request with this node's stable gate id filled in.
-    pub fn gate(&self, kind: &str, title: impl Into<String>, choices: Vec<Choice>) -> GateRequest {
-        GateRequest {
-            id: format!("{}@{}", self.node, self.seq),
-            node: self.node.clone(),
-            kind: kind.into(),
-            title: title.into(),
-            detail: None,
-            artifacts: Vec::new(),
-            choices,
-            recommended: None,
-        }
-    }
-
-    /// Adds an event to the timeline (written with the node's checkpoint).
-    pub fn event(&mut self, kind: EventKind) {
-        let at = self.clock.now_rfc3339();
-        self.events.push(Event { at, kind });
-    }
-
-    /// Stores bytes by content hash.
-    pub fn put_blob(&self, bytes: &[u8]) -> Result<ContentHash, NodeError> {
-        Ok(self.store.put_blob(bytes)?)
-    }
-
-    /// Reads bytes back by content hash.
-    pub fn get_blob(&self, hash: &ContentHash) -> Result<Vec<u8>, NodeError> {
-        self.store
-            .get_blob(hash)?
-            .ok_or_else(|| NodeError::Store(StoreError::MissingBlob(hash.clone())))
-    }
-
-    /// The clock, for timestamps that end up in artifacts.
-    pub fn clock(&self) -> &dyn Clock {
-        self.clock
-    }
-
-    /// The cancellation flag, for long steps to poll.
-    pub fn cancel(&self) -> &CancelToken {
-        self.cancel
-    }
-
-    fn crash_point(&self, point: &str) {
-        if let Some(hook) = self.crash {
-            hook(point);
-        }
-    }
 }

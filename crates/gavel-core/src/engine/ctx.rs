@@ -1,0 +1,128 @@
+//! [`NodeCtx`]: what a node can do besides changing its state.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::types::{CancelToken, CrashHook, NodeError, StepError};
+use super::{ANSWER_STEP, step_id};
+use crate::clock::Clock;
+use crate::event::{Event, EventKind};
+use crate::gate::{Choice, GateAnswer, GateRequest};
+use crate::hash::ContentHash;
+use crate::run::RunId;
+use crate::store::{Store, StoreError};
+
+/// What a node can do besides changing its state: journaled steps, gate answers, events, blobs.
+pub struct NodeCtx<'a> {
+    pub(super) store: &'a dyn Store,
+    pub(super) clock: &'a dyn Clock,
+    pub(super) cancel: &'a CancelToken,
+    pub(super) crash: Option<&'a CrashHook>,
+    pub(super) run: RunId,
+    pub(super) seq: u64,
+    pub(super) node: String,
+    pub(super) events: Vec<Event>,
+}
+
+impl NodeCtx<'_> {
+    /// The run being driven.
+    pub fn run(&self) -> RunId {
+        self.run
+    }
+
+    /// The sequence number of the checkpoint this node started from.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// The deterministic id of step `name` in this node visit.
+    pub fn step_id(&self, name: &str) -> String {
+        step_id(self.seq, &self.node, name)
+    }
+
+    /// Runs a side effect at most once per node visit: a stored result is returned instead of
+    /// running `f` again. `f` must be safe to repeat if the process dies after it finished but
+    /// before its result was journaled (make it idempotent, or key it by [`Self::step_id`]).
+    pub fn step<T, E>(
+        &mut self,
+        name: &str,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, StepError<E>>
+    where
+        T: Serialize + DeserializeOwned,
+    {
+        let id = self.step_id(name);
+        if let Some(bytes) = self.store.get_write(self.run, &id)? {
+            return serde_json::from_slice(&bytes)
+                .map_err(|source| StepError::Decode { step: id, source });
+        }
+        let value = f().map_err(StepError::Step)?;
+        self.crash_point(&format!("after-effect:{name}"));
+        let bytes = serde_json::to_vec(&value).map_err(|source| StepError::Decode {
+            step: id.clone(),
+            source,
+        })?;
+        self.store
+            .put_write(self.run, &id, &bytes, &self.clock.now_rfc3339())?;
+        self.crash_point(&format!("after-journal:{name}"));
+        Ok(value)
+    }
+
+    /// The answer given to this node's gate, if one was given.
+    pub fn answer(&self) -> Result<Option<GateAnswer>, NodeError> {
+        match self.store.get_write(self.run, &self.step_id(ANSWER_STEP))? {
+            None => Ok(None),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| NodeError::Failed(format!("stored gate answer cannot be read: {e}"))),
+        }
+    }
+
+    /// A gate request with this node's stable gate id filled in.
+    pub fn gate(&self, kind: &str, title: impl Into<String>, choices: Vec<Choice>) -> GateRequest {
+        GateRequest {
+            id: format!("{}@{}", self.node, self.seq),
+            node: self.node.clone(),
+            kind: kind.into(),
+            title: title.into(),
+            detail: None,
+            artifacts: Vec::new(),
+            choices,
+            recommended: None,
+        }
+    }
+
+    /// Adds an event to the timeline (written with the node's checkpoint).
+    pub fn event(&mut self, kind: EventKind) {
+        let at = self.clock.now_rfc3339();
+        self.events.push(Event { at, kind });
+    }
+
+    /// Stores bytes by content hash.
+    pub fn put_blob(&self, bytes: &[u8]) -> Result<ContentHash, NodeError> {
+        Ok(self.store.put_blob(bytes)?)
+    }
+
+    /// Reads bytes back by content hash.
+    pub fn get_blob(&self, hash: &ContentHash) -> Result<Vec<u8>, NodeError> {
+        self.store
+            .get_blob(hash)?
+            .ok_or_else(|| NodeError::Store(StoreError::MissingBlob(hash.clone())))
+    }
+
+    /// The clock, for timestamps that end up in artifacts.
+    pub fn clock(&self) -> &dyn Clock {
+        self.clock
+    }
+
+    /// The cancellation flag, for long steps to poll.
+    pub fn cancel(&self) -> &CancelToken {
+        self.cancel
+    }
+
+    fn crash_point(&self, point: &str) {
+        if let Some(hook) = self.crash {
+            hook(point);
+        }
+    }
+}
