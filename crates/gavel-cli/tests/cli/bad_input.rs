@@ -196,3 +196,22 @@ fn a_bad_config_names_the_key() {
         show_output(&out)
     );
 }
+
+#[test]
+fn outside_a_git_repository_is_a_clear_error() {
+    let env = Env::new();
+    let outside = env.root.join("not-a-repo");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    let out = env
+        .gavel(&["runs"])
+        .current_dir(&outside)
+        .env("GIT_CEILING_DIRECTORIES", &env.root)
+        .output()
+        .expect("run");
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("is not inside a git repository") && err.contains("git init"),
+        "{err}"
+    );
+}

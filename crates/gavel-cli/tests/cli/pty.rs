@@ -146,3 +146,35 @@ fn ctrl_c_at_a_gate_exits_130_and_the_run_stays_resumable() {
     assert_eq!(env.runs()[0]["status"], "waiting");
     assert_exit(&env.run(&["resume", "1", "--choice", "send"]), 3);
 }
+
+#[test]
+fn select_picks_an_idea_and_edit_reopens_the_verdict() {
+    let env = Env::new();
+    env.script(&script(1, &[REVISE]));
+    env.brief("alpha");
+    env.brief("beta");
+    let editor = fake_editor(&env);
+    let mut p = spawn(&env, &["issue", "--select"], &editor.to_string_lossy());
+    p.exp_string("[2] beta.md").expect("picker lists ideas");
+    p.exp_string("Select idea [1-2, q]: ")
+        .expect("picker prompt");
+    p.send_line("7").expect("out of range");
+    p.exp_string("not a number from 1 to 2").expect("re-asked");
+    p.send_line("2").expect("pick beta");
+    p.exp_string("Your choice [S/R/P]: ").expect("draft gate");
+    p.send_line("S").expect("send");
+    p.exp_string("Your choice [A/R/E/P]: ")
+        .expect("verdict gate");
+    p.send_line("E").expect("edit");
+    p.exp_string("Your choice [A/R/E/P]: ")
+        .expect("asked again after editing");
+    p.send_line("P").expect("pause");
+    p.exp_eof().expect("eof");
+    assert_eq!(exit_code(&p), 3);
+    let verdict = env.read("docs/lineage/active/beta/003-verdict.md");
+    assert!(
+        verdict.contains("EDITED-BY-PERSON"),
+        "[E]dit opened the verdict:\n{verdict}"
+    );
+    assert_eq!(env.runs()[0]["slug"], "beta");
+}

@@ -426,3 +426,23 @@ fn completions_are_generated() {
     assert_exit(&out, 0);
     assert!(String::from_utf8_lossy(&out.stdout).contains("gavel"));
 }
+
+#[test]
+fn state_dir_can_be_moved_by_flag_or_variable() {
+    let env = Env::new();
+    env.script(&script(1, &[APPROVED]));
+    let brief = env.brief("dark-mode");
+    let elsewhere = env.root.join("state");
+    assert_exit(
+        &env.gavel(&["issue", &brief])
+            .env("GAVEL_STATE_DIR", &elsewhere)
+            .output()
+            .expect("run"),
+        3,
+    );
+    assert!(elsewhere.join("state.db").is_file() && !env.state_db().exists());
+    let flag = elsewhere.to_string_lossy().into_owned();
+    let out = env.run(&["--state-dir", &flag, "resume", "1", "--choice", "send"]);
+    assert_exit(&out, 3);
+    assert!(env.runs().is_empty(), "the default store was never created");
+}
