@@ -1,7 +1,10 @@
 //! Driving a run from the terminal: the engine runs nodes, and at each gate this module either
 //! asks the person (interactive) or stops with the exact `gavel resume` command to continue.
 
-use gavel_core::{Engine, EventKind, GateAnswer, GateRequest, Outcome, Progress, RunId, Store};
+use gavel_core::{
+    Engine, EventKind, GateAnswer, GateRequest, Outcome, Progress, RunId, RunRecord, Store,
+};
+use gavel_store::SqliteStore;
 use gavel_workflows::issue::IssueWorkflow;
 
 use crate::context::{self, Context};
@@ -242,6 +245,22 @@ fn describe_event(kind: &EventKind) -> Option<String> {
         | EventKind::Done { .. }
         | EventKind::Aborted { .. } => return None,
     })
+}
+
+/// Opens the existing store and finds the run named by a RUN argument (id or slug).
+pub fn open_run(ctx: &Context, arg: &str) -> Result<(SqliteStore, RunRecord), CliError> {
+    let store = ctx.open_existing_store()?.ok_or_else(|| {
+        CliError::error(format!(
+            "run {} does not exist (no runs yet)",
+            sanitize(arg)
+        ))
+        .hint("`gavel runs` lists the runs in this store")
+    })?;
+    let id = resolve_run(&store, arg)?;
+    let record = store
+        .run(id)?
+        .ok_or_else(|| CliError::error(format!("run {id} does not exist")))?;
+    Ok((store, record))
 }
 
 /// Resolves a RUN argument: a run id, or the slug of a run (the newest with that slug).

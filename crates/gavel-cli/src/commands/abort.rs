@@ -6,7 +6,7 @@ use clap::Args;
 use gavel_core::Engine;
 
 use crate::context::Context;
-use crate::driver::resolve_run;
+use crate::driver::open_run;
 use crate::error::CliError;
 use crate::exit::Exit;
 use crate::settings::Overrides;
@@ -22,10 +22,8 @@ pub fn cmd_abort(args: &AbortArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
         state_dir,
         ..Overrides::default()
     })?;
-    let store = ctx
-        .open_existing_store()?
-        .ok_or_else(|| CliError::error(format!("run {} does not exist (no runs yet)", args.run)))?;
-    let run = resolve_run(&store, &args.run)?;
+    let (store, record) = open_run(&ctx, &args.run)?;
+    let run = record.id;
     let wf = ctx.issue_workflow(None);
     Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder())
         .abort(run, "aborted by a person (`gavel abort`)")?;

@@ -8,7 +8,7 @@ use gavel_core::{GateAnswer, RunStatus, Store};
 use gavel_workflows::issue::WORKFLOW;
 
 use crate::context::{self, Context};
-use crate::driver::{self, GateMode, resolve_run};
+use crate::driver::{self, GateMode, open_run};
 use crate::editor;
 use crate::error::CliError;
 use crate::exit::Exit;
@@ -32,17 +32,8 @@ pub fn cmd_resume(args: &ResumeArgs, state_dir: Option<PathBuf>) -> Result<Exit,
         state_dir,
         ..Overrides::default()
     })?;
-    let store = ctx.open_existing_store()?.ok_or_else(|| {
-        CliError::error(format!(
-            "run {} does not exist (no runs yet)",
-            sanitize(&args.run)
-        ))
-        .hint("`gavel runs` lists the runs in this store")
-    })?;
-    let run = resolve_run(&store, &args.run)?;
-    let record = store
-        .run(run)?
-        .ok_or_else(|| CliError::error(format!("run {run} does not exist")))?;
+    let (store, record) = open_run(&ctx, &args.run)?;
+    let run = record.id;
     if record.workflow != WORKFLOW {
         return Err(CliError::error(format!(
             "run {run} is a `{}` run, which this gavel cannot drive",

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::runs::{RunRow, row};
 use crate::context::Context;
-use crate::driver::resolve_run;
+use crate::driver::open_run;
 use crate::error::CliError;
 use crate::exit::Exit;
 use crate::settings::Overrides;
@@ -38,17 +38,8 @@ pub fn cmd_show(args: &ShowArgs, state_dir: Option<PathBuf>) -> Result<Exit, Cli
         state_dir,
         ..Overrides::default()
     })?;
-    let store = ctx.open_existing_store()?.ok_or_else(|| {
-        CliError::error(format!(
-            "run {} does not exist (no runs yet)",
-            sanitize(&args.run)
-        ))
-        .hint("`gavel runs` lists the runs in this store")
-    })?;
-    let id = resolve_run(&store, &args.run)?;
-    let record = store
-        .run(id)?
-        .ok_or_else(|| CliError::error(format!("run {id} does not exist")))?;
+    let (store, record) = open_run(&ctx, &args.run)?;
+    let id = record.id;
     let checkpoints = store.checkpoints(id)?;
     let head = checkpoints.last();
     let shown = Shown {

@@ -2,9 +2,7 @@
 //! resume always completes, no finished call is repeated, exactly one issue is filed in exactly
 //! one commit, and the lineage numbering is gap-free.
 
-use std::time::{Duration, Instant};
-
-use gavel_llm::{CallEvent, Role};
+use gavel_llm::Role;
 
 use crate::util::*;
 
@@ -109,15 +107,7 @@ fn kill_during_a_slow_model_call_then_resume() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !env
-        .calls()
-        .iter()
-        .any(|c| c.role == Role::Reviewer && c.event == CallEvent::Start)
-    {
-        assert!(Instant::now() < deadline, "the reviewer call never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_call_start(&env, Role::Reviewer);
     let status = std::process::Command::new("kill")
         .args(["-9", &child.id().to_string()])
         .status()
@@ -145,15 +135,7 @@ fn ctrl_c_during_a_model_call_exits_130_and_resumes_without_repeating() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !env
-        .calls()
-        .iter()
-        .any(|c| c.role == Role::Reviewer && c.event == CallEvent::Start)
-    {
-        assert!(Instant::now() < deadline, "the reviewer call never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_call_start(&env, Role::Reviewer);
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

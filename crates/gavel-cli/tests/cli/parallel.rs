@@ -1,9 +1,8 @@
 //! Several runs on one store at once, and a second process trying to drive a locked run.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
-use gavel_llm::{CallEvent, Role};
+use gavel_llm::Role;
 
 use crate::util::*;
 
@@ -51,18 +50,7 @@ fn a_second_process_cannot_drive_a_locked_run() {
         .spawn()
         .expect("spawn");
     let pid = child.id();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !env
-        .calls()
-        .iter()
-        .any(|c| c.role == Role::Drafter && c.event == CallEvent::Start)
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the first process never started its call"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_call_start(&env, Role::Drafter);
     let out = env.run(&["resume", "1"]);
     assert_exit(&out, 1);
     let err = stderr(&out);

@@ -360,3 +360,19 @@ pub fn start_paused(env: &Env, slug: &str) -> String {
         .expect("run listed")["id"]
         .to_string()
 }
+
+/// Waits (up to 30 s) until the scripted provider logged the start of a `role` call.
+pub fn wait_for_call_start(env: &Env, role: gavel_llm::Role) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !env
+        .calls()
+        .iter()
+        .any(|c| c.role == role && c.event == CallEvent::Start)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the {role} call never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
