@@ -63,18 +63,33 @@ impl Git {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    /// The commit whose message carries the line `Gavel-Step: {key}`, if any.
-    pub fn find_step_commit(&self, key: &str) -> Result<Option<String>, GitError> {
-        // An empty repository has no HEAD to search.
-        if self
-            .run(&["rev-parse", "--verify", "--quiet", "HEAD"])
-            .is_err()
-        {
+    /// The current commit, or `None` in a repository without commits.
+    pub fn head(&self) -> Result<Option<String>, GitError> {
+        match self.run(&["rev-parse", "--verify", "--quiet", "HEAD"]) {
+            Ok(sha) => Ok(Some(sha.trim().to_owned())),
+            Err(GitError::Failed { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The commit whose message carries the line `Gavel-Step: {key}`, searching only commits
+    /// made after `since` (all history when `since` is `None`).
+    pub fn find_step_commit(
+        &self,
+        key: &str,
+        since: Option<&str>,
+    ) -> Result<Option<String>, GitError> {
+        if self.head()?.is_none() {
             return Ok(None);
         }
         let line = format!("Gavel-Step: {key}");
         let grep = format!("--grep={line}");
-        let out = self.run(&["log", "-F", &grep, "--format=%H%n%B%x1e"])?;
+        let range = since.map(|base| format!("{base}..HEAD"));
+        let mut args = vec!["log", "-F", &grep, "--format=%H%n%B%x1e"];
+        if let Some(range) = &range {
+            args.push(range);
+        }
+        let out = self.run(&args)?;
         for record in out.split('\u{1e}') {
             let mut lines = record.trim_start_matches('\n').lines();
             let Some(sha) = lines.next() else { continue };
@@ -87,14 +102,16 @@ impl Git {
 
     /// Commits exactly `paths` (new, changed or deleted) in one commit with `message` and a
     /// `Gavel-Step: {key}` trailer, leaving anything else the person staged alone. Returns the
-    /// commit id; if a commit with this key exists already, returns it without committing.
+    /// commit id; if a commit with this key exists already (made after `since`, the HEAD
+    /// recorded before the first attempt), returns it without committing.
     pub fn commit_paths(
         &self,
         paths: &[PathBuf],
         message: &str,
         key: &str,
+        since: Option<&str>,
     ) -> Result<String, GitError> {
-        if let Some(existing) = self.find_step_commit(key)? {
+        if let Some(existing) = self.find_step_commit(key, since)? {
             return Ok(existing);
         }
         let mut specs: Vec<String> = Vec::new();
@@ -158,4 +175,62 @@ fn check(args: &[&str], out: &Output) -> Result<(), GitError> {
         args: args.join(" "),
         stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, Git) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let git = Git::at(dir.path());
+        git.run(&["init", "-q"]).expect("init");
+        git.run(&["config", "user.name", "t"]).expect("config");
+        git.run(&["config", "user.email", "t@example.invalid"])
+            .expect("config");
+        git.run(&["config", "commit.gpgsign", "false"])
+            .expect("config");
+        (dir, git)
+    }
+
+    #[test]
+    fn commits_only_its_paths_and_never_twice() {
+        let (dir, git) = repo();
+        fs::write(dir.path().join("old.md"), "idea").expect("write");
+        fs::write(dir.path().join("mine.txt"), "the person's").expect("write");
+        git.run(&["add", "old.md", "mine.txt"]).expect("add");
+        git.run(&["commit", "-q", "-m", "base", "--", "old.md"])
+            .expect("commit");
+        let base = git.head().expect("head");
+        fs::rename(dir.path().join("old.md"), dir.path().join("new.md")).expect("move");
+        let paths = [
+            PathBuf::from("old.md"),
+            PathBuf::from("new.md"),
+            PathBuf::from("never-existed"),
+        ];
+        let first = git
+            .commit_paths(&paths, "gavel: file", "gavel-k1", base.as_deref())
+            .expect("commit");
+        let again = git
+            .commit_paths(&paths, "gavel: file", "gavel-k1", base.as_deref())
+            .expect("replay");
+        assert_eq!(first, again, "a replay finds the commit by its trailer");
+        let files = git
+            .run(&["show", "--name-status", "--no-renames", "--format=", "HEAD"])
+            .expect("show");
+        assert_eq!(files, "A\tnew.md\nD\told.md\n");
+        let staged = git.run(&["diff", "--cached", "--name-only"]).expect("diff");
+        assert_eq!(
+            staged, "mine.txt\n",
+            "what the person staged stays staged, uncommitted"
+        );
+        assert!(
+            git.find_step_commit("gavel-k", None)
+                .expect("search")
+                .is_none(),
+            "keys match whole lines"
+        );
+    }
 }

@@ -149,8 +149,13 @@ impl IssueWorkflow {
             done_rel.display()
         );
         let git = Git::at(self.root());
-        let commit: Result<String, StepError<crate::git::GitError>> =
-            cx.step("commit", || git.commit_paths(&paths, &message, &key));
+        // Journaled first, so a replayed commit step only searches the commits made since.
+        let base: Result<Option<String>, StepError<crate::git::GitError>> =
+            cx.step("commit-base", || git.head());
+        let base = base.map_err(step_failed)?;
+        let commit: Result<String, StepError<crate::git::GitError>> = cx.step("commit", || {
+            git.commit_paths(&paths, &message, &key, base.as_deref())
+        });
         let commit = match commit {
             Ok(c) => Some(c),
             Err(StepError::Step(e)) => {
