@@ -57,8 +57,10 @@ pub fn drive(
     if let Some(hook) = crash.as_deref() {
         engine = engine.with_crash_hook(hook);
     }
+    // One lock for the whole session: nobody else answers while a person is at a prompt.
+    let session = engine.session(run)?;
     loop {
-        let outcome = engine.drive(run, answer.take())?;
+        let outcome = session.drive(answer.take())?;
         match outcome {
             Outcome::Done { summary } => {
                 ctx.ui
@@ -161,6 +163,9 @@ fn ask_gate(ctx: &Context, run: RunId, gate: &GateRequest) -> Result<Option<Gate
     let can_edit = gate.kind == "verdict";
     loop {
         ui.info("");
+        if can_edit && let Some(verdict) = files.get(1) {
+            print_preview(ctx, verdict);
+        }
         ui.info(&format!("== {} ==", sanitize(&gate.title)));
         if let Some(detail) = &gate.detail {
             ui.info(&sanitize(detail));
@@ -225,6 +230,32 @@ fn ask_gate(ctx: &Context, run: RunId, gate: &GateRequest) -> Result<Option<Gate
             choice: choice.name.clone(),
             feedback,
         }));
+    }
+}
+
+/// The first lines of an artifact (its front matter skipped), sanitized.
+fn print_preview(ctx: &Context, rel: &str) {
+    const LINES: usize = 30;
+    let Ok(text) = std::fs::read_to_string(ctx.settings.repo_root.join(rel)) else {
+        return;
+    };
+    let body = match text
+        .strip_prefix("---\n")
+        .and_then(|rest| rest.find("\n---\n").map(|end| &rest[end + 5..]))
+    {
+        Some(body) => body,
+        None => text.as_str(),
+    };
+    ctx.ui.info(&format!("---- {rel} ----"));
+    let lines: Vec<&str> = body.trim_start_matches('\n').lines().collect();
+    for line in lines.iter().take(LINES) {
+        ctx.ui.info(&format!("  {}", sanitize(line)));
+    }
+    if lines.len() > LINES {
+        ctx.ui.info(&format!(
+            "  ... ({} more lines in {rel})",
+            lines.len() - LINES
+        ));
     }
 }
 

@@ -20,7 +20,7 @@ mod store;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use engine::{
     CancelToken, CrashHook, Engine, EngineError, Limits, NodeCtx, NodeError, Observer, Outcome,
-    Progress, StepError, Transition, Workflow,
+    Progress, Session, StepError, Transition, Workflow,
 };
 pub use event::{Event, EventKind};
 pub use gate::{Choice, GateAnswer, GateRequest};

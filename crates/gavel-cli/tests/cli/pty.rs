@@ -178,3 +178,29 @@ fn select_picks_an_idea_and_edit_reopens_the_verdict() {
     );
     assert_eq!(env.runs()[0]["slug"], "beta");
 }
+
+#[test]
+fn a_run_at_a_terminal_prompt_stays_locked_and_shows_the_verdict() {
+    let env = Env::new();
+    env.script(&script(1, &["Prose from the reviewer \u{1b}[31mwith escapes\u{1b}[0m.\n\n```json\n{\"verdict\": \"REVISE\", \"findings\": [\"name the toggle\"]}\n```\n"]));
+    let editor = fake_editor(&env);
+    let brief = env.brief("dark-mode");
+    let mut p = spawn(&env, &["issue", &brief], &editor.to_string_lossy());
+    p.exp_string("Your choice [S/R/P]: ").expect("draft gate");
+    let out = env.run(&["resume", "1", "--choice", "send"]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("being driven by another process"),
+        "{}",
+        show_output(&out)
+    );
+    p.send_line("S").expect("send");
+    p.exp_string("Prose from the reviewer with escapes.")
+        .expect("verdict preview, sanitized");
+    p.exp_string("- name the toggle").expect("findings");
+    p.exp_string("Your choice [A/R/E/P]: ")
+        .expect("verdict gate");
+    p.send_line("P").expect("pause");
+    p.exp_eof().expect("eof");
+    assert_eq!(exit_code(&p), 3);
+}

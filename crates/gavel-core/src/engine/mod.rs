@@ -22,7 +22,21 @@ use crate::clock::Clock;
 use crate::event::{Event, EventKind};
 use crate::gate::{Choice, GateAnswer, GateRequest};
 use crate::run::{CHECKPOINT_FORMAT, Checkpoint, RunId, RunStatus};
-use crate::store::{LockInfo, Store, StoreError};
+use crate::store::{LockInfo, RunLock, Store, StoreError};
+
+/// A run held by this process: drive it as often as needed; the lock goes when this is dropped.
+pub struct Session<'e, 'a, W: Workflow> {
+    engine: &'e Engine<'a, W>,
+    run: RunId,
+    _lock: RunLock,
+}
+
+impl<W: Workflow> Session<'_, '_, W> {
+    /// Drives the run until it finishes, pauses at a gate, halts or fails (see [`Engine::drive`]).
+    pub fn drive(&self, answer: Option<GateAnswer>) -> Result<Outcome, EngineError> {
+        self.engine.drive_locked(self.run, answer)
+    }
+}
 
 /// Drives runs of one workflow against one store.
 pub struct Engine<'a, W: Workflow> {
@@ -94,7 +108,21 @@ impl<'a, W: Workflow> Engine<'a, W> {
     /// Drives `run` until it finishes, pauses at a gate, halts or fails. `answer` answers the
     /// gate the run is waiting at; without one, a waiting run returns its gate again.
     pub fn drive(&self, run: RunId, answer: Option<GateAnswer>) -> Result<Outcome, EngineError> {
-        let _lock = self.store.lock(run, &self.holder)?;
+        self.session(run)?.drive(answer)
+    }
+
+    /// Takes the run's lock for a series of drives, so that a person answering gates at a
+    /// terminal keeps the run to themselves between answers.
+    pub fn session(&self, run: RunId) -> Result<Session<'_, 'a, W>, EngineError> {
+        let lock = self.store.lock(run, &self.holder)?;
+        Ok(Session {
+            engine: self,
+            run,
+            _lock: lock,
+        })
+    }
+
+    fn drive_locked(&self, run: RunId, answer: Option<GateAnswer>) -> Result<Outcome, EngineError> {
         let record = self.store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
         if record.status.is_terminal() {
             return Err(EngineError::Finished {
