@@ -1,0 +1,193 @@
+//! The fake checked with a raw HTTP client: formats, faults, recording.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::{Api, FakeServer, Reply};
+
+/// Sends one request with `Connection: close` and returns the raw response.
+fn raw(server: &FakeServer, path: &str, body: &str) -> String {
+    let addr = server.url().trim_start_matches("http://").to_owned();
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nHost: fake\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).expect("write");
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn sse_data(raw: &str) -> Vec<Value> {
+    raw.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).expect("event JSON"))
+        .collect()
+}
+
+#[test]
+fn anthropic_stream_has_the_real_event_sequence_and_the_answering_model() {
+    let server = FakeServer::start().expect("start");
+    server.push(
+        Api::Anthropic,
+        Reply::text("Hello from a fake model")
+            .with_model("claude-haiku-9")
+            .with_usage(42, 5, 7),
+    );
+    let out = raw(
+        &server,
+        "/v1/messages",
+        r#"{"model":"claude-sonnet-4","stream":true,"max_tokens":10,"messages":[]}"#,
+    );
+    assert!(
+        out.starts_with("HTTP/1.1 200") && out.contains("Transfer-Encoding: chunked"),
+        "{out}"
+    );
+    let events = sse_data(&out);
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(types.first(), Some(&"message_start"));
+    assert_eq!(types.last(), Some(&"message_stop"));
+    assert_eq!(events[0]["message"]["model"], "claude-haiku-9");
+    assert_eq!(events[0]["message"]["usage"]["input_tokens"], 42);
+    let text: String = events
+        .iter()
+        .filter_map(|e| e["delta"]["text"].as_str())
+        .collect();
+    assert_eq!(text, "Hello from a fake model");
+    assert!(
+        out.ends_with("0\r\n\r\n"),
+        "a finished stream has the terminating chunk"
+    );
+    let recorded = server.requests();
+    assert_eq!(
+        (
+            recorded[0].api,
+            recorded[0].model.as_str(),
+            recorded[0].streamed
+        ),
+        (Some(Api::Anthropic), "claude-sonnet-4", true)
+    );
+}
+
+#[test]
+fn gemini_openai_and_chat_answers_parse() {
+    let server = FakeServer::start().expect("start");
+    server.push(Api::Gemini, Reply::text("gemini says hi"));
+    let out = raw(
+        &server,
+        "/v1beta/models/gemini-2.5-pro:streamGenerateContent",
+        "{}",
+    );
+    let chunks = sse_data(&out);
+    let text: String = chunks
+        .iter()
+        .filter_map(|c| c["candidates"][0]["content"]["parts"][0]["text"].as_str())
+        .collect();
+    assert_eq!(text, "gemini says hi");
+    assert_eq!(
+        chunks.last().map(|c| c["modelVersion"].clone()),
+        Some(Value::from("gemini-2.5-pro"))
+    );
+
+    server.push(Api::OpenAiResponses, Reply::text("responses hi"));
+    let out = raw(
+        &server,
+        "/v1/responses",
+        r#"{"model":"gpt-5","stream":true}"#,
+    );
+    let events = sse_data(&out);
+    assert_eq!(
+        events.last().map(|e| e["type"].clone()),
+        Some(Value::from("response.completed"))
+    );
+    assert_eq!(
+        events
+            .last()
+            .map(|e| e["response"]["output"][0]["content"][0]["text"].clone()),
+        Some(Value::from("responses hi"))
+    );
+
+    server.push(Api::OpenAiChat, Reply::text("chat hi"));
+    let out = raw(&server, "/v1/chat/completions", r#"{"model":"gpt-4o"}"#);
+    let body: Value =
+        serde_json::from_str(out.split("\r\n\r\n").nth(1).unwrap_or_default()).expect("json body");
+    assert_eq!(body["choices"][0]["message"]["content"], "chat hi");
+}
+
+#[test]
+fn faults_look_like_the_real_ones() {
+    let server = FakeServer::start().expect("start");
+    server.push(
+        Api::Anthropic,
+        Reply::error(429, "slow down").retry_after(3),
+    );
+    let out = raw(&server, "/v1/messages", r#"{"model":"m"}"#);
+    assert!(
+        out.starts_with("HTTP/1.1 429")
+            && out.contains("retry-after: 3")
+            && out.contains("rate_limit_error"),
+        "{out}"
+    );
+
+    server.push(Api::Anthropic, Reply::Cut { after_events: 3 });
+    let out = raw(&server, "/v1/messages", r#"{"model":"m","stream":true}"#);
+    assert!(
+        out.contains("message_start")
+            && !out.contains("message_stop")
+            && !out.ends_with("0\r\n\r\n"),
+        "{out}"
+    );
+
+    server.push(Api::Anthropic, Reply::Malformed);
+    let out = raw(&server, "/v1/messages", r#"{"model":"m"}"#);
+    let body = out.split("\r\n\r\n").nth(1).unwrap_or_default();
+    assert!(serde_json::from_str::<Value>(body).is_err());
+
+    let out = raw(&server, "/v1/messages", r#"{"model":"m"}"#);
+    assert!(
+        out.starts_with("HTTP/1.1 500") && out.contains("no reply queued"),
+        "an unexpected call is loud: {out}"
+    );
+}
+
+#[test]
+fn a_stalled_stream_sends_nothing_more() {
+    let server = FakeServer::start().expect("start");
+    server.push(Api::OpenAiResponses, Reply::Stall { after_events: 2 });
+    let addr = server.url().trim_start_matches("http://").to_owned();
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_millis(500)))
+        .expect("timeout");
+    let body = r#"{"model":"m","stream":true}"#;
+    s.write_all(
+        format!(
+            "POST /v1/responses HTTP/1.1\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .expect("write");
+    let mut buf = vec![0; 65536];
+    let mut got = String::new();
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => panic!("a stall must not close the stream"),
+            Ok(n) => got.push_str(&String::from_utf8_lossy(&buf[..n])),
+            Err(_) => break,
+        }
+    }
+    assert!(
+        got.contains("response.in_progress") && !got.contains("response.completed"),
+        "{got}"
+    );
+}
