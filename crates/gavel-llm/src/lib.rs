@@ -12,7 +12,8 @@ pub mod spec;
 pub mod text;
 
 pub use provider::{
-    Provider, ProviderError, Request, Response, Role, UNAVAILABLE_HINT, UnavailableProvider, build,
+    Call, CallProgress, DEFAULT_MAX_OUTPUT_TOKENS, Provider, ProviderError, Request, Response,
+    Role, UNAVAILABLE_HINT, UnavailableProvider, build,
 };
 pub use scripted::{
     CallEvent, CallLogEntry, CallLogError, ScriptError, ScriptedProvider, call_log_path,

@@ -46,18 +46,68 @@ pub struct Request {
     pub seq: u32,
     /// The workflow step that made the call, for logs and error messages.
     pub step_id: String,
+    /// The most output tokens to ask for (also the output side of a budget estimate).
+    pub max_output_tokens: u32,
+}
+
+/// The default output cap for a call.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
+
+/// What a provider may report while a call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallProgress {
+    /// Output tokens received so far (an estimate while streaming).
+    pub output_tokens: u64,
+    /// Which attempt this is (1 for the first).
+    pub attempt: u32,
+}
+
+/// The caller's side of a call: cancellation and live progress.
+pub struct Call<'a> {
+    /// Polled by long calls; when it turns true the call ends with [`ProviderError::Cancelled`].
+    pub cancelled: &'a dyn Fn() -> bool,
+    /// Receives progress reports (may be called often).
+    pub progress: &'a dyn Fn(CallProgress),
+}
+
+impl<'a> Call<'a> {
+    /// A call that only listens for cancellation.
+    pub fn new(cancelled: &'a dyn Fn() -> bool) -> Self {
+        Self {
+            cancelled,
+            progress: &|_| {},
+        }
+    }
 }
 
 /// A provider's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Response {
     pub text: String,
     /// The provider kind that answered, e.g. `"scripted"`.
     pub provider: String,
-    /// The model that answered.
+    /// The model that answered (as reported by the service).
     pub model: String,
+    /// The model that was asked for.
+    #[serde(default)]
+    pub requested_model: String,
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+    /// Cost in USD when the provider reports it.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// The raw answer as received (a CLI's stdout, an API's body or stream), kept for audits.
+    #[serde(default)]
+    pub raw: String,
+    /// How many attempts the call took (1 without retries).
+    #[serde(default = "one")]
+    pub attempts: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// Why a call produced no answer.
@@ -65,7 +115,12 @@ pub struct Response {
 pub enum ProviderError {
     /// Retrying the same call later may succeed (overload, rate limit, network).
     #[error("{provider} call failed (transient): {message}")]
-    Transient { provider: String, message: String },
+    Transient {
+        provider: String,
+        message: String,
+        /// How long the service asked us to wait (`retry-after`), in milliseconds.
+        retry_after_ms: Option<u64>,
+    },
     /// Retrying will not help until someone changes something (credentials, model name, script).
     #[error("{provider} call failed: {message}")]
     Permanent {
@@ -108,11 +163,7 @@ pub trait Provider: Send + Sync {
 
     /// Answers one request. Long-running implementations poll `cancelled` and return
     /// [`ProviderError::Cancelled`] soon after it becomes true.
-    fn complete(
-        &self,
-        req: &Request,
-        cancelled: &dyn Fn() -> bool,
-    ) -> Result<Response, ProviderError>;
+    fn complete(&self, req: &Request, call: &Call<'_>) -> Result<Response, ProviderError>;
 }
 
 /// The hint carried by [`ProviderError::Unavailable`].
@@ -161,11 +212,7 @@ impl Provider for UnavailableProvider {
         Err(self.error())
     }
 
-    fn complete(
-        &self,
-        _req: &Request,
-        _cancelled: &dyn Fn() -> bool,
-    ) -> Result<Response, ProviderError> {
+    fn complete(&self, _req: &Request, _call: &Call<'_>) -> Result<Response, ProviderError> {
         Err(self.error())
     }
 }
@@ -191,6 +238,7 @@ mod tests {
             prompt: "hi".into(),
             seq: 0,
             step_id: "draft".into(),
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         };
         for input in [
             "claude:opus",
@@ -206,7 +254,9 @@ mod tests {
             assert_eq!(provider.describe(), input);
             for err in [
                 provider.preflight().unwrap_err(),
-                provider.complete(&request, &|| false).unwrap_err(),
+                provider
+                    .complete(&request, &Call::new(&|| false))
+                    .unwrap_err(),
             ] {
                 let ProviderError::Unavailable { kind, hint } = &err else {
                     panic!("{input}: expected Unavailable, got {err:?}");

@@ -22,6 +22,9 @@
 //! record_prompts: true        # optional: write each prompt to <script>.prompts/{role}-{seq}.md
 //! ```
 //!
+//! An entry may also set `model` (the model the answer claims to come from, to exercise model
+//! verification), `cost_usd` (a reported cost) and, with `fail`, `retry_after_ms`.
+//!
 //! The script is re-read on every call, so it can be edited between runs of a long demo.
 
 use std::ffi::OsString;
@@ -33,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::provider::{Provider, ProviderError, Request, Response, Role};
+use crate::provider::{Call, CallProgress, Provider, ProviderError, Request, Response, Role};
 
 /// Provider name reported in [`Response::provider`] and errors.
 const PROVIDER: &str = "scripted";
@@ -107,11 +110,8 @@ impl Provider for ScriptedProvider {
             .map_err(|e| self.script_error(&e))
     }
 
-    fn complete(
-        &self,
-        req: &Request,
-        cancelled: &dyn Fn() -> bool,
-    ) -> Result<Response, ProviderError> {
+    fn complete(&self, req: &Request, call: &Call<'_>) -> Result<Response, ProviderError> {
+        let cancelled = call.cancelled;
         let script = Script::load(&self.path).map_err(|e| self.script_error(&e))?;
         let entries = script.entries(req.role);
         let Some(entry) = usize::try_from(req.seq).ok().and_then(|i| entries.get(i)) else {
@@ -170,6 +170,7 @@ impl Provider for ScriptedProvider {
                     ProviderError::Transient {
                         provider: PROVIDER.to_owned(),
                         message: failure.clone(),
+                        retry_after_ms: entry.retry_after_ms,
                     }
                 });
             }
@@ -178,12 +179,23 @@ impl Provider for ScriptedProvider {
         // `Script::load` guarantees an entry that can succeed has text.
         let text = entry.text.clone().unwrap_or_default();
         self.log(req, CallEvent::Finish)?;
+        let requested = script.model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+        let output_tokens = approximate_tokens(&text);
+        (call.progress)(CallProgress {
+            output_tokens,
+            attempt: 1,
+        });
         Ok(Response {
             input_tokens: Some(approximate_tokens(&req.prompt)),
-            output_tokens: Some(approximate_tokens(&text)),
+            output_tokens: Some(output_tokens),
+            cached_tokens: None,
+            cost_usd: entry.cost_usd,
+            raw: text.clone(),
             text,
             provider: PROVIDER.to_owned(),
-            model: script.model.unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+            model: entry.model.clone().unwrap_or_else(|| requested.clone()),
+            requested_model: requested,
+            attempts: 1,
         })
     }
 }
@@ -270,6 +282,15 @@ struct Entry {
     fail_times: Option<u32>,
     #[serde(default)]
     permanent: bool,
+    /// With `fail`: the `retry-after` the failure carries, in milliseconds.
+    #[serde(default)]
+    retry_after_ms: Option<u64>,
+    /// The model this answer claims to come from (default: the script's `model`).
+    #[serde(default)]
+    model: Option<String>,
+    /// The cost this answer reports, in USD (default: none reported).
+    #[serde(default)]
+    cost_usd: Option<f64>,
 }
 
 impl Script {

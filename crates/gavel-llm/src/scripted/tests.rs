@@ -28,11 +28,13 @@ fn request(role: Role, seq: u32) -> Request {
         prompt: "write the plan please".into(),
         seq,
         step_id: "step".into(),
+        max_output_tokens: crate::DEFAULT_MAX_OUTPUT_TOKENS,
     }
 }
 
 fn call(f: &Fixture, role: Role, seq: u32) -> Result<Response, ProviderError> {
-    f.provider.complete(&request(role, seq), &|| false)
+    f.provider
+        .complete(&request(role, seq), &Call::new(&|| false))
 }
 
 fn events(f: &Fixture) -> Vec<(Role, u32, CallEvent)> {
@@ -78,8 +80,13 @@ fn response_reports_provider_model_and_approximate_tokens() {
             text: "# First draft\nbody\n".into(),
             provider: "scripted".into(),
             model: "scripted".into(),
+            requested_model: "scripted".into(),
             input_tokens: Some(4),
             output_tokens: Some(4),
+            cached_tokens: None,
+            cost_usd: None,
+            raw: "# First draft\nbody\n".into(),
+            attempts: 1,
         }
     );
     let f = fixture("model: scripted-model-1\nreviewer:\n  - text: ok\n");
@@ -181,9 +188,10 @@ fn cancel_during_delay_returns_promptly_and_logs_no_finish() {
         })
     };
     let started = Instant::now();
-    let result = f
-        .provider
-        .complete(&request(Role::Drafter, 0), &|| flag.load(Ordering::SeqCst));
+    let result = f.provider.complete(
+        &request(Role::Drafter, 0),
+        &Call::new(&|| flag.load(Ordering::SeqCst)),
+    );
     setter.join().unwrap();
     assert!(
         matches!(result, Err(ProviderError::Cancelled)),
@@ -196,7 +204,9 @@ fn cancel_during_delay_returns_promptly_and_logs_no_finish() {
 #[test]
 fn already_cancelled_call_does_not_start() {
     let f = fixture(TWO_EACH);
-    let result = f.provider.complete(&request(Role::Drafter, 0), &|| true);
+    let result = f
+        .provider
+        .complete(&request(Role::Drafter, 0), &Call::new(&|| true));
     assert!(matches!(result, Err(ProviderError::Cancelled)));
     assert!(events(&f).is_empty());
 }

@@ -489,9 +489,10 @@ fn call(
         prompt,
         seq,
         step_id: cx.step_id("call"),
+        max_output_tokens: gavel_llm::DEFAULT_MAX_OUTPUT_TOKENS,
     };
     match cx.step("call", || {
-        provider.complete(&request, &|| cancel.is_cancelled())
+        provider.complete(&request, &gavel_llm::Call::new(&|| cancel.is_cancelled()))
     }) {
         Ok(r) => Ok(Ok(r)),
         Err(StepError::Step(ProviderError::Cancelled)) => Err(NodeError::Cancelled),
