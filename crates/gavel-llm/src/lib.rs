@@ -6,15 +6,19 @@
 //! answers ([`strip_preamble`]). The crate knows nothing about workflows or the engine; it returns
 //! values and errors and never prints.
 
+pub mod process;
 pub mod provider;
+pub mod retry;
 pub mod scripted;
 pub mod spec;
 pub mod text;
+pub mod verify;
 
 pub use provider::{
     Call, CallProgress, DEFAULT_MAX_OUTPUT_TOKENS, Provider, ProviderError, Request, Response,
     Role, UNAVAILABLE_HINT, UnavailableProvider, build,
 };
+pub use retry::{RetryPolicy, Retrying};
 pub use scripted::{
     CallEvent, CallLogEntry, CallLogError, ScriptError, ScriptedProvider, call_log_path,
     prompt_record_path, read_call_log,
