@@ -67,6 +67,12 @@ impl Context {
     /// The issue workflow wired to this repository.
     pub fn issue_workflow(&self, editor_program: Option<String>) -> IssueWorkflow {
         let s = &self.settings;
+        let provider = |spec| -> Box<dyn gavel_llm::Provider> {
+            Box::new(gavel_llm::Retrying::new(
+                gavel_llm::build(spec, &s.repo_root),
+                s.retry,
+            ))
+        };
         IssueWorkflow {
             settings: IssueSettings {
                 repo_root: s.repo_root.clone(),
@@ -74,10 +80,15 @@ impl Context {
                 ideas_dir: s.ideas_dir.clone(),
                 max_iterations: s.max_iterations,
                 editor_program,
+                budget_override: s.budget_override,
+                prices: s.prices.clone(),
+                strict_models: s.strict_models,
+                max_output_tokens: s.max_output_tokens,
             },
-            drafter: gavel_llm::build(&s.drafter, &s.repo_root),
-            reviewer: gavel_llm::build(&s.reviewer, &s.repo_root),
+            drafter: provider(&s.drafter),
+            reviewer: provider(&s.reviewer),
             tracker: Box::new(LocalTracker::new(&s.repo_root, &s.tracker_dir)),
+            observer: Some(std::sync::Arc::new(crate::spinner::Spinner::default())),
         }
     }
 

@@ -266,6 +266,7 @@ fn describe_event(kind: &EventKind) -> Option<String> {
             role,
             provider,
             model,
+            ..
         } => format!("{role} answered ({provider}, model {})", sanitize(model)),
         EventKind::GateAnswered { gate, choice, by } => format!("gate {gate}: {choice} ({by})"),
         EventKind::Note { text } => sanitize(text),

@@ -11,6 +11,7 @@ pub mod editor;
 pub mod error;
 pub mod exit;
 pub mod settings;
+pub mod spinner;
 pub mod ui;
 
 use std::process::ExitCode;

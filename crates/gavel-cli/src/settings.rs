@@ -21,7 +21,15 @@ pub const DEFAULT_MAX_ITERATIONS: u32 = 20;
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
     #[serde(default)]
+    strict_models: Option<bool>,
+    #[serde(default)]
     roles: RolesConfig,
+    #[serde(default)]
+    timeouts: TimeoutsConfig,
+    #[serde(default)]
+    keys: KeysConfig,
+    #[serde(default)]
+    prices: std::collections::BTreeMap<String, gavel_llm::Price>,
     #[serde(default)]
     limits: LimitsConfig,
     #[serde(default)]
@@ -41,6 +49,27 @@ struct RolesConfig {
 #[serde(deny_unknown_fields)]
 struct LimitsConfig {
     max_iterations: Option<u32>,
+    budget_usd: Option<f64>,
+    max_output_tokens: Option<u32>,
+    retries: Option<u32>,
+    retry_delay_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimeoutsConfig {
+    idle_secs: Option<u64>,
+    total_secs: Option<u64>,
+}
+
+/// Names of the environment variables holding API keys (defaults: the vendors' usual names).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeysConfig {
+    pub anthropic: Option<String>,
+    pub google: Option<String>,
+    pub openai: Option<String>,
+    pub openai_compatible: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -68,6 +97,16 @@ pub struct Settings {
     pub tracker_dir: PathBuf,
     pub lineage_dir: PathBuf,
     pub ideas_dir: PathBuf,
+    pub strict_models: bool,
+    /// The default budget of new runs (micro-USD), and `--budget` for this invocation.
+    pub budget_micros: Option<u64>,
+    pub budget_override: Option<u64>,
+    pub max_output_tokens: u32,
+    pub retry: gavel_llm::RetryPolicy,
+    pub idle_timeout: std::time::Duration,
+    pub total_timeout: std::time::Duration,
+    pub keys: KeysConfig,
+    pub prices: gavel_llm::PriceTable,
 }
 
 /// Overrides from the command line.
@@ -76,6 +115,8 @@ pub struct Overrides {
     pub state_dir: Option<PathBuf>,
     pub drafter: Option<String>,
     pub reviewer: Option<String>,
+    /// `--budget USD`.
+    pub budget: Option<f64>,
 }
 
 impl Settings {
@@ -131,6 +172,39 @@ impl Settings {
                 path.display()
             )));
         }
+        let money = |what: &str, v: f64| {
+            gavel_llm::price::usd_to_micros(v).ok_or_else(|| {
+                CliError::usage(format!(
+                    "{what} must be a non-negative amount of USD, not {v}"
+                ))
+            })
+        };
+        let budget_micros = config
+            .limits
+            .budget_usd
+            .map(|v| money("[limits] budget_usd", v))
+            .transpose()?;
+        let budget_override = overrides.budget.map(|v| money("--budget", v)).transpose()?;
+        let defaults = gavel_llm::RetryPolicy::default();
+        let retry = gavel_llm::RetryPolicy {
+            max_retries: config.limits.retries.unwrap_or(defaults.max_retries),
+            base_delay: config
+                .limits
+                .retry_delay_ms
+                .map_or(defaults.base_delay, std::time::Duration::from_millis),
+            max_delay: defaults.max_delay,
+        };
+        let secs = |v: Option<u64>, default: u64, key: &str| match v {
+            Some(0) => Err(CliError::error(format!(
+                "{}: [timeouts] {key} must be at least 1",
+                path.display()
+            ))),
+            Some(n) => Ok(std::time::Duration::from_secs(n)),
+            None => Ok(std::time::Duration::from_secs(default)),
+        };
+        let idle_timeout = secs(config.timeouts.idle_secs, 120, "idle_secs")?;
+        let total_timeout = secs(config.timeouts.total_secs, 600, "total_secs")?;
+        let prices = gavel_llm::PriceTable::default().with(config.prices);
         let state_dir = match &overrides.state_dir {
             Some(dir) if dir.is_absolute() => dir.clone(),
             Some(dir) => std::env::current_dir()
@@ -156,6 +230,18 @@ impl Settings {
                 "paths.ideas",
                 config.paths.ideas.as_deref().unwrap_or("ideas"),
             )?,
+            strict_models: config.strict_models.unwrap_or(false),
+            budget_micros,
+            budget_override,
+            max_output_tokens: config
+                .limits
+                .max_output_tokens
+                .unwrap_or(gavel_llm::DEFAULT_MAX_OUTPUT_TOKENS),
+            retry,
+            idle_timeout,
+            total_timeout,
+            keys: config.keys,
+            prices,
         })
     }
 
@@ -191,6 +277,9 @@ pub fn default_config_text() -> String {
     format!(
         r#"# gavel configuration. See the README's configuration section.
 
+# Fail a call when another model answers than the one requested (default: warn).
+strict_models = false
+
 [roles]
 # Provider strings: {VALID_FORMS}
 drafter = "{DEFAULT_DRAFTER}"
@@ -199,6 +288,14 @@ reviewer = "{DEFAULT_REVIEWER}"
 [limits]
 # The most drafts one run writes before it halts.
 max_iterations = {DEFAULT_MAX_ITERATIONS}
+# budget_usd = 5.0          # default budget of a run (override with --budget)
+# max_output_tokens = 8192  # output cap of every model call
+# retries = 3               # retries of a transiently failed call
+# retry_delay_ms = 2000     # first backoff (doubles, with jitter; retry-after wins)
+
+[timeouts]
+idle_secs = 120             # no output from a model call for this long: killed, retried
+total_secs = 600            # longest a model call may take
 
 [tracker]
 kind = "local"

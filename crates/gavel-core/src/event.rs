@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::hash::ContentHash;
+
 /// One entry in a run's timeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
@@ -12,6 +14,30 @@ pub struct Event {
     pub at: String,
     #[serde(flatten)]
     pub kind: EventKind,
+}
+
+/// One model call in a run's spend ledger.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallLedger {
+    /// 1-based number of the call within the run (`gavel show RUN --call N`).
+    pub n: u32,
+    /// The model that was asked for (`model` in the event is the one that answered).
+    pub requested_model: String,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub cached_tokens: Option<u64>,
+    /// Cost in millionths of a USD.
+    pub cost_micros: Option<u64>,
+    /// Where the cost came from: `reported` (by the CLI or API), `price-table`, or `unknown`.
+    pub cost_source: String,
+    /// The prompt, content-addressed in the store.
+    pub prompt: ContentHash,
+    /// The raw answer, content-addressed in the store.
+    pub response: ContentHash,
+    pub attempts: u32,
+    /// Set when the answering model is not the one requested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// What happened.
@@ -39,6 +65,10 @@ pub enum EventKind {
         role: String,
         provider: String,
         model: String,
+        /// What the call cost and where its prompt and answer are kept (absent in events
+        /// written before the ledger existed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ledger: Option<Box<CallLedger>>,
     },
     /// Anything else worth a line in the timeline.
     Note { text: String },

@@ -22,7 +22,7 @@ pub use engine::{
     CancelToken, CrashHook, Engine, EngineError, Limits, NodeCtx, NodeError, Observer, Outcome,
     Progress, Session, StepError, Transition, Workflow,
 };
-pub use event::{Event, EventKind};
+pub use event::{CallLedger, Event, EventKind};
 pub use gate::{Choice, GateAnswer, GateRequest};
 pub use hash::ContentHash;
 pub use run::{CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};

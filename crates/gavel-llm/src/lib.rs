@@ -6,14 +6,17 @@
 //! answers ([`strip_preamble`]). The crate knows nothing about workflows or the engine; it returns
 //! values and errors and never prints.
 
+pub mod price;
 pub mod process;
 pub mod provider;
 pub mod retry;
 pub mod scripted;
 pub mod spec;
 pub mod text;
+pub mod tokens;
 pub mod verify;
 
+pub use price::{Price, PriceTable};
 pub use provider::{
     Call, CallProgress, DEFAULT_MAX_OUTPUT_TOKENS, Provider, ProviderError, Request, Response,
     Role, UNAVAILABLE_HINT, UnavailableProvider, build,

@@ -157,6 +157,12 @@ pub trait Provider: Send + Sync {
     /// A short label for logs and messages, e.g. `"scripted:demo.yaml"`.
     fn describe(&self) -> String;
 
+    /// The model this provider asks for (the model part of its provider string), for prices
+    /// and model verification.
+    fn model(&self) -> String {
+        String::new()
+    }
+
     /// Cheap checks before the first call (binary present, script readable and valid), so a
     /// misconfiguration is reported before a run starts instead of halfway through.
     fn preflight(&self) -> Result<(), ProviderError>;
@@ -206,6 +212,10 @@ impl UnavailableProvider {
 impl Provider for UnavailableProvider {
     fn describe(&self) -> String {
         self.spec.to_string()
+    }
+
+    fn model(&self) -> String {
+        self.spec.model()
     }
 
     fn preflight(&self) -> Result<(), ProviderError> {

@@ -62,6 +62,10 @@ impl Provider for Retrying {
         self.inner.describe()
     }
 
+    fn model(&self) -> String {
+        self.inner.model()
+    }
+
     fn preflight(&self) -> Result<(), ProviderError> {
         self.inner.preflight()
     }

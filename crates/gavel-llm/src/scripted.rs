@@ -104,6 +104,13 @@ impl Provider for ScriptedProvider {
         self.label.clone()
     }
 
+    fn model(&self) -> String {
+        Script::load(&self.path)
+            .ok()
+            .and_then(|s| s.model)
+            .unwrap_or_else(|| DEFAULT_MODEL.to_owned())
+    }
+
     fn preflight(&self) -> Result<(), ProviderError> {
         Script::load(&self.path)
             .map(drop)
@@ -179,7 +186,10 @@ impl Provider for ScriptedProvider {
         // `Script::load` guarantees an entry that can succeed has text.
         let text = entry.text.clone().unwrap_or_default();
         self.log(req, CallEvent::Finish)?;
-        let requested = script.model.clone().unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+        let requested = script
+            .model
+            .clone()
+            .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
         let output_tokens = approximate_tokens(&text);
         (call.progress)(CallProgress {
             output_tokens,

@@ -42,6 +42,9 @@ pub struct IssueArgs {
     /// Override the reviewer role (a provider string).
     #[arg(long, value_name = "PROVIDER")]
     pub reviewer: Option<String>,
+    /// Stop before any model call that would take the run's spend over USD.
+    #[arg(long, value_name = "USD")]
+    pub budget: Option<f64>,
 }
 
 /// The answers to a slug collision.
@@ -60,6 +63,7 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
         state_dir,
         drafter: args.drafter.clone(),
         reviewer: args.reviewer.clone(),
+        budget: args.budget,
     };
     let ctx = Context::load(&overrides)?;
     let brief_path = match &args.brief {
@@ -118,7 +122,7 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
     let wf = ctx.issue_workflow(editor_program(&ctx, args.auto)?);
     let now = ctx.clock.now_rfc3339();
     let run_key = run_key(&slug, &text);
-    let state = IssueState::new(
+    let mut state = IssueState::new(
         run_key,
         rel_brief.to_string_lossy().into_owned(),
         text,
@@ -127,6 +131,7 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
         args.auto,
         now,
     );
+    state.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
     let engine = Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder());
     let run = engine.start(&slug, &state, node::LOAD_BRIEF)?;
     ctx.ui.info(&format!(

@@ -22,6 +22,9 @@ pub struct ResumeArgs {
     /// Answer the gate the run is waiting at (for example `send`, `approve`, `revise`).
     #[arg(long, value_name = "CHOICE")]
     pub choice: Option<String>,
+    /// A new budget for the run (USD), e.g. after it halted on its budget.
+    #[arg(long, value_name = "USD")]
+    pub budget: Option<f64>,
     /// Feedback for a choice that takes it (revise), from a file.
     #[arg(long, value_name = "FILE", requires = "choice")]
     pub feedback_file: Option<PathBuf>,
@@ -30,6 +33,7 @@ pub struct ResumeArgs {
 pub fn cmd_resume(args: &ResumeArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
     let ctx = Context::load(&Overrides {
         state_dir,
+        budget: args.budget,
         ..Overrides::default()
     })?;
     let (store, record) = open_run(&ctx, &args.run)?;

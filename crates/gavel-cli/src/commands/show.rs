@@ -114,6 +114,7 @@ fn line(kind: &EventKind) -> String {
             role,
             provider,
             model,
+            ..
         } => format!("model   {role}: {provider} answered as {model}"),
         EventKind::Note { text } => format!("note    {text}"),
         EventKind::Halted { reason } => format!("halted  {reason}"),

@@ -342,20 +342,41 @@ fn unparseable_verdict_waits_for_a_person_even_in_auto_mode() {
 fn failed_model_call_halts_resumably_and_produces_nothing() {
     let env = Env::new();
     env.script(&format!(
-        "drafter:\n  - fail: \"503 overloaded\"\n    fail_times: 1\n    text: {}\nreviewer:\n  - text: {}\n",
+        "drafter:\n  - fail: \"503 overloaded\"\n    fail_times: 4\n    text: {}\nreviewer:\n  - text: {}\n",
         serde_json::to_string(&draft(1)).expect("json"),
         serde_json::to_string(APPROVED).expect("json")
     ));
     let brief = env.brief("dark-mode");
     let out = env.run(&["issue", &brief, "--auto"]);
     assert_exit(&out, 4);
+    let err = stderr(&out);
     assert!(
-        stderr(&out).contains("503 overloaded"),
+        err.contains("503 overloaded") && err.contains("gave up after 4 attempts"),
         "{}",
         show_output(&out)
     );
     assert_eq!(env.ls("docs/lineage/active/dark-mode"), ["001-brief.md"]);
     assert_exit(&env.run(&["resume", "1"]), 0);
+}
+
+#[test]
+fn transient_failures_are_retried_and_the_attempts_recorded() {
+    let env = Env::new();
+    env.script(&format!(
+        "drafter:\n  - fail: \"429 slow down\"\n    fail_times: 2\n    retry_after_ms: 20\n    text: {}\nreviewer:\n  - text: {}\n",
+        serde_json::to_string(&draft(1)).expect("json"),
+        serde_json::to_string(APPROVED).expect("json")
+    ));
+    let brief = env.brief("dark-mode");
+    assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
+    let timeline = &env.show("1")["timeline"];
+    let call = timeline
+        .as_array()
+        .expect("timeline")
+        .iter()
+        .find(|e| e["event"] == "model_call")
+        .expect("a model call");
+    assert_eq!(call["ledger"]["attempts"], 3, "{call}");
 }
 
 #[test]

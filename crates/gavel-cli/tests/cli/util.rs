@@ -94,6 +94,7 @@ impl Env {
             String::from_utf8_lossy(&out.stderr)
         );
         env.set_roles("scripted:script.yaml", "scripted:script.yaml");
+        env.set_config_line("# retry_delay_ms", "retry_delay_ms = 10");
         env.write(".gitignore", ".gavel/\nscript.yaml*\n");
         env.git(&["add", "-A"]);
         env.git(&["commit", "-q", "-m", "init"]);
@@ -118,6 +119,27 @@ impl Env {
             .collect::<Vec<_>>()
             .join("\n");
         fs::write(&path, text + "\n").expect("write gavel.toml");
+    }
+
+    /// Replaces the gavel.toml line starting with `prefix` by `line`.
+    pub fn set_config_line(&self, prefix: &str, line: &str) {
+        let path = self.repo.join("gavel.toml");
+        let text = fs::read_to_string(&path).expect("gavel.toml");
+        assert!(
+            text.lines().any(|l| l.starts_with(prefix)),
+            "no line starting with {prefix:?} in gavel.toml"
+        );
+        let text: Vec<String> = text
+            .lines()
+            .map(|l| {
+                if l.starts_with(prefix) {
+                    line.to_owned()
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect();
+        fs::write(&path, text.join("\n") + "\n").expect("write gavel.toml");
     }
 
     /// Sets `[limits] max_iterations`.

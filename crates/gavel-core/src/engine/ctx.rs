@@ -68,6 +68,14 @@ impl NodeCtx<'_> {
         Ok(value)
     }
 
+    /// Whether step `name` of this node visit already has a journaled result (a replay).
+    pub fn has_step(&self, name: &str) -> Result<bool, NodeError> {
+        Ok(self
+            .store
+            .get_write(self.run, &self.step_id(name))?
+            .is_some())
+    }
+
     /// The answer given to this node's gate, if one was given.
     pub fn answer(&self) -> Result<Option<GateAnswer>, NodeError> {
         match self.store.get_write(self.run, &self.step_id(ANSWER_STEP))? {

@@ -24,6 +24,19 @@ pub fn events_keep_their_order(store: &dyn Store) {
             role: "drafter".into(),
             provider: "fake".into(),
             model: "m".into(),
+            ledger: Some(Box::new(gavel_core::CallLedger {
+                n: 1,
+                requested_model: "m-pro".into(),
+                input_tokens: Some(10),
+                output_tokens: Some(20),
+                cached_tokens: None,
+                cost_micros: Some(1_234),
+                cost_source: "reported".into(),
+                prompt: gavel_core::ContentHash::of(b"prompt"),
+                response: gavel_core::ContentHash::of(b"answer"),
+                attempts: 2,
+                warning: Some("requested tier `pro`".into()),
+            })),
         },
     };
     let e3 = Event {

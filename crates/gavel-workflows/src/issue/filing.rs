@@ -59,7 +59,7 @@ impl IssueWorkflow {
             .draft
             .clone()
             .ok_or_else(|| NodeError::Failed("no draft to file".into()))?;
-        let body = blob_text(cx, Some(&draft.hash))?;
+        let body = super::calls::strip_gavel_comments(&blob_text(cx, Some(&draft.hash))?);
         let Some(title) = parse_title(&body) else {
             return Ok(self.error_gate(cx, "the draft has no `# ` title line".into()));
         };

@@ -11,9 +11,12 @@
 //! (N5), and only gavel files the issue (N6). In `--auto` mode N3 and N5 route without asking,
 //! except that an unparseable verdict always goes to a person.
 
+mod calls;
 mod filing;
 mod nodes;
 pub mod prompts;
+
+pub use calls::{CallObserver, strip_gavel_comments};
 
 use std::path::{Path, PathBuf};
 
@@ -59,6 +62,14 @@ pub struct IssueSettings {
     pub max_iterations: u32,
     /// The editor program pre-flight must find (interactive runs only).
     pub editor_program: Option<String>,
+    /// A budget given for this invocation (`--budget`), replacing the run's budget.
+    pub budget_override: Option<u64>,
+    /// Prices for cost accounting and budget estimates.
+    pub prices: gavel_llm::PriceTable,
+    /// Fail a call whose answering model is not the one requested (instead of warning).
+    pub strict_models: bool,
+    /// The output cap of every call.
+    pub max_output_tokens: u32,
 }
 
 /// A file in the lineage and the hash of the content gavel last read from it.
@@ -113,6 +124,15 @@ pub struct IssueState {
     /// Human feedback for the next draft.
     pub feedback: Option<ContentHash>,
     pub filed: Option<Filed>,
+    /// Model calls made so far (the spend ledger's numbering).
+    #[serde(default)]
+    pub call_count: u32,
+    /// What the calls cost so far, in micro-USD.
+    #[serde(default)]
+    pub spent_micros: u64,
+    /// The run's budget in micro-USD, if it has one.
+    #[serde(default)]
+    pub budget_micros: Option<u64>,
 }
 
 impl IssueState {
@@ -144,6 +164,9 @@ impl IssueState {
             verdict_history: Vec::new(),
             feedback: None,
             filed: None,
+            call_count: 0,
+            spent_micros: 0,
+            budget_micros: None,
         }
     }
 }
@@ -154,6 +177,8 @@ pub struct IssueWorkflow {
     pub drafter: Box<dyn Provider>,
     pub reviewer: Box<dyn Provider>,
     pub tracker: Box<dyn Tracker>,
+    /// Told about calls while they run (for a live display).
+    pub observer: Option<std::sync::Arc<dyn CallObserver>>,
 }
 
 impl IssueWorkflow {

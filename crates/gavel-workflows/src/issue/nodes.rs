@@ -3,10 +3,8 @@
 
 use std::fs;
 
-use gavel_core::{
-    Choice, ContentHash, EventKind, GateAnswer, NodeCtx, NodeError, StepError, Transition,
-};
-use gavel_llm::{Provider, ProviderError, Request, Response, Role};
+use gavel_core::{Choice, ContentHash, EventKind, GateAnswer, NodeCtx, NodeError, Transition};
+use gavel_llm::{ProviderError, Role};
 
 use super::prompts::{self, DraftInput};
 use super::{
@@ -118,22 +116,19 @@ impl IssueWorkflow {
             verdicts: &verdicts,
             feedback: feedback.as_deref(),
         });
-        let response = match call(
-            cx,
-            self.drafter.as_ref(),
-            Role::Drafter,
-            s.draft_count,
-            prompt,
-        )? {
-            Ok(r) => r,
+        let answered = match self.call_model(s, cx, Role::Drafter, s.draft_count, prompt)? {
+            Ok(a) => a,
             Err(halt) => return Ok(halt),
         };
-        let mut text = gavel_llm::strip_preamble(&response.text);
+        let mut text = gavel_llm::strip_preamble(&answered.response.text);
         text.push('\n');
         if text.trim().is_empty() {
             return Ok(Transition::Halt {
                 reason: "the drafter returned an empty draft; nothing was saved".into(),
             });
+        }
+        if let Some(w) = &answered.warning {
+            text.insert_str(0, &super::calls::draft_warning_line(w));
         }
         s.file_counter += 1;
         let lineage = self.lineage(s);
@@ -153,11 +148,6 @@ impl IssueWorkflow {
         });
         s.draft_count += 1;
         s.feedback = None;
-        cx.event(EventKind::ModelCall {
-            role: "drafter".into(),
-            provider: response.provider,
-            model: response.model,
-        });
         cx.event(EventKind::Artifact { path });
         goto(node::DRAFT_GATE)
     }
@@ -228,24 +218,30 @@ impl IssueWorkflow {
             .ok_or_else(|| NodeError::Failed("no draft to review".into()))?;
         let draft_text = blob_text(cx, Some(&draft.hash))?;
         let prompt = prompts::review_prompt(&rubric, &draft_text);
-        let response = match call(
-            cx,
-            self.reviewer.as_ref(),
-            Role::Reviewer,
-            s.verdict_count,
-            prompt,
-        )? {
-            Ok(r) => r,
+        let answered = match self.call_model(s, cx, Role::Reviewer, s.verdict_count, prompt)? {
+            Ok(a) => a,
             Err(halt) => return Ok(halt),
         };
+        let response = &answered.response;
         let parsed = verdict::parse(&response.text);
-        let header = format!(
-            "---\nrubric: {RUBRIC_PATH}\nrubric_sha256: {rubric_sha256}\nreviewer: {}\nmodel: {}\nverdict: {}\nauto_mode: {}\n---\n\n",
+        let warning = match &answered.warning {
+            Some(w) => format!(
+                "warning: {}\n",
+                serde_json::to_string(&format!("model verification failed: {w}"))
+                    .unwrap_or_default()
+            ),
+            None => String::new(),
+        };
+        let mut header = format!(
+            "---\nrubric: {RUBRIC_PATH}\nrubric_sha256: {rubric_sha256}\nreviewer: {}\nmodel: {}\n{warning}verdict: {}\nauto_mode: {}\n---\n\n",
             self.reviewer.describe(),
             response.model,
             serde_json::to_string(&parsed.summary()).unwrap_or_default(),
             s.auto,
         );
+        if let Some(w) = &answered.warning {
+            header.push_str(&format!("WARNING: model verification failed: {w}\n\n"));
+        }
         s.file_counter += 1;
         let lineage = self.lineage(s);
         let content = format!("{header}{}", response.text);
@@ -270,11 +266,6 @@ impl IssueWorkflow {
             rubric_sha256,
         });
         s.verdict_count += 1;
-        cx.event(EventKind::ModelCall {
-            role: "reviewer".into(),
-            provider: response.provider,
-            model: response.model,
-        });
         cx.event(EventKind::Artifact { path });
         goto(node::VERDICT_GATE)
     }
@@ -472,37 +463,4 @@ pub(super) fn blob_text(cx: &NodeCtx<'_>, hash: Option<&ContentHash>) -> Result<
         hash.ok_or_else(|| NodeError::Failed("the run state lost an artifact reference".into()))?;
     let bytes = cx.get_blob(hash)?;
     String::from_utf8(bytes).map_err(|_| NodeError::Failed(format!("blob {hash} is not UTF-8")))
-}
-
-/// Calls a model as a journaled step. `Ok(Err(halt))` is a failed call: the run halts,
-/// resumably, and no draft or verdict is produced.
-fn call(
-    cx: &mut NodeCtx<'_>,
-    provider: &dyn Provider,
-    role: Role,
-    seq: u32,
-    prompt: String,
-) -> Result<Result<Response, Transition>, NodeError> {
-    let cancel = cx.cancel().clone();
-    let request = Request {
-        role,
-        prompt,
-        seq,
-        step_id: cx.step_id("call"),
-        max_output_tokens: gavel_llm::DEFAULT_MAX_OUTPUT_TOKENS,
-    };
-    match cx.step("call", || {
-        provider.complete(&request, &gavel_llm::Call::new(&|| cancel.is_cancelled()))
-    }) {
-        Ok(r) => Ok(Ok(r)),
-        Err(StepError::Step(ProviderError::Cancelled)) => Err(NodeError::Cancelled),
-        Err(StepError::Step(e @ ProviderError::Unavailable { .. })) => Err(NodeError::Failed(
-            format!("{role} {}: {e}", provider.describe()),
-        )),
-        Err(StepError::Step(e)) => Ok(Err(Transition::Halt {
-            reason: format!("{role} call failed: {e}"),
-        })),
-        Err(StepError::Store(e)) => Err(NodeError::Store(e)),
-        Err(e @ StepError::Decode { .. }) => Err(NodeError::Failed(e.to_string())),
-    }
 }

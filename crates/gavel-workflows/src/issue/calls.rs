@@ -1,0 +1,215 @@
+//! Calling a model from a node: the budget check before, the journaled call, and the ledger,
+//! model verification and live progress around it.
+//!
+//! Order, and why: the budget is checked before the call (spent so far + the prompt's tokens
+//! counted with o200k + the output cap, priced from the table) and a run that cannot afford the
+//! call HALTs naming the numbers. The call itself is a journaled step, so a resumed run re-uses
+//! its answer. After it, the call goes into the spend ledger (tokens, cost as reported or priced,
+//! prompt and raw answer content-addressed in the store) and the answering model is compared
+//! with the requested one.
+
+use std::sync::Arc;
+
+use gavel_core::{CallLedger, EventKind, NodeCtx, NodeError, StepError, Transition};
+use gavel_llm::price::usd;
+use gavel_llm::{Call, CallProgress, Provider, ProviderError, Request, Response, Role};
+
+use super::{IssueState, IssueWorkflow};
+
+/// Hears about model calls while they run (the CLI's spinner).
+pub trait CallObserver: Send + Sync {
+    fn call_started(&self, role: Role, provider: &str);
+    fn call_progress(&self, progress: CallProgress);
+    fn call_finished(&self);
+}
+
+/// A successful call.
+pub(super) struct Answered {
+    pub response: Response,
+    /// Set when another model answered than the one requested.
+    pub warning: Option<String>,
+}
+
+impl IssueWorkflow {
+    fn provider(&self, role: Role) -> &dyn Provider {
+        match role {
+            Role::Drafter => self.drafter.as_ref(),
+            Role::Reviewer => self.reviewer.as_ref(),
+        }
+    }
+
+    /// Calls the model for `role`. `Ok(Err(t))`: the run halts with `t` (over budget, or the
+    /// call failed after its retries); a failed call never produces a draft or a verdict.
+    pub(super) fn call_model(
+        &self,
+        s: &mut IssueState,
+        cx: &mut NodeCtx<'_>,
+        role: Role,
+        seq: u32,
+        prompt: String,
+    ) -> Result<Result<Answered, Transition>, NodeError> {
+        let provider = self.provider(role);
+        let model = provider.model();
+        let max_output_tokens = self.settings.max_output_tokens;
+        if let Some(budget) = self.settings.budget_override {
+            s.budget_micros = Some(budget);
+        }
+        if let Some(budget) = s.budget_micros
+            && !cx.has_step("call")?
+        {
+            let prompt_tokens = gavel_llm::tokens::count(&prompt);
+            let Some(estimate) = self.settings.prices.cost_micros(
+                &model,
+                prompt_tokens,
+                u64::from(max_output_tokens),
+            ) else {
+                return Ok(Err(Transition::Halt {
+                    reason: format!(
+                        "budget {} is set but no price is known for model `{model}`; add it to [prices] in gavel.toml",
+                        usd(budget)
+                    ),
+                }));
+            };
+            if s.spent_micros + estimate > budget {
+                return Ok(Err(Transition::Halt {
+                    reason: format!(
+                        "budget: the {role} call would cost up to {} ({prompt_tokens} prompt tokens + {max_output_tokens} output tokens of `{model}`); spent {} of {}, so it would exceed the budget; continue with `gavel resume RUN --budget USD`",
+                        usd(estimate),
+                        usd(s.spent_micros),
+                        usd(budget)
+                    ),
+                }));
+            }
+        }
+
+        let cancel = cx.cancel().clone();
+        let request = Request {
+            role,
+            prompt: prompt.clone(),
+            seq,
+            step_id: cx.step_id("call"),
+            max_output_tokens,
+        };
+        let observer: Option<Arc<dyn CallObserver>> = self.observer.clone();
+        let progress = |p: CallProgress| {
+            if let Some(o) = &observer {
+                o.call_progress(p);
+            }
+        };
+        let cancelled = || cancel.is_cancelled();
+        let replay = cx.has_step("call")?;
+        if let (Some(o), false) = (&observer, replay) {
+            o.call_started(role, &provider.describe());
+        }
+        let result = cx.step("call", || {
+            provider.complete(
+                &request,
+                &Call {
+                    cancelled: &cancelled,
+                    progress: &progress,
+                },
+            )
+        });
+        if let (Some(o), false) = (&observer, replay) {
+            o.call_finished();
+        }
+        let response = match result {
+            Ok(r) => r,
+            Err(StepError::Step(ProviderError::Cancelled)) => return Err(NodeError::Cancelled),
+            Err(StepError::Step(e @ ProviderError::Unavailable { .. })) => {
+                return Err(NodeError::Failed(format!(
+                    "{role} {}: {e}",
+                    provider.describe()
+                )));
+            }
+            Err(StepError::Step(e)) => {
+                let hint = e
+                    .hint()
+                    .map(|h| format!(" (hint: {h})"))
+                    .unwrap_or_default();
+                return Ok(Err(Transition::Halt {
+                    reason: format!("{role} call failed: {e}{hint}"),
+                }));
+            }
+            Err(StepError::Store(e)) => return Err(NodeError::Store(e)),
+            Err(e @ StepError::Decode { .. }) => return Err(NodeError::Failed(e.to_string())),
+        };
+
+        let requested = if response.requested_model.is_empty() {
+            model.clone()
+        } else {
+            response.requested_model.clone()
+        };
+        let warning = gavel_llm::verify::check(&requested, &response.model);
+        if let (Some(w), true) = (&warning, self.settings.strict_models) {
+            return Err(NodeError::Failed(format!(
+                "model verification failed for the {role} (strict_models = true): {w}"
+            )));
+        }
+        let (cost_micros, cost_source) =
+            match response.cost_usd.and_then(gavel_llm::price::usd_to_micros) {
+                Some(c) => (Some(c), "reported"),
+                None => match (response.input_tokens, response.output_tokens) {
+                    (Some(i), Some(o)) => match self
+                        .settings
+                        .prices
+                        .cost_micros(&response.model, i, o)
+                        .or_else(|| self.settings.prices.cost_micros(&requested, i, o))
+                    {
+                        Some(c) => (Some(c), "price-table"),
+                        None => (None, "unknown"),
+                    },
+                    _ => (None, "unknown"),
+                },
+            };
+        s.call_count += 1;
+        s.spent_micros += cost_micros.unwrap_or(0);
+        let raw = if response.raw.is_empty() {
+            &response.text
+        } else {
+            &response.raw
+        };
+        let ledger = CallLedger {
+            n: s.call_count,
+            requested_model: requested,
+            input_tokens: response.input_tokens,
+            output_tokens: response.output_tokens,
+            cached_tokens: response.cached_tokens,
+            cost_micros,
+            cost_source: cost_source.into(),
+            prompt: cx.put_blob(prompt.as_bytes())?,
+            response: cx.put_blob(raw.as_bytes())?,
+            attempts: response.attempts,
+            warning: warning.clone(),
+        };
+        cx.event(EventKind::ModelCall {
+            role: role.as_str().into(),
+            provider: response.provider.clone(),
+            model: response.model.clone(),
+            ledger: Some(Box::new(ledger)),
+        });
+        Ok(Ok(Answered { response, warning }))
+    }
+}
+
+/// The line gavel puts at the top of a draft whose model could not be verified. N6 removes it
+/// before filing; a person sees it in the editor and in the lineage.
+pub(super) fn draft_warning_line(warning: &str) -> String {
+    format!(
+        "<!-- gavel: WARNING: model verification failed: {} -->\n",
+        warning.replace("--", "—")
+    )
+}
+
+/// Removes gavel's own comment lines (`<!-- gavel: ... -->`) from a draft.
+pub fn strip_gavel_comments(body: &str) -> String {
+    let kept: Vec<&str> = body
+        .lines()
+        .filter(|l| !(l.starts_with("<!-- gavel:") && l.trim_end().ends_with("-->")))
+        .collect();
+    let mut out = kept.join("\n");
+    if body.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
