@@ -6,6 +6,7 @@
 //! answers ([`strip_preamble`]). The crate knows nothing about workflows or the engine; it returns
 //! values and errors and never prints.
 
+pub mod http;
 pub mod price;
 pub mod process;
 pub mod provider;
@@ -16,6 +17,7 @@ pub mod text;
 pub mod tokens;
 pub mod verify;
 
+pub use http::{HttpProvider, HttpSettings};
 pub use price::{Price, PriceTable};
 pub use provider::{
     Call, CallProgress, DEFAULT_MAX_OUTPUT_TOKENS, Provider, ProviderError, Request, Response,

@@ -184,7 +184,10 @@ pub fn build(spec: &ProviderSpec, base_dir: &Path) -> Box<dyn Provider> {
             base_dir.join(path),
             spec.to_string(),
         )),
-        _ => Box::new(UnavailableProvider { spec: spec.clone() }),
+        _ => match crate::http::HttpProvider::new(spec, crate::http::HttpSettings::default()) {
+            Some(http) => Box::new(http),
+            None => Box::new(UnavailableProvider { spec: spec.clone() }),
+        },
     }
 }
 

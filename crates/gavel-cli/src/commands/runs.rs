@@ -30,6 +30,8 @@ pub struct RunRow {
     pub gate: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// Spend totals of the run's model calls.
+    pub spend: crate::ledger::Totals,
 }
 
 pub fn cmd_runs(args: &RunsArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
@@ -56,16 +58,23 @@ pub fn cmd_runs(args: &RunsArgs, state_dir: Option<PathBuf>) -> Result<Exit, Cli
         return Ok(Exit::Success);
     }
     ctx.ui.out(&format!(
-        "{:<5} {:<9} {:<24} {:<12} WHERE",
-        "ID", "WORKFLOW", "SLUG", "STATUS"
+        "{:<5} {:<9} {:<24} {:<12} {:>10} {:>5}  WHERE",
+        "ID", "WORKFLOW", "SLUG", "STATUS", "COST", "CALLS"
     ));
     for r in rows {
+        let warn = if r.spend.warnings > 0 {
+            " (model WARNING)"
+        } else {
+            ""
+        };
         ctx.ui.out(&format!(
-            "{:<5} {:<9} {:<24} {:<12} {}",
+            "{:<5} {:<9} {:<24} {:<12} {:>10} {:>5}  {}{warn}",
             r.id,
             r.workflow,
             sanitize(&r.slug),
             r.status,
+            gavel_llm::price::usd(r.spend.cost_micros),
+            r.spend.calls,
             sanitize(&r.detail)
         ));
     }
@@ -107,6 +116,7 @@ pub fn row(store: &dyn Store, ctx: &Context, r: &RunRecord) -> Result<RunRow, Cl
         gate,
         created_at: r.created_at.clone(),
         updated_at: r.updated_at.clone(),
+        spend: crate::ledger::totals(&crate::ledger::calls(&store.events(r.id)?)).0,
     })
 }
 

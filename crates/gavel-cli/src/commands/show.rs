@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use gavel_core::{EventKind, RunStatus, Store};
+use std::collections::BTreeMap;
+
+use gavel_core::{EventKind, RunId, RunStatus, Store};
 use serde::Serialize;
 
 use super::runs::{RunRow, row};
@@ -11,6 +13,7 @@ use crate::context::Context;
 use crate::driver::open_run;
 use crate::error::CliError;
 use crate::exit::Exit;
+use crate::ledger::{self, CallRow, Totals};
 use crate::settings::Overrides;
 use crate::ui::sanitize;
 
@@ -21,6 +24,9 @@ pub struct ShowArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Show model call N of the run: its prompt and raw answer.
+    #[arg(long, value_name = "N")]
+    pub call: Option<u32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -30,7 +36,18 @@ struct Shown {
     head_node: Option<String>,
     next_node: Option<String>,
     status: RunStatus,
+    spend: Totals,
+    spend_by_role: BTreeMap<String, Totals>,
+    calls: Vec<CallRow>,
     timeline: Vec<gavel_core::Event>,
+}
+
+/// `gavel show RUN --call N --json`.
+#[derive(Debug, Serialize)]
+struct ShownCall {
+    call: CallRow,
+    prompt: String,
+    response: String,
 }
 
 pub fn cmd_show(args: &ShowArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
@@ -40,6 +57,12 @@ pub fn cmd_show(args: &ShowArgs, state_dir: Option<PathBuf>) -> Result<Exit, Cli
     })?;
     let (store, record) = open_run(&ctx, &args.run)?;
     let id = record.id;
+    let timeline = store.events(id)?;
+    let calls = ledger::calls(&timeline);
+    if let Some(n) = args.call {
+        return show_call(&ctx, &store, id, &calls, n, args.json);
+    }
+    let (spend, spend_by_role) = ledger::totals(&calls);
     let checkpoints = store.checkpoints(id)?;
     let head = checkpoints.last();
     let shown = Shown {
@@ -48,7 +71,10 @@ pub fn cmd_show(args: &ShowArgs, state_dir: Option<PathBuf>) -> Result<Exit, Cli
         head_node: head.and_then(|c| c.node.clone()),
         next_node: head.and_then(|c| c.next.clone()),
         status: record.status.clone(),
-        timeline: store.events(id)?,
+        spend,
+        spend_by_role,
+        calls,
+        timeline,
     };
     if args.json {
         ctx.ui.out(
@@ -86,10 +112,99 @@ pub fn cmd_show(args: &ShowArgs, state_dir: Option<PathBuf>) -> Result<Exit, Cli
             gate.choice_names().join("|")
         ));
     }
+    ui.out(&format!("spend:       {}", shown.spend.summary()));
+    for (role, t) in &shown.spend_by_role {
+        ui.out(&format!("  {role:<10} {}", t.summary()));
+    }
+    if !shown.calls.is_empty() {
+        ui.out("calls:");
+        for c in &shown.calls {
+            let cost = c
+                .ledger
+                .cost_micros
+                .map_or_else(|| "unpriced".to_owned(), gavel_llm::price::usd);
+            let retries = if c.ledger.attempts > 1 {
+                format!(", {} attempts", c.ledger.attempts)
+            } else {
+                String::new()
+            };
+            ui.out(&format!(
+                "  #{} {:<8} {} → {} · {} in / {} out · {cost} ({}){retries}",
+                c.ledger.n,
+                c.role,
+                sanitize(&c.ledger.requested_model),
+                sanitize(&c.model),
+                c.ledger.input_tokens.unwrap_or(0),
+                c.ledger.output_tokens.unwrap_or(0),
+                c.ledger.cost_source
+            ));
+            if let Some(w) = &c.ledger.warning {
+                ui.out(&format!(
+                    "     WARNING: model verification failed: {}",
+                    sanitize(w)
+                ));
+            }
+        }
+        ui.out(&format!(
+            "  (prompt and answer of call N: gavel show {id} --call N)"
+        ));
+    }
     ui.out("timeline:");
     for e in &shown.timeline {
         ui.out(&format!("  {}  {}", e.at, sanitize(&line(&e.kind))));
     }
+    Ok(Exit::Success)
+}
+
+fn show_call(
+    ctx: &Context,
+    store: &dyn Store,
+    id: RunId,
+    calls: &[CallRow],
+    n: u32,
+    json: bool,
+) -> Result<Exit, CliError> {
+    let Some(call) = calls.iter().find(|c| c.ledger.n == n) else {
+        return Err(CliError::error(format!(
+            "run {id} has no model call #{n} (it has {})",
+            calls.len()
+        ))
+        .hint(format!("`gavel show {id}` lists its calls")));
+    };
+    let text = |h: &gavel_core::ContentHash| -> Result<String, CliError> {
+        let bytes = store.get_blob(h)?.ok_or_else(|| {
+            CliError::error(format!("blob {h} of call #{n} is missing from the store"))
+        })?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    };
+    let shown = ShownCall {
+        call: call.clone(),
+        prompt: text(&call.ledger.prompt)?,
+        response: text(&call.ledger.response)?,
+    };
+    if json {
+        ctx.ui.out(
+            &serde_json::to_string_pretty(&shown).map_err(|e| CliError::error(e.to_string()))?,
+        );
+        return Ok(Exit::Success);
+    }
+    let ui = &ctx.ui;
+    ui.out(&format!(
+        "run {id} · call #{n} · {} · {} → {}",
+        call.role,
+        sanitize(&call.ledger.requested_model),
+        sanitize(&call.model)
+    ));
+    if let Some(w) = &call.ledger.warning {
+        ui.out(&format!(
+            "WARNING: model verification failed: {}",
+            sanitize(w)
+        ));
+    }
+    ui.out(&format!("==== prompt ({}) ====", call.ledger.prompt));
+    ui.out(&sanitize(&shown.prompt));
+    ui.out(&format!("==== raw answer ({}) ====", call.ledger.response));
+    ui.out(&sanitize(&shown.response));
     Ok(Exit::Success)
 }
 

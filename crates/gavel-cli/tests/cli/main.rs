@@ -7,4 +7,5 @@ mod parallel;
 mod pty;
 mod scenarios;
 mod scenarios_filing;
+mod spend;
 mod util;

@@ -1,0 +1,255 @@
+//! gavel's HTTP API providers: `anthropic:MODEL`, `google:MODEL`, `openai:MODEL` and
+//! `openai-compatible:MODEL@BASE_URL`, behind the same [`Provider`] trait as everything else.
+//!
+//! # Why genai, and where gavel works around it
+//!
+//! The wire formats are spoken by the `genai` crate (0.7), used only inside this module. It
+//! builds on rustc 1.95 with rustls (no OpenSSL), and it covers what gavel needs: Anthropic
+//! Messages, Gemini `streamGenerateContent`, the OpenAI Responses API and Chat Completions for
+//! compatible servers; a per-call `ServiceTarget` (endpoint, key, adapter), so base URLs and key
+//! variables stay gavel's decision; streaming with usage including cached tokens; the HTTP
+//! status and response headers of a failed call (`Error::status`/`headers`, so `retry-after`);
+//! and per-read stream timeouts, which are exactly gavel's idle timeout. Writing the four
+//! protocols on `reqwest` ourselves would mean owning four SSE parsers and request encoders that
+//! genai keeps up with as the vendors change them.
+//!
+//! genai falls short in four places, each covered here with its public API rather than by
+//! leaving it:
+//! - **The answering model.** A streamed answer does not say which model produced it. gavel
+//!   reads it from the raw frames through genai's frame sink (`ChatOptions::with_raw_frame_fn`):
+//!   `message_start.message.model`, `modelVersion`, `response.model` or the chunk's `model`
+//!   ([`wire`]). The same sink keeps the stream transcript for [`Response::raw`].
+//! - **Truncated and malformed streams.** genai's Anthropic, Gemini and Responses streamers end
+//!   "normally" when the connection closes cleanly before the vendor's final event, and skip
+//!   frames they cannot parse. gavel accepts an answer only after the final event
+//!   (`message_stop`, a `finishReason`, `response.completed`, a `finish_reason` or `[DONE]`)
+//!   and treats non-JSON data as a transient failure.
+//! - **Status inside streams.** For streamed calls the HTTP error arrives wrapped in
+//!   `Error::WebStream`; [`errors`] unwraps it before reading status, headers and body.
+//! - **Keyless compatible servers.** genai's OpenAI adapter requires a key; a local server
+//!   (Ollama, llama.cpp) without a key goes through its `Omlx` adapter, the same Chat
+//!   Completions format with the key optional.
+//!
+//! Cancellation, the total timeout and error classification are gavel's own. Quirks kept from
+//! genai: a trailing reasoning-effort word in an OpenAI model name is read as an option
+//! (`openai:gpt-5-high` asks `gpt-5` with high effort), and input tokens include cached tokens
+//! for every vendor (Anthropic's cache reads are added in).
+//!
+//! # Keys, base URLs, runtime
+//!
+//! Keys come from `ANTHROPIC_API_KEY`, `GEMINI_API_KEY` and `OPENAI_API_KEY`, or from the
+//! variable named by [`HttpSettings::key_env`]. A compatible server gets a key only from a
+//! variable named that way: a first-party key is never sent to a third-party URL. The
+//! first-party base URLs can be moved with `ANTHROPIC_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`
+//! (both without the API version, as the vendors' own tools read them) and `OPENAI_BASE_URL`
+//! (with `/v1`). The synchronous trait drives the async client on one shared tokio runtime,
+//! created on first use; each call makes exactly one attempt (retries are the caller's).
+
+mod call;
+mod errors;
+mod wire;
+
+use std::fmt;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use genai::{Client, WebConfig};
+
+use self::call::Plan;
+use self::errors::Ctx;
+use self::wire::{Api, Wire};
+use crate::provider::{Call, Provider, ProviderError, Request, Response};
+use crate::spec::ProviderSpec;
+
+/// The default for [`HttpSettings::idle_timeout`].
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// The default for [`HttpSettings::total_timeout`].
+pub const DEFAULT_TOTAL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How an HTTP provider behaves (from gavel's configuration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpSettings {
+    /// A call fails (transiently) when no bytes arrive for this long.
+    pub idle_timeout: Duration,
+    /// A call fails (transiently) when the whole answer takes longer than this.
+    pub total_timeout: Duration,
+    /// The environment variable holding the API key, instead of the vendor's usual one.
+    pub key_env: Option<String>,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        Self {
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            total_timeout: DEFAULT_TOTAL_TIMEOUT,
+            key_env: None,
+        }
+    }
+}
+
+type EnvLookup = dyn Fn(&str) -> Option<String> + Send + Sync;
+
+/// A provider that calls a vendor's HTTP API.
+pub struct HttpProvider {
+    spec: ProviderSpec,
+    api: Api,
+    settings: HttpSettings,
+    env: Box<EnvLookup>,
+    /// Built once so connections are reused; an error is reported by every call.
+    client: Result<Client, String>,
+}
+
+impl fmt::Debug for HttpProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpProvider")
+            .field("spec", &self.spec)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpProvider {
+    /// A provider for `spec`, reading keys and base URLs from the process environment when
+    /// called. `None` when `spec` is not an HTTP API (a CLI or the scripted provider).
+    pub fn new(spec: &ProviderSpec, settings: HttpSettings) -> Option<Self> {
+        let api = Api::from_spec(spec)?;
+        let web = WebConfig::default().with_connect_timeout(settings.idle_timeout);
+        let client = Client::builder()
+            .with_web_config(web)
+            .build()
+            .map_err(|e| format!("cannot set up the HTTP client: {e}"));
+        Some(Self {
+            spec: spec.clone(),
+            api,
+            settings,
+            env: Box::new(|name| std::env::var(name).ok()),
+            client,
+        })
+    }
+
+    /// Reads variables through `lookup` instead of the process environment (for tests and
+    /// for callers that resolve configuration themselves).
+    #[must_use]
+    pub fn with_env(
+        mut self,
+        lookup: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.env = Box::new(lookup);
+        self
+    }
+
+    /// The variable the key is read from; `None` for a compatible server called without a key.
+    pub fn key_env(&self) -> Option<&str> {
+        self.settings
+            .key_env
+            .as_deref()
+            .or(self.api.default_key_env)
+    }
+
+    /// The base URL calls go to, after any environment override.
+    pub fn base_url(&self) -> String {
+        self.api
+            .base_url_env
+            .and_then(|var| self.var(var))
+            .unwrap_or_else(|| self.api.default_base_url.clone())
+    }
+
+    /// A variable's value, when it is set and not blank.
+    fn var(&self, name: &str) -> Option<String> {
+        (self.env)(name).filter(|v| !v.trim().is_empty())
+    }
+
+    fn ctx(&self) -> Ctx {
+        Ctx {
+            kind: self.api.kind,
+            label: self.spec.to_string(),
+            model: self.api.model.clone(),
+            key_env: self.key_env().map(str::to_owned),
+            base_url: self.base_url(),
+            idle_timeout: self.settings.idle_timeout,
+        }
+    }
+
+    /// Resolves key, endpoint and limits, or says what is missing.
+    fn plan(&self) -> Result<Plan, ProviderError> {
+        let ctx = self.ctx();
+        if let Err(message) = &self.client {
+            return Err(ctx.permanent(message.clone(), None));
+        }
+        let key = match self.key_env() {
+            Some(var) => match self.var(var) {
+                Some(key) => Some(key.trim().to_owned()),
+                None => {
+                    return Err(ctx.permanent(
+                        format!("{var} is not set, so {} has no API key", self.spec),
+                        Some(format!("set {var} to your {} API key", self.vendor())),
+                    ));
+                }
+            },
+            None => None,
+        };
+        Ok(Plan {
+            endpoint: self.api.endpoint(&ctx.base_url),
+            api: self.api.clone(),
+            key,
+            ctx,
+            idle_timeout: self.settings.idle_timeout,
+            total_timeout: self.settings.total_timeout,
+        })
+    }
+
+    fn vendor(&self) -> &'static str {
+        match self.api.wire {
+            Wire::Anthropic => "Anthropic",
+            Wire::Gemini => "Gemini",
+            Wire::Responses => "OpenAI",
+            Wire::Chat => "server's",
+        }
+    }
+}
+
+impl Provider for HttpProvider {
+    fn describe(&self) -> String {
+        self.spec.to_string()
+    }
+
+    fn preflight(&self) -> Result<(), ProviderError> {
+        self.plan().map(drop)
+    }
+
+    fn complete(&self, req: &Request, call: &Call<'_>) -> Result<Response, ProviderError> {
+        if (call.cancelled)() {
+            return Err(ProviderError::Cancelled);
+        }
+        let plan = self.plan()?;
+        let client = match &self.client {
+            Ok(client) => client,
+            Err(message) => return Err(plan.ctx.permanent(message.clone(), None)),
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(plan.ctx.permanent(
+                "an HTTP provider was called from inside an async runtime".to_owned(),
+                Some("call providers from a plain thread (e.g. tokio's spawn_blocking)".to_owned()),
+            ));
+        }
+        let runtime = runtime().map_err(|message| plan.ctx.permanent(message, None))?;
+        runtime.block_on(call::run(client, &plan, req, call))
+    }
+}
+
+/// The runtime every HTTP call runs on: one worker for the connections, while each caller's
+/// thread drives its own call.
+fn runtime() -> Result<&'static tokio::runtime::Runtime, String> {
+    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("gavel-http")
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the HTTP runtime: {e}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
