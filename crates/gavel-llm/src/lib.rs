@@ -15,6 +15,7 @@ pub mod scripted;
 pub mod spec;
 pub mod text;
 pub mod tokens;
+pub mod tools;
 pub mod verify;
 
 pub use http::{HttpProvider, HttpSettings};

@@ -3,6 +3,7 @@
 mod abort;
 mod completions;
 mod demo;
+mod doctor;
 mod init;
 mod issue;
 mod resume;
@@ -42,6 +43,8 @@ pub enum Command {
     Resume(resume::ResumeArgs),
     /// Stop a run for good (its lineage stays in active/).
     Abort(abort::AbortArgs),
+    /// Check the agent CLIs, API keys and roles, and say how to fix what is missing.
+    Doctor(doctor::DoctorArgs),
     /// Run brief -> issue end to end in a temporary repository, offline.
     Demo(demo::DemoArgs),
     /// Print shell completions.
@@ -58,6 +61,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Show(args) => show::cmd_show(&args, state_dir),
         Command::Resume(args) => resume::cmd_resume(&args, state_dir),
         Command::Abort(args) => abort::cmd_abort(&args, state_dir),
+        Command::Doctor(args) => doctor::cmd_doctor(&args, state_dir),
         Command::Demo(args) => demo::cmd_demo(&args),
         Command::Completions(args) => completions::cmd_completions(&args),
     }

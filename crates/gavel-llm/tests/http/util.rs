@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use gavel_fakeapi::{Api, FakeServer, Recorded, Reply};
 use gavel_llm::{
-    Call, CallProgress, HttpProvider, HttpSettings, Provider, ProviderError, ProviderSpec,
-    Request, Response, Role,
+    Call, CallProgress, HttpProvider, HttpSettings, Provider, ProviderError, ProviderSpec, Request,
+    Response, Role,
 };
 use serde_json::Value;
 
@@ -274,7 +274,10 @@ pub fn permanent<T: std::fmt::Debug>(
             hint,
         }) => {
             assert_eq!(provider, kind.name);
-            (message, hint.unwrap_or_else(|| panic!("{}: no hint", kind.name)))
+            (
+                message,
+                hint.unwrap_or_else(|| panic!("{}: no hint", kind.name)),
+            )
         }
         other => panic!("{}: expected a permanent error, got {other:?}", kind.name),
     }
@@ -282,7 +285,9 @@ pub fn permanent<T: std::fmt::Debug>(
 
 /// Calls the provider with a cancel flag that turns true the first time some text has arrived;
 /// returns the result and how long the call went on after the flag was raised.
-pub fn cancel_after_first_text(provider: &HttpProvider) -> (Result<Response, ProviderError>, Duration) {
+pub fn cancel_after_first_text(
+    provider: &HttpProvider,
+) -> (Result<Response, ProviderError>, Duration) {
     let raised = Cell::new(None);
     let cancelled = || raised.get().is_some();
     let progress = |p: CallProgress| {
@@ -295,8 +300,6 @@ pub fn cancel_after_first_text(provider: &HttpProvider) -> (Result<Response, Pro
         progress: &progress,
     };
     let result = provider.complete(&request(), &call);
-    let after = raised
-        .get()
-        .map_or(Duration::MAX, |at| at.elapsed());
+    let after = raised.get().map_or(Duration::MAX, |at| at.elapsed());
     (result, after)
 }

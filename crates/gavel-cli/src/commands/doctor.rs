@@ -1,0 +1,180 @@
+//! `gavel doctor`: which agent CLIs are installed (and their versions), which API keys are set,
+//! what each role resolves to, and what is missing, with the fix for each.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use gavel_llm::tools::{self, CLI_TOOLS};
+use gavel_llm::{Provider, ProviderSpec};
+use serde::Serialize;
+
+use crate::context::Context;
+use crate::error::CliError;
+use crate::exit::Exit;
+use crate::settings::Overrides;
+use crate::ui::sanitize;
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct CliRow {
+    name: &'static str,
+    program: &'static str,
+    path: Option<String>,
+    version: Option<String>,
+    fix: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct KeyRow {
+    variable: String,
+    set: bool,
+    used_by: String,
+}
+
+#[derive(Debug, Serialize)]
+struct RoleRow {
+    role: &'static str,
+    provider: String,
+    ready: bool,
+    problem: Option<String>,
+    fix: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    clis: Vec<CliRow>,
+    keys: Vec<KeyRow>,
+    roles: Vec<RoleRow>,
+}
+
+pub fn cmd_doctor(args: &DoctorArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
+    let ctx = Context::load(&Overrides {
+        state_dir,
+        ..Overrides::default()
+    })?;
+    let clis: Vec<CliRow> = CLI_TOOLS
+        .iter()
+        .map(|t| {
+            let found = tools::probe(t);
+            CliRow {
+                name: t.name,
+                program: t.program,
+                path: found.as_ref().map(|f| f.path.display().to_string()),
+                version: found.as_ref().and_then(|f| f.version.clone()),
+                fix: found.is_none().then(|| t.install()),
+            }
+        })
+        .collect();
+    let s = &ctx.settings;
+    let keys: Vec<KeyRow> = [
+        ("anthropic", s.keys.anthropic.clone()),
+        ("google", s.keys.google.clone()),
+        ("openai", s.keys.openai.clone()),
+        ("openai-compatible", s.keys.openai_compatible.clone()),
+    ]
+    .into_iter()
+    .filter_map(|(kind, configured)| {
+        let variable = configured.or_else(|| tools::default_key_env(kind).map(String::from))?;
+        let set = std::env::var(&variable).is_ok_and(|v| !v.trim().is_empty());
+        Some((variable, set, kind))
+    })
+    .fold(Vec::<KeyRow>::new(), |mut rows, (variable, set, kind)| {
+        match rows.iter_mut().find(|r| r.variable == variable) {
+            Some(r) => r.used_by.push_str(&format!(", {kind}:*")),
+            None => rows.push(KeyRow {
+                variable,
+                set,
+                used_by: format!("{kind}:*"),
+            }),
+        }
+        rows
+    });
+    let wf = ctx.issue_workflow(None);
+    let roles: Vec<RoleRow> = [
+        ("drafter", &s.drafter, wf.drafter.as_ref()),
+        ("reviewer", &s.reviewer, wf.reviewer.as_ref()),
+    ]
+    .into_iter()
+    .map(|(role, spec, provider)| role_row(role, spec, provider))
+    .collect();
+    let ready = roles.iter().all(|r| r.ready);
+    let report = Report { clis, keys, roles };
+    if args.json {
+        ctx.ui.out(
+            &serde_json::to_string_pretty(&report).map_err(|e| CliError::error(e.to_string()))?,
+        );
+    } else {
+        print(&ctx, &report);
+    }
+    Ok(if ready { Exit::Success } else { Exit::Error })
+}
+
+fn role_row(role: &'static str, spec: &ProviderSpec, provider: &dyn Provider) -> RoleRow {
+    match provider.preflight() {
+        Ok(()) => RoleRow {
+            role,
+            provider: spec.to_string(),
+            ready: true,
+            problem: None,
+            fix: None,
+        },
+        Err(e) => RoleRow {
+            role,
+            provider: spec.to_string(),
+            ready: false,
+            problem: Some(e.to_string()),
+            fix: e.hint().map(String::from).or_else(|| {
+                tools::cli_tool(spec.kind()).map(|t| format!("{}; {}", t.install(), t.login))
+            }),
+        },
+    }
+}
+
+fn print(ctx: &Context, r: &Report) {
+    let ui = &ctx.ui;
+    ui.out("Agent CLIs:");
+    for c in &r.clis {
+        match (&c.path, &c.version) {
+            (Some(p), v) => ui.out(&format!(
+                "  ok       {:<12} {} ({p})",
+                c.name,
+                sanitize(v.as_deref().unwrap_or("version unknown"))
+            )),
+            (None, _) => ui.out(&format!(
+                "  missing  {:<12} fix: {}",
+                c.name,
+                c.fix.as_deref().unwrap_or_default()
+            )),
+        }
+    }
+    ui.out("API keys:");
+    for k in &r.keys {
+        let state = if k.set { "set    " } else { "not set" };
+        ui.out(&format!(
+            "  {state}  {:<20} used by {}",
+            k.variable, k.used_by
+        ));
+    }
+    ui.out("Roles:");
+    for role in &r.roles {
+        if role.ready {
+            ui.out(&format!("  ready    {:<9} = {}", role.role, role.provider));
+        } else {
+            ui.out(&format!(
+                "  NOT READY {:<8} = {}: {}",
+                role.role,
+                role.provider,
+                sanitize(role.problem.as_deref().unwrap_or_default())
+            ));
+            if let Some(fix) = &role.fix {
+                ui.out(&format!("           fix: {fix}"));
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! What gavel knows about the agent CLIs and API keys it can use: program names, npm packages,
+//! install and login commands, and key variables. `gavel doctor` and the providers' pre-flight
+//! checks read this one table, so their advice never disagrees.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::process::{self, ProcessSpec};
+
+/// An agent CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CliTool {
+    /// The provider kind (`claude`, `gemini`, `codex`).
+    pub kind: &'static str,
+    /// The program on PATH.
+    pub program: &'static str,
+    pub name: &'static str,
+    pub npm_package: &'static str,
+    /// How to log in (or which key the CLI can use instead).
+    pub login: &'static str,
+}
+
+/// The agent CLIs gavel drives.
+pub const CLI_TOOLS: &[CliTool] = &[
+    CliTool {
+        kind: "claude",
+        program: "claude",
+        name: "Claude Code",
+        npm_package: "@anthropic-ai/claude-code",
+        login: "run `claude` once and /login, or set ANTHROPIC_API_KEY",
+    },
+    CliTool {
+        kind: "gemini",
+        program: "gemini",
+        name: "Gemini CLI",
+        npm_package: "@google/gemini-cli",
+        login: "run `gemini` once and sign in, or set GEMINI_API_KEY",
+    },
+    CliTool {
+        kind: "codex",
+        program: "codex",
+        name: "Codex CLI",
+        npm_package: "@openai/codex",
+        login: "run `codex login`, or set OPENAI_API_KEY",
+    },
+];
+
+/// The CLI behind a provider kind, if it is one.
+pub fn cli_tool(kind: &str) -> Option<&'static CliTool> {
+    CLI_TOOLS.iter().find(|t| t.kind == kind)
+}
+
+impl CliTool {
+    /// The install command.
+    pub fn install(&self) -> String {
+        format!("npm install -g {}", self.npm_package)
+    }
+}
+
+/// The default variable holding the API key of an HTTP provider kind.
+pub fn default_key_env(kind: &str) -> Option<&'static str> {
+    match kind {
+        "anthropic" => Some("ANTHROPIC_API_KEY"),
+        "google" => Some("GEMINI_API_KEY"),
+        "openai" | "openai-compatible" => Some("OPENAI_API_KEY"),
+        _ => None,
+    }
+}
+
+/// A CLI as found on this machine.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub path: PathBuf,
+    /// The first line of `PROGRAM --version`, if it answered within a few seconds.
+    pub version: Option<String>,
+}
+
+/// Looks for `tool` on PATH and asks its version.
+pub fn probe(tool: &CliTool) -> Option<Installed> {
+    let path = find_on_path(tool.program)?;
+    let spec = ProcessSpec {
+        program: path.clone(),
+        args: vec!["--version".into()],
+        env: vec![],
+        env_remove: vec![],
+        cwd: None,
+        stdin: String::new(),
+        idle_timeout: Duration::from_secs(15),
+        total_timeout: Duration::from_secs(20),
+    };
+    let version = process::run(&spec, &|| false, &mut |_| {})
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| {
+            o.stdout
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| l.trim().to_owned())
+        });
+    Some(Installed { path, version })
+}
+
+/// The full path of `program` on PATH.
+pub fn find_on_path(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
