@@ -6,6 +6,7 @@
 //! answers ([`strip_preamble`]). The crate knows nothing about workflows or the engine; it returns
 //! values and errors and never prints.
 
+pub mod cli;
 pub mod http;
 pub mod price;
 pub mod process;

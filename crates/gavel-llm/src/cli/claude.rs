@@ -1,0 +1,1 @@
+//! `claude:MODEL`: the Claude Code CLI (filled in once its wire behaviour is pinned down).

@@ -1,0 +1,237 @@
+//! Providers that drive the real agent CLIs: Claude Code (`claude`), the Gemini CLI (`gemini`)
+//! and Codex (`codex exec`).
+//!
+//! What they share lives here: the prompt always goes on stdin; drafting and reviewing calls get
+//! no tools and cannot touch the repository (each adapter passes its CLI's flags for that); the
+//! CLI's machine-readable output (JSON events) is parsed for the text, the answering model,
+//! token counts and cost; the process runs under gavel's idle and total timeouts and its whole
+//! process group is killed on timeout; and failures are classified as transient (retried by
+//! [`crate::Retrying`]) or permanent (with a hint: install, log in, fix the model name).
+
+pub mod claude;
+pub mod codex;
+pub mod gemini;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::process::{self, ProcessError, ProcessOutput, ProcessSpec};
+use crate::provider::{Call, CallProgress, ProviderError};
+use crate::tools::{self, CliTool};
+
+/// Settings common to the CLI providers.
+#[derive(Debug, Clone)]
+pub struct CliSettings {
+    /// No output for this long: the call is killed and counts as a transient failure.
+    pub idle_timeout: Duration,
+    /// The longest a call may take.
+    pub total_timeout: Duration,
+    /// Extra environment for the child (tests point the CLIs at a fake server this way).
+    pub env: Vec<(String, String)>,
+    /// Where the CLI runs (an empty folder, so it sees no project files).
+    pub workdir: Option<PathBuf>,
+}
+
+impl Default for CliSettings {
+    fn default() -> Self {
+        Self {
+            idle_timeout: Duration::from_secs(120),
+            total_timeout: Duration::from_secs(600),
+            env: Vec::new(),
+            workdir: None,
+        }
+    }
+}
+
+/// Runs a CLI with the prompt on stdin, reporting progress as output arrives.
+pub(crate) fn run_cli(
+    tool: &CliTool,
+    args: Vec<String>,
+    prompt: &str,
+    settings: &CliSettings,
+    call: &Call<'_>,
+    mut on_line: impl FnMut(&str) -> Option<u64>,
+) -> Result<ProcessOutput, ProviderError> {
+    let program = tools::find_on_path(tool.program).ok_or_else(|| not_installed(tool))?;
+    let spec = ProcessSpec {
+        program,
+        args,
+        env: settings.env.clone(),
+        env_remove: Vec::new(),
+        cwd: settings.workdir.clone(),
+        stdin: prompt.to_owned(),
+        idle_timeout: settings.idle_timeout,
+        total_timeout: settings.total_timeout,
+    };
+    let mut tokens = 0u64;
+    let result = process::run(&spec, call.cancelled, &mut |line| {
+        if let Some(t) = on_line(line) {
+            tokens = tokens.max(t);
+            (call.progress)(CallProgress {
+                output_tokens: tokens,
+                attempt: 1,
+            });
+        }
+    });
+    match result {
+        Ok(out) => Ok(out),
+        Err(ProcessError::Cancelled) => Err(ProviderError::Cancelled),
+        Err(ProcessError::NotFound { .. }) => Err(not_installed(tool)),
+        Err(e @ (ProcessError::IdleTimeout { .. } | ProcessError::TotalTimeout { .. })) => {
+            Err(ProviderError::Transient {
+                provider: tool.kind.into(),
+                message: e.to_string(),
+                retry_after_ms: None,
+            })
+        }
+        Err(e @ ProcessError::Spawn { .. }) => Err(ProviderError::Permanent {
+            provider: tool.kind.into(),
+            message: e.to_string(),
+            hint: None,
+        }),
+    }
+}
+
+pub(crate) fn not_installed(tool: &CliTool) -> ProviderError {
+    ProviderError::Permanent {
+        provider: tool.kind.into(),
+        message: format!(
+            "the {} CLI (`{}`) is not installed",
+            tool.name, tool.program
+        ),
+        hint: Some(format!(
+            "install it with `{}`, then {}",
+            tool.install(),
+            tool.login
+        )),
+    }
+}
+
+/// Pre-flight for a CLI provider: the program is on PATH.
+pub(crate) fn preflight(tool: &CliTool) -> Result<(), ProviderError> {
+    tools::find_on_path(tool.program)
+        .map(drop)
+        .ok_or_else(|| not_installed(tool))
+}
+
+/// Classifies a CLI's error message. Authentication and bad-request/unknown-model errors are
+/// permanent (retrying cannot help); everything else (rate limits, 5xx, overload, timeouts,
+/// truncated or malformed streams, network trouble) is transient.
+pub(crate) fn classify(tool: &CliTool, message: &str, model: &str) -> ProviderError {
+    let m = message.to_ascii_lowercase();
+    let any = |needles: &[&str]| needles.iter().any(|n| m.contains(n));
+    let provider = tool.kind.to_owned();
+    let message = message.trim().to_owned();
+    if any(&[
+        "401",
+        "403",
+        "unauthorized",
+        "unauthenticated",
+        "permission_denied",
+        "permission denied",
+        "invalid api key",
+        "api key not valid",
+        "incorrect api key",
+        "invalid x-api-key",
+        "authentication",
+        "not logged in",
+        "please log in",
+        "/login",
+    ]) {
+        return ProviderError::Permanent {
+            provider,
+            message,
+            hint: Some(format!("check your credentials: {}", tool.login)),
+        };
+    }
+    if any(&[
+        "model_not_found",
+        "not_found_error",
+        "404",
+        "unknown model",
+        "model not found",
+        "invalid model",
+        "is not found for api version",
+        "does not exist",
+    ]) {
+        return ProviderError::Permanent {
+            provider,
+            message,
+            hint: Some(format!(
+                "check the model name `{model}` in the provider string"
+            )),
+        };
+    }
+    if any(&[
+        "400 bad request",
+        "invalid_request_error",
+        "invalid_argument",
+        "unknown option",
+        "unknown argument",
+        "unexpected argument",
+        "usage:",
+    ]) && !any(&["429", "overloaded", "rate"])
+    {
+        return ProviderError::Permanent {
+            provider,
+            message,
+            hint: Some(format!(
+                "the {} CLI rejected gavel's request; check its version with `gavel doctor`",
+                tool.name
+            )),
+        };
+    }
+    ProviderError::Transient {
+        provider,
+        message,
+        retry_after_ms: None,
+    }
+}
+
+/// A rough token count for progress while text streams in.
+pub(crate) fn approx_tokens(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(4)
+}
+
+/// The last non-empty line of some output, for error messages.
+pub(crate) fn last_line(text: &str) -> &str {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::cli_tool;
+
+    #[test]
+    fn errors_are_classified_by_what_retrying_could_fix() {
+        let t = cli_tool("codex").expect("codex");
+        for (msg, transient) in [
+            (
+                "unexpected status 401 Unauthorized: Incorrect API key provided",
+                false,
+            ),
+            ("unexpected status 404 Not Found: model_not_found", false),
+            (
+                "{\"error\": {\"type\": \"invalid_request_error\"}} 400 Bad Request",
+                false,
+            ),
+            (
+                "exceeded retry limit, last status: 429 Too Many Requests",
+                true,
+            ),
+            ("We're currently experiencing high demand", true),
+            (
+                "stream disconnected before completion: stream closed before response.completed",
+                true,
+            ),
+            ("Overloaded", true),
+        ] {
+            assert_eq!(classify(t, msg, "m").is_transient(), transient, "{msg}");
+        }
+    }
+}
