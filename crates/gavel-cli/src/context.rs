@@ -67,9 +67,26 @@ impl Context {
     /// The issue workflow wired to this repository.
     pub fn issue_workflow(&self, editor_program: Option<String>) -> IssueWorkflow {
         let s = &self.settings;
+        let mut key_env = std::collections::BTreeMap::new();
+        for (kind, var) in [
+            ("anthropic", &s.keys.anthropic),
+            ("google", &s.keys.google),
+            ("openai", &s.keys.openai),
+            ("openai-compatible", &s.keys.openai_compatible),
+        ] {
+            if let Some(var) = var {
+                key_env.insert(kind.to_owned(), var.clone());
+            }
+        }
+        let provider_settings = gavel_llm::ProviderSettings {
+            idle_timeout: s.idle_timeout,
+            total_timeout: s.total_timeout,
+            key_env,
+            cli_workdir: Some(s.state_dir.join("agent-workdir")),
+        };
         let provider = |spec| -> Box<dyn gavel_llm::Provider> {
             Box::new(gavel_llm::Retrying::new(
-                gavel_llm::build(spec, &s.repo_root),
+                gavel_llm::build_with(spec, &s.repo_root, &provider_settings),
                 s.retry,
             ))
         };

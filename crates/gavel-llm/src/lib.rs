@@ -7,6 +7,7 @@
 //! values and errors and never prints.
 
 pub mod cli;
+pub mod factory;
 pub mod http;
 pub mod price;
 pub mod process;
@@ -19,6 +20,7 @@ pub mod tokens;
 pub mod tools;
 pub mod verify;
 
+pub use factory::{ProviderSettings, build_with};
 pub use http::{HttpProvider, HttpSettings};
 pub use price::{Price, PriceTable};
 pub use provider::{

@@ -64,6 +64,11 @@ impl ScriptedProvider {
         Self { path, label }
     }
 
+    /// The same provider, described as `label` (the provider string it came from).
+    pub fn labelled(self, label: String) -> Self {
+        Self { label, ..self }
+    }
+
     /// The script file this provider reads.
     pub fn path(&self) -> &Path {
         &self.path

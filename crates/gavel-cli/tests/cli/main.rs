@@ -1,10 +1,12 @@
 //! End-to-end tests of the `gavel` binary: every user-visible flow, run as a person would run
 //! it, in hermetic temporary repositories (fixed clock, isolated git config, own HOME).
 
+mod agents;
 mod bad_input;
 mod crash;
 mod parallel;
 mod pty;
+mod real_clis;
 mod scenarios;
 mod scenarios_filing;
 mod spend;

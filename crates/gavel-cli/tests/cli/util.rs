@@ -31,7 +31,12 @@ pub fn script(drafts: u32, verdicts: &[&str]) -> String {
 
 /// Like [`script`], every answer delayed by `delay_ms`.
 pub fn script_with_delay(drafts: u32, verdicts: &[&str], delay_ms: u64) -> String {
-    let mut s = String::from("model: scripted-test\nrecord_prompts: true\ndrafter:\n");
+    let mut s = String::from("model: scripted-test\nrecord_prompts: true\n");
+    s.push_str(if drafts == 0 {
+        "drafter: []\n"
+    } else {
+        "drafter:\n"
+    });
     for n in 1..=drafts {
         s.push_str(&format!(
             "  - text: {}\n    delay_ms: {delay_ms}\n",

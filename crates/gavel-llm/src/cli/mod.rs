@@ -53,6 +53,16 @@ pub(crate) fn run_cli(
     mut on_line: impl FnMut(&str) -> Option<u64>,
 ) -> Result<ProcessOutput, ProviderError> {
     let program = tools::find_on_path(tool.program).ok_or_else(|| not_installed(tool))?;
+    if let Some(dir) = &settings.workdir {
+        std::fs::create_dir_all(dir).map_err(|e| ProviderError::Permanent {
+            provider: tool.kind.into(),
+            message: format!(
+                "cannot create the agent working folder {}: {e}",
+                dir.display()
+            ),
+            hint: None,
+        })?;
+    }
     let spec = ProcessSpec {
         program,
         args,

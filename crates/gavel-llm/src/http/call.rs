@@ -1,8 +1,9 @@
 //! One streamed call to an HTTP API, from request to [`Response`] or [`ProviderError`].
 //!
 //! Kept apart from the provider so the async part is one function: it sends the prompt, reads
-//! the stream while watching the caller's cancel flag and the total deadline, reports progress as
-//! text arrives, and accepts the answer only when the vendor's final event was seen.
+//! the stream under the total deadline, reports progress as text arrives, and accepts the answer
+//! only when the vendor's final event was seen. It runs as a task on the shared runtime; the
+//! caller's thread waits for it and aborts it on cancellation (see [`super::HttpProvider`]).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -14,10 +15,7 @@ use genai::{ModelIden, ModelSpec, ServiceTarget};
 
 use super::errors::{self, Ctx};
 use super::wire::{Api, FrameLog};
-use crate::provider::{Call, CallProgress, ProviderError, Request, Response};
-
-/// How often the caller's cancel flag is polled while waiting for the service.
-const CANCEL_POLL: Duration = Duration::from_millis(50);
+use crate::provider::{ProviderError, Response};
 
 /// Everything resolved before the call: where to send it, with which key, under which limits.
 #[derive(Debug, Clone)]
@@ -31,12 +29,13 @@ pub(crate) struct Plan {
     pub total_timeout: Duration,
 }
 
-/// Makes exactly one attempt.
+/// Makes exactly one attempt, calling `progress` with the estimated output tokens so far.
 pub(crate) async fn run(
-    client: &genai::Client,
-    plan: &Plan,
-    req: &Request,
-    call: &Call<'_>,
+    client: genai::Client,
+    plan: Plan,
+    prompt: String,
+    max_output_tokens: u32,
+    progress: impl Fn(u64),
 ) -> Result<Response, ProviderError> {
     let ctx = &plan.ctx;
     let log = Arc::new(Mutex::new(FrameLog::default()));
@@ -44,11 +43,11 @@ pub(crate) async fn run(
     let wire = plan.api.wire;
     let options = ChatOptions::default()
         .with_capture_usage(true)
-        .with_max_tokens(req.max_output_tokens)
+        .with_max_tokens(max_output_tokens)
         .with_stream_header_timeout(plan.idle_timeout)
         .with_stream_read_timeout(plan.idle_timeout)
         .with_raw_frame_fn(move |_, frame| {
-            wire.inspect(frame.event, frame.data, &mut lock(&sink_log))
+            wire.inspect(frame.event, frame.data, &mut lock(&sink_log));
         });
     let auth = plan
         .key
@@ -60,11 +59,10 @@ pub(crate) async fn run(
         model: ModelIden::new(plan.api.adapter(plan.key.is_some()), plan.api.model.clone()),
     };
     // gavel's prompts carry their own instructions: the whole prompt is one user message.
-    let chat = ChatRequest::from_user(req.prompt.clone());
+    let chat = ChatRequest::from_user(prompt);
 
     let total = tokio::time::sleep(plan.total_timeout);
     tokio::pin!(total);
-    let mut cancel_poll = tokio::time::interval(CANCEL_POLL);
     let mut stream = client
         .exec_chat_stream(ModelSpec::Target(target), chat, Some(&options))
         .await
@@ -76,12 +74,6 @@ pub(crate) async fn run(
     let mut usage = None;
     loop {
         tokio::select! {
-            biased;
-            _ = cancel_poll.tick() => {
-                if (call.cancelled)() {
-                    return Err(ProviderError::Cancelled);
-                }
-            }
             () = &mut total => {
                 return Err(ctx.transient(
                     format!(
@@ -95,7 +87,7 @@ pub(crate) async fn run(
                 Some(Ok(ChatStreamEvent::Chunk(chunk))) => {
                     chars += chunk.content.chars().count() as u64;
                     text.push_str(&chunk.content);
-                    (call.progress)(CallProgress { output_tokens: chars.div_ceil(4), attempt: 1 });
+                    progress(chars.div_ceil(4));
                 }
                 Some(Ok(ChatStreamEvent::End(end))) => {
                     usage = end.captured_usage;
@@ -113,7 +105,7 @@ pub(crate) async fn run(
     if let Some(body) = &log.error_event {
         return Err(errors::from_error_event(body, ctx));
     }
-    if false && !log.finished {
+    if !log.finished {
         let message = match &log.malformed {
             Some(data) => errors::malformed(data),
             None => "the stream ended before the service's final event: the answer is incomplete"

@@ -229,11 +229,11 @@ pub(crate) fn retry_after_ms(
     now: jiff::Timestamp,
 ) -> Option<u64> {
     if let Some(ms) = ms_header.and_then(|v| non_negative(v.trim())) {
-        return Some(ms.round() as u64);
+        return Some(whole_ms(ms));
     }
     if let Some(value) = header.map(str::trim) {
         if let Some(secs) = non_negative(value) {
-            return Some((secs * 1000.0).round() as u64);
+            return Some(whole_ms(secs * 1000.0));
         }
         let parser = jiff::fmt::rfc2822::DateTimeParser::new();
         if let Ok(at) = parser.parse_timestamp(value) {
@@ -242,6 +242,11 @@ pub(crate) fn retry_after_ms(
         }
     }
     gemini_retry_delay_ms(body)
+}
+
+/// Milliseconds from a finite, non-negative float (`as` saturates the absurdly large).
+fn whole_ms(ms: f64) -> u64 {
+    ms.round() as u64
 }
 
 fn non_negative(text: &str) -> Option<f64> {
@@ -264,7 +269,7 @@ fn gemini_retry_delay_ms(body: &str) -> Option<u64> {
         .find_map(|d| {
             let delay = d.get("retryDelay")?.as_str()?;
             let secs = non_negative(delay.trim().strip_suffix('s')?)?;
-            Some((secs * 1000.0).round() as u64)
+            Some(whole_ms(secs * 1000.0))
         })
 }
 

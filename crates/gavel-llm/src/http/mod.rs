@@ -18,14 +18,15 @@
 //! - **The answering model.** A streamed answer does not say which model produced it. gavel
 //!   reads it from the raw frames through genai's frame sink (`ChatOptions::with_raw_frame_fn`):
 //!   `message_start.message.model`, `modelVersion`, `response.model` or the chunk's `model`
-//!   ([`wire`]). The same sink keeps the stream transcript for [`Response::raw`].
+//!   (`wire.rs`). The same sink keeps the stream transcript for [`Response::raw`].
 //! - **Truncated and malformed streams.** genai's Anthropic, Gemini and Responses streamers end
-//!   "normally" when the connection closes cleanly before the vendor's final event, and skip
-//!   frames they cannot parse. gavel accepts an answer only after the final event
-//!   (`message_stop`, a `finishReason`, `response.completed`, a `finish_reason` or `[DONE]`)
-//!   and treats non-JSON data as a transient failure.
+//!   without an error when the connection closes cleanly before the vendor's final event, and
+//!   the Anthropic and Responses ones skip frames that are not JSON, so a broken answer would
+//!   pass as a short one. gavel accepts an answer only after the final event (`message_stop`,
+//!   a `finishReason`, `response.completed`, a `finish_reason` or `[DONE]`) and treats non-JSON
+//!   data as a transient failure.
 //! - **Status inside streams.** For streamed calls the HTTP error arrives wrapped in
-//!   `Error::WebStream`; [`errors`] unwraps it before reading status, headers and body.
+//!   `Error::WebStream`; `errors.rs` unwraps it before reading status, headers and body.
 //! - **Keyless compatible servers.** genai's OpenAI adapter requires a key; a local server
 //!   (Ollama, llama.cpp) without a key goes through its `Omlx` adapter, the same Chat
 //!   Completions format with the key optional.
@@ -42,8 +43,10 @@
 //! variable named that way: a first-party key is never sent to a third-party URL. The
 //! first-party base URLs can be moved with `ANTHROPIC_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`
 //! (both without the API version, as the vendors' own tools read them) and `OPENAI_BASE_URL`
-//! (with `/v1`). The synchronous trait drives the async client on one shared tokio runtime,
-//! created on first use; each call makes exactly one attempt (retries are the caller's).
+//! (with `/v1`). Each call is a task on one shared tokio runtime (created on first use) while the
+//! caller's thread waits, relays progress and polls the cancel flag every 50 ms, so the
+//! synchronous trait works from any thread. Each call makes exactly one attempt: retries are
+//! the caller's.
 
 mod call;
 mod errors;
@@ -51,6 +54,7 @@ mod wire;
 
 use std::fmt;
 use std::sync::OnceLock;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use genai::{Client, WebConfig};
@@ -58,7 +62,7 @@ use genai::{Client, WebConfig};
 use self::call::Plan;
 use self::errors::Ctx;
 use self::wire::{Api, Wire};
-use crate::provider::{Call, Provider, ProviderError, Request, Response};
+use crate::provider::{Call, CallProgress, Provider, ProviderError, Request, Response};
 use crate::spec::ProviderSpec;
 
 /// The default for [`HttpSettings::idle_timeout`].
@@ -222,29 +226,64 @@ impl Provider for HttpProvider {
             return Err(ProviderError::Cancelled);
         }
         let plan = self.plan()?;
+        let ctx = plan.ctx.clone();
         let client = match &self.client {
-            Ok(client) => client,
-            Err(message) => return Err(plan.ctx.permanent(message.clone(), None)),
+            Ok(client) => client.clone(),
+            Err(message) => return Err(ctx.permanent(message.clone(), None)),
         };
-        if tokio::runtime::Handle::try_current().is_ok() {
-            return Err(plan.ctx.permanent(
-                "an HTTP provider was called from inside an async runtime".to_owned(),
-                Some("call providers from a plain thread (e.g. tokio's spawn_blocking)".to_owned()),
-            ));
+        let runtime = runtime().map_err(|message| ctx.permanent(message, None))?;
+
+        // The call runs as a task; this thread relays its progress and watches the cancel flag,
+        // so cancellation needs no cooperation from the network code.
+        let (tx, rx) = mpsc::channel();
+        let progress_tx = tx.clone();
+        // A send fails only when this thread has stopped listening; nothing is lost then.
+        let report = move |tokens| drop(progress_tx.send(Event::Progress(tokens)));
+        let (prompt, max_tokens) = (req.prompt.clone(), req.max_output_tokens);
+        let task = runtime.spawn(async move {
+            let result = call::run(client, plan, prompt, max_tokens, report).await;
+            drop(tx.send(Event::Done(result)));
+        });
+        loop {
+            if (call.cancelled)() {
+                task.abort();
+                return Err(ProviderError::Cancelled);
+            }
+            match rx.recv_timeout(CANCEL_POLL) {
+                Ok(Event::Progress(output_tokens)) => (call.progress)(CallProgress {
+                    output_tokens,
+                    attempt: 1,
+                }),
+                Ok(Event::Done(result)) => return result,
+                Err(RecvTimeoutError::Timeout) => {}
+                // The task panicked: a bug that retrying the same call would only repeat.
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(ctx.permanent(
+                        "the HTTP call stopped without an answer (an internal error)".to_owned(),
+                        None,
+                    ));
+                }
+            }
         }
-        let runtime = runtime().map_err(|message| plan.ctx.permanent(message, None))?;
-        runtime.block_on(call::run(client, &plan, req, call))
     }
 }
 
-/// The runtime every HTTP call runs on: one worker for the connections, while each caller's
-/// thread drives its own call.
+/// How often the caller's cancel flag is polled while the call runs.
+const CANCEL_POLL: Duration = Duration::from_millis(50);
+
+/// What the call's task tells the waiting thread.
+enum Event {
+    Progress(u64),
+    Done(Result<Response, ProviderError>),
+}
+
+/// The runtime every HTTP call runs on, created on first use.
 fn runtime() -> Result<&'static tokio::runtime::Runtime, String> {
     static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     RUNTIME
         .get_or_init(|| {
             tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
+                .worker_threads(2)
                 .thread_name("gavel-http")
                 .enable_all()
                 .build()

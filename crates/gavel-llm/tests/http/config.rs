@@ -229,3 +229,16 @@ fn cancellation_is_noticed_while_waiting_for_a_silent_service() {
         "{after_cancel:?}"
     );
 }
+
+#[test]
+fn works_when_called_from_inside_an_async_runtime() {
+    // A caller that happens to run on a tokio runtime must not hit "cannot start a runtime
+    // from within a runtime": the call runs on the provider's own runtime.
+    let h = Harness::new(&COMPATIBLE);
+    h.push(Reply::text("from async"));
+    let outer = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let text = outer.block_on(async { h.ask().map(|r| r.text) });
+    assert_eq!(text.unwrap(), "from async");
+}

@@ -1,0 +1,77 @@
+//! The real agent CLIs for end-to-end tests: installed from npm at the versions pinned in
+//! `tools/agent-clis/package-lock.json` (once, under a lock, when missing or stale), and
+//! pointed at a local fake API server with their own HOME.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gavel_fakeapi::FakeServer;
+
+use crate::util::Env;
+
+fn tools_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/agent-clis")
+}
+
+/// `tools/agent-clis/node_modules/.bin`, after making sure the pinned CLIs are installed.
+pub fn bin_dir() -> PathBuf {
+    let dir = tools_dir();
+    let lock = File::create(dir.join(".install.lock")).expect("install lock");
+    lock.lock().expect("lock");
+    let stamp = dir.join("node_modules/.gavel-installed");
+    let want = fs::read_to_string(dir.join("package-lock.json")).expect("package-lock.json");
+    let want = gavel_core::ContentHash::of(want.as_bytes()).to_string();
+    if fs::read_to_string(&stamp).ok().as_deref() != Some(want.as_str()) {
+        let out = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(&dir)
+            .output()
+            .expect("run npm (is Node.js installed?)");
+        assert!(
+            out.status.success(),
+            "npm ci failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        fs::write(&stamp, &want).expect("stamp");
+    }
+    dir.join("node_modules/.bin")
+}
+
+/// A gavel command whose PATH starts with the agent CLIs.
+pub fn path_with_agents() -> String {
+    let bin = bin_dir().canonicalize().expect("bin dir");
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Environment that points Codex at `server` (a custom provider with CLI retries off, so
+/// gavel's own retry policy is what is tested).
+pub fn codex_env(env: &Env, server: &FakeServer) -> Vec<(String, String)> {
+    let home = env.root.join("codex-home");
+    fs::create_dir_all(&home).expect("codex home");
+    let config = format!(
+        r#"model_provider = "fake"
+
+[model_providers.fake]
+name = "gavel test fake"
+base_url = "{}/v1"
+wire_api = "responses"
+env_key = "FAKE_OPENAI_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+stream_idle_timeout_ms = 3000
+"#,
+        server.url()
+    );
+    fs::write(home.join("config.toml"), config).expect("codex config");
+    vec![
+        ("CODEX_HOME".into(), home.display().to_string()),
+        ("FAKE_OPENAI_KEY".into(), "test-key".into()),
+        ("PATH".into(), path_with_agents()),
+    ]
+}

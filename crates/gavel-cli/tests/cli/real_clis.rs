@@ -1,0 +1,65 @@
+//! brief → issue with the REAL agent CLIs (installed from npm at pinned versions) talking to a
+//! local fake of the vendors' APIs, and each fault kind for each CLI.
+
+use gavel_fakeapi::{Api, FakeServer, Reply};
+use gavel_llm::Role;
+
+use crate::agents;
+use crate::util::*;
+
+/// A repository whose drafter is `drafter` and whose reviewer is the scripted one.
+fn with_drafter(drafter: &str, verdicts: &[&str]) -> Env {
+    let env = Env::new();
+    env.set_roles(drafter, "scripted:script.yaml");
+    env.set_config_line("idle_secs", "idle_secs = 8");
+    env.script(&script(0, verdicts));
+    env
+}
+
+fn run_with(env: &Env, vars: &[(String, String)], args: &[&str]) -> std::process::Output {
+    let mut cmd = env.gavel(args);
+    cmd.envs(vars.iter().map(|(k, v)| (k, v)));
+    cmd.output().expect("run gavel")
+}
+
+#[test]
+fn codex_drafts_an_issue_end_to_end() {
+    let server = FakeServer::start().expect("fake");
+    let env = with_drafter("codex:gpt-5", &[APPROVED]);
+    server.push(
+        Api::OpenAiResponses,
+        Reply::text(draft(1)).with_usage(321, 45, 12),
+    );
+    let vars = agents::codex_env(&env, &server);
+    let brief = env.brief("dark-mode");
+    let out = run_with(&env, &vars, &["issue", &brief, "--auto"]);
+    assert_exit(&out, 0);
+    assert!(
+        env.read("docs/issues/0001-dark-mode.md")
+            .contains("# Add dark mode v1")
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1, "one request: {reqs:#?}");
+    let body = &reqs[0].body;
+    assert_eq!(reqs[0].model, "gpt-5");
+    assert_eq!(
+        body["tools"],
+        serde_json::json!([]),
+        "no tools for a drafting call"
+    );
+    assert!(
+        body.to_string().contains("People want a dark mode"),
+        "the brief reached the model via stdin"
+    );
+    let call = &env.show("1")["calls"][0];
+    assert_eq!(
+        (
+            call["role"].as_str(),
+            call["input_tokens"].as_u64(),
+            call["output_tokens"].as_u64(),
+            call["cached_tokens"].as_u64()
+        ),
+        (Some("drafter"), Some(321), Some(45), Some(12))
+    );
+    assert_eq!(env.finished(Role::Reviewer), 1);
+}

@@ -1,0 +1,72 @@
+//! Building the provider for a provider string, with the timeouts, key variables and working
+//! folder from gavel's settings.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::cli::CliSettings;
+use crate::cli::codex::CodexProvider;
+use crate::http::{HttpProvider, HttpSettings};
+use crate::provider::{Provider, UnavailableProvider};
+use crate::scripted::ScriptedProvider;
+use crate::spec::ProviderSpec;
+
+/// What every provider is built with.
+#[derive(Debug, Clone)]
+pub struct ProviderSettings {
+    /// No output (CLI) or no bytes (HTTP) for this long: the call fails, transiently.
+    pub idle_timeout: Duration,
+    /// The longest one call may take.
+    pub total_timeout: Duration,
+    /// Key variables by provider kind (`anthropic`, `google`, `openai`, `openai-compatible`),
+    /// replacing the vendors' usual names.
+    pub key_env: BTreeMap<String, String>,
+    /// Where agent CLIs run.
+    pub cli_workdir: Option<PathBuf>,
+}
+
+impl Default for ProviderSettings {
+    fn default() -> Self {
+        Self {
+            idle_timeout: Duration::from_secs(120),
+            total_timeout: Duration::from_secs(600),
+            key_env: BTreeMap::new(),
+            cli_workdir: None,
+        }
+    }
+}
+
+/// The provider for `spec`. A relative script path is resolved against `base_dir`.
+pub fn build_with(
+    spec: &ProviderSpec,
+    base_dir: &Path,
+    settings: &ProviderSettings,
+) -> Box<dyn Provider> {
+    let cli = CliSettings {
+        idle_timeout: settings.idle_timeout,
+        total_timeout: settings.total_timeout,
+        env: Vec::new(),
+        workdir: settings.cli_workdir.clone(),
+    };
+    match spec {
+        ProviderSpec::Scripted { path } => {
+            Box::new(ScriptedProvider::new(base_dir.join(path)).labelled(spec.to_string()))
+        }
+        ProviderSpec::Codex { model } => Box::new(CodexProvider::new(model.clone(), cli)),
+        ProviderSpec::Claude { .. } | ProviderSpec::Gemini { .. } => {
+            Box::new(UnavailableProvider::new(spec.clone()))
+        }
+        _ => {
+            let http = HttpSettings {
+                idle_timeout: settings.idle_timeout,
+                total_timeout: settings.total_timeout,
+                key_env: settings.key_env.get(spec.kind()).cloned(),
+            };
+            match HttpProvider::new(spec, http) {
+                Some(p) => Box::new(p),
+                None => Box::new(UnavailableProvider::new(spec.clone())),
+            }
+        }
+    }
+}
