@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::CliSettings;
+use crate::cli::claude::ClaudeProvider;
 use crate::cli::codex::CodexProvider;
 use crate::http::{HttpProvider, HttpSettings};
 use crate::provider::{Provider, UnavailableProvider};
@@ -54,9 +55,8 @@ pub fn build_with(
             Box::new(ScriptedProvider::new(base_dir.join(path)).labelled(spec.to_string()))
         }
         ProviderSpec::Codex { model } => Box::new(CodexProvider::new(model.clone(), cli)),
-        ProviderSpec::Claude { .. } | ProviderSpec::Gemini { .. } => {
-            Box::new(UnavailableProvider::new(spec.clone()))
-        }
+        ProviderSpec::Claude { model } => Box::new(ClaudeProvider::new(model.clone(), cli)),
+        ProviderSpec::Gemini { .. } => Box::new(UnavailableProvider::new(spec.clone())),
         _ => {
             let http = HttpSettings {
                 idle_timeout: settings.idle_timeout,

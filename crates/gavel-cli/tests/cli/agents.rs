@@ -75,3 +75,16 @@ stream_idle_timeout_ms = 3000
         ("PATH".into(), path_with_agents()),
     ]
 }
+
+/// Environment that points Claude Code at `server` (its own HOME and TMPDIR come from the
+/// test environment).
+pub fn claude_env(env: &Env, server: &FakeServer) -> Vec<(String, String)> {
+    let tmp = env.root.join("claude-tmp");
+    fs::create_dir_all(&tmp).expect("claude tmp");
+    vec![
+        ("ANTHROPIC_BASE_URL".into(), server.url()),
+        ("ANTHROPIC_API_KEY".into(), "test-key".into()),
+        ("TMPDIR".into(), tmp.display().to_string()),
+        ("PATH".into(), path_with_agents()),
+    ]
+}

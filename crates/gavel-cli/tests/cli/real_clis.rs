@@ -63,3 +63,24 @@ fn codex_drafts_an_issue_end_to_end() {
     );
     assert_eq!(env.finished(Role::Reviewer), 1);
 }
+
+#[test]
+fn claude_drafts_an_issue_end_to_end() {
+    let server = FakeServer::start().expect("fake");
+    let env = with_drafter("claude:claude-sonnet-4-5", &[APPROVED]);
+    server.push(Api::Anthropic, Reply::text(draft(1)).with_model("claude-sonnet-4-5-20250929").with_usage(400, 50, 30));
+    let vars = agents::claude_env(&env, &server);
+    let brief = env.brief("dark-mode");
+    let out = run_with(&env, &vars, &["issue", &brief, "--auto"]);
+    assert_exit(&out, 0);
+    assert!(env.read("docs/issues/0001-dark-mode.md").contains("# Add dark mode v1"));
+    let reqs: Vec<_> = server.requests().into_iter().filter(|r| r.api == Some(Api::Anthropic)).collect();
+    assert_eq!(reqs.len(), 1, "{reqs:#?}");
+    assert_eq!(reqs[0].model, "claude-sonnet-4-5");
+    assert!(reqs[0].body["tools"].as_array().is_none_or(Vec::is_empty), "no tools: {}", reqs[0].body["tools"]);
+    assert!(reqs[0].body.to_string().contains("People want a dark mode"));
+    let call = &env.show("1")["calls"][0];
+    assert_eq!(call["model"], "claude-sonnet-4-5-20250929", "the answering model as the API reported it");
+    assert!(call["warning"].is_null(), "a dated version of the requested model is fine: {call}");
+    assert_eq!((call["output_tokens"].as_u64(), call["cached_tokens"].as_u64(), call["cost_source"].as_str()), (Some(50), Some(30), Some("reported")));
+}
