@@ -88,3 +88,8 @@ pub fn claude_env(env: &Env, server: &FakeServer) -> Vec<(String, String)> {
         ("PATH".into(), path_with_agents()),
     ]
 }
+
+/// Environment that points the Gemini CLI at `server`.
+pub fn gemini_env(_env: &Env, _server: &FakeServer) -> Vec<(String, String)> {
+    vec![("PATH".into(), path_with_agents())]
+}

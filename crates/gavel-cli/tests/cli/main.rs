@@ -6,6 +6,7 @@ mod bad_input;
 mod crash;
 mod parallel;
 mod pty;
+mod real_cli_faults;
 mod real_clis;
 mod scenarios;
 mod scenarios_filing;
