@@ -65,7 +65,11 @@ fn run(cli: Cli, first: Reply) -> (Env, FakeServer, std::process::Output) {
 }
 
 fn main_requests(server: &FakeServer, cli: Cli) -> usize {
-    server.requests().iter().filter(|r| r.api == Some(cli.api())).count()
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.api == Some(cli.api()))
+        .count()
 }
 
 /// A transient fault: retried once by gavel, then the run files the issue.
@@ -73,7 +77,11 @@ pub fn transient(cli: Cli, fault: Reply) {
     let (env, server, out) = run(cli, fault.clone());
     assert_exit(&out, 0);
     assert_eq!(env.issues(), ["0001-dark-mode.md"], "{cli:?} {fault:?}");
-    assert_eq!(main_requests(&server, cli), 2, "{cli:?} {fault:?}: the fault, then gavel's retry");
+    assert_eq!(
+        main_requests(&server, cli),
+        2,
+        "{cli:?} {fault:?}: the fault, then gavel's retry"
+    );
     let call = &env.show("1")["calls"][0];
     assert_eq!(call["attempts"], 2, "{cli:?} {fault:?}: {call}");
 }
@@ -83,10 +91,21 @@ pub fn permanent(cli: Cli, fault: Reply, hint: &str) {
     let (env, server, out) = run(cli, fault.clone());
     assert_exit(&out, 4);
     let err = stderr(&out);
-    assert!(err.contains("hint:") && err.to_lowercase().contains(hint), "{cli:?} {fault:?}: {err}");
-    assert_eq!(main_requests(&server, cli), 1, "{cli:?} {fault:?}: a permanent failure is not retried");
+    assert!(
+        err.contains("hint:") && err.to_lowercase().contains(hint),
+        "{cli:?} {fault:?}: {err}"
+    );
+    assert_eq!(
+        main_requests(&server, cli),
+        1,
+        "{cli:?} {fault:?}: a permanent failure is not retried"
+    );
     assert!(env.issues().is_empty());
-    assert_eq!(env.ls("docs/lineage/active/dark-mode"), ["001-brief.md"], "a failed call produces no draft");
+    assert_eq!(
+        env.ls("docs/lineage/active/dark-mode"),
+        ["001-brief.md"],
+        "a failed call produces no draft"
+    );
 }
 
 /// Another model answers: flagged when the CLI says so.
@@ -101,11 +120,22 @@ pub fn other_model(cli: Cli) {
     let call = &env.show("1")["calls"][0];
     if cli.reports_model() {
         assert_eq!(call["model"], answered, "{call}");
-        assert!(call["warning"].as_str().is_some_and(|w| w.contains(answered)), "{call}");
+        assert!(
+            call["warning"]
+                .as_str()
+                .is_some_and(|w| w.contains(answered)),
+            "{call}"
+        );
         let draft = env.read("docs/lineage/done/1-dark-mode/002-draft.md");
-        assert!(draft.starts_with("<!-- gavel: WARNING: model verification failed"), "{draft}");
+        assert!(
+            draft.starts_with("<!-- gavel: WARNING: model verification failed"),
+            "{draft}"
+        );
     } else {
-        assert!(call["warning"].is_null(), "{cli:?} does not report the answering model: {call}");
+        assert!(
+            call["warning"].is_null(),
+            "{cli:?} does not report the answering model: {call}"
+        );
     }
 }
 

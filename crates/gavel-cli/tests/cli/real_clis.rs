@@ -68,19 +68,106 @@ fn codex_drafts_an_issue_end_to_end() {
 fn claude_drafts_an_issue_end_to_end() {
     let server = FakeServer::start().expect("fake");
     let env = with_drafter("claude:claude-sonnet-4-5", &[APPROVED]);
-    server.push(Api::Anthropic, Reply::text(draft(1)).with_model("claude-sonnet-4-5-20250929").with_usage(400, 50, 30));
+    server.push(
+        Api::Anthropic,
+        Reply::text(draft(1))
+            .with_model("claude-sonnet-4-5-20250929")
+            .with_usage(400, 50, 30),
+    );
     let vars = agents::claude_env(&env, &server);
     let brief = env.brief("dark-mode");
     let out = run_with(&env, &vars, &["issue", &brief, "--auto"]);
     assert_exit(&out, 0);
-    assert!(env.read("docs/issues/0001-dark-mode.md").contains("# Add dark mode v1"));
-    let reqs: Vec<_> = server.requests().into_iter().filter(|r| r.api == Some(Api::Anthropic)).collect();
+    assert!(
+        env.read("docs/issues/0001-dark-mode.md")
+            .contains("# Add dark mode v1")
+    );
+    let reqs: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.api == Some(Api::Anthropic))
+        .collect();
     assert_eq!(reqs.len(), 1, "{reqs:#?}");
     assert_eq!(reqs[0].model, "claude-sonnet-4-5");
-    assert!(reqs[0].body["tools"].as_array().is_none_or(Vec::is_empty), "no tools: {}", reqs[0].body["tools"]);
+    assert!(
+        reqs[0].body["tools"].as_array().is_none_or(Vec::is_empty),
+        "no tools: {}",
+        reqs[0].body["tools"]
+    );
     assert!(reqs[0].body.to_string().contains("People want a dark mode"));
     let call = &env.show("1")["calls"][0];
-    assert_eq!(call["model"], "claude-sonnet-4-5-20250929", "the answering model as the API reported it");
-    assert!(call["warning"].is_null(), "a dated version of the requested model is fine: {call}");
-    assert_eq!((call["output_tokens"].as_u64(), call["cached_tokens"].as_u64(), call["cost_source"].as_str()), (Some(50), Some(30), Some("reported")));
+    assert_eq!(
+        call["model"], "claude-sonnet-4-5-20250929",
+        "the answering model as the API reported it"
+    );
+    assert!(
+        call["warning"].is_null(),
+        "a dated version of the requested model is fine: {call}"
+    );
+    assert_eq!(
+        (
+            call["output_tokens"].as_u64(),
+            call["cached_tokens"].as_u64(),
+            call["cost_source"].as_str()
+        ),
+        (Some(50), Some(30), Some("reported"))
+    );
+}
+
+#[test]
+fn http_providers_draft_and_review_end_to_end() {
+    let server = FakeServer::start().expect("fake");
+    let env = Env::new();
+    env.set_roles("anthropic:claude-sonnet-4-5", "google:gemini-2.5-pro");
+    server.push(
+        Api::Anthropic,
+        Reply::text(draft(1)).with_model("claude-sonnet-4-5-20250929"),
+    );
+    server.push(Api::Gemini, Reply::text(REVISE));
+    server.push(Api::Anthropic, Reply::error(529, "overloaded"));
+    server.push(Api::Anthropic, Reply::text(draft(2)));
+    server.push(Api::Gemini, Reply::text(APPROVED));
+    let vars = vec![
+        ("ANTHROPIC_BASE_URL".to_owned(), server.url()),
+        ("ANTHROPIC_API_KEY".to_owned(), "a-key".to_owned()),
+        ("GOOGLE_GEMINI_BASE_URL".to_owned(), server.url()),
+        ("GEMINI_API_KEY".to_owned(), "g-key".to_owned()),
+    ];
+    let brief = env.brief("dark-mode");
+    let out = run_with(&env, &vars, &["issue", &brief, "--auto"]);
+    assert_exit(&out, 0);
+    assert!(
+        env.read("docs/issues/0001-dark-mode.md")
+            .contains("# Add dark mode v2")
+    );
+    let shown = env.show("1");
+    let calls = shown["calls"].as_array().expect("calls");
+    let roles: Vec<_> = calls
+        .iter()
+        .map(|c| {
+            (
+                c["role"].as_str().unwrap_or_default(),
+                c["provider"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("drafter", "anthropic"),
+            ("reviewer", "google"),
+            ("drafter", "anthropic"),
+            ("reviewer", "google")
+        ]
+    );
+    assert_eq!(calls[2]["attempts"], 2, "the 529 was retried");
+    assert_eq!(shown["spend_by_role"]["reviewer"]["calls"], 2);
+    let reqs = server.requests();
+    assert!(
+        reqs.iter().any(|r| r
+            .headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("x-api-key") && v == "a-key")),
+        "the Anthropic key was sent"
+    );
 }

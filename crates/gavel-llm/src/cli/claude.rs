@@ -28,7 +28,10 @@ pub struct ClaudeProvider {
 
 impl ClaudeProvider {
     pub fn new(model: impl Into<String>, settings: CliSettings) -> Self {
-        Self { model: model.into(), settings }
+        Self {
+            model: model.into(),
+            settings,
+        }
     }
 
     fn tool() -> &'static CliTool {
@@ -60,7 +63,12 @@ impl ClaudeProvider {
 
     /// The environment gavel adds for the CLI.
     pub fn env(&self) -> Vec<(String, String)> {
-        let idle_ms = self.settings.idle_timeout.as_millis().max(10_000).to_string();
+        let idle_ms = self
+            .settings
+            .idle_timeout
+            .as_millis()
+            .max(10_000)
+            .to_string();
         let mut env: Vec<(String, String)> = [
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
             ("DISABLE_TELEMETRY", "1"),
@@ -89,10 +97,15 @@ pub(crate) struct Parsed {
 pub(crate) fn parse(stdout: &str) -> Parsed {
     let mut p = Parsed::default();
     for line in stdout.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
         match v["type"].as_str() {
             Some("assistant") => {
-                if let Some(m) = v["message"]["model"].as_str().filter(|m| *m != "<synthetic>") {
+                if let Some(m) = v["message"]["model"]
+                    .as_str()
+                    .filter(|m| *m != "<synthetic>")
+                {
                     p.answered_model = Some(m.to_owned());
                 }
             }
@@ -122,20 +135,37 @@ impl Provider for ClaudeProvider {
 
     fn complete(&self, req: &Request, call: &Call<'_>) -> Result<Response, ProviderError> {
         let tool = Self::tool();
-        let settings = CliSettings { env: self.env(), ..self.settings.clone() };
+        let settings = CliSettings {
+            env: self.env(),
+            ..self.settings.clone()
+        };
         let mut streamed = 0u64;
         let out = run_cli(tool, self.args(), &req.prompt, &settings, call, |line| {
             let v: Value = serde_json::from_str(line).ok()?;
-            let text: String = v["message"]["content"].as_array()?.iter().filter_map(|c| c["text"].as_str()).collect();
+            let text: String = v["message"]["content"]
+                .as_array()?
+                .iter()
+                .filter_map(|c| c["text"].as_str())
+                .collect();
             streamed += approx_tokens(&text);
             Some(streamed)
         })?;
         let p = parse(&out.stdout);
         let Some(result) = p.result else {
-            let detail = if last_line(&out.stderr).is_empty() { last_line(&out.stdout) } else { last_line(&out.stderr) };
+            let detail = if last_line(&out.stderr).is_empty() {
+                last_line(&out.stdout)
+            } else {
+                last_line(&out.stderr)
+            };
             let message = match &out.stdin_error {
-                Some(pipe) => format!("claude exited with {} while reading the prompt ({pipe}): {detail}", out.status),
-                None => format!("claude exited with {} without a result: {detail}", out.status),
+                Some(pipe) => format!(
+                    "claude exited with {} while reading the prompt ({pipe}): {detail}",
+                    out.status
+                ),
+                None => format!(
+                    "claude exited with {} without a result: {detail}",
+                    out.status
+                ),
             };
             return Err(classify(tool, &message, &self.model));
         };
@@ -148,7 +178,11 @@ impl Provider for ClaudeProvider {
             };
             return Err(match status {
                 Some(401 | 403) | Some(400) | Some(404) => classify(tool, &message, &self.model),
-                _ => ProviderError::Transient { provider: "claude".into(), message, retry_after_ms: None },
+                _ => ProviderError::Transient {
+                    provider: "claude".into(),
+                    message,
+                    retry_after_ms: None,
+                },
             });
         }
         let usage = &result["usage"];
@@ -181,21 +215,35 @@ mod tests {
 {"type":"assistant","message":{"model":"claude-answered-different-1","content":[{"type":"text","text":"Hello"}]}}
 {"type":"result","is_error":false,"result":"Hello","total_cost_usd":0.00015,"usage":{"input_tokens":11,"cache_creation_input_tokens":3,"cache_read_input_tokens":5,"output_tokens":7}}"#;
         let p = parse(stdout);
-        assert_eq!(p.answered_model.as_deref(), Some("claude-answered-different-1"));
-        assert_eq!(p.result.as_ref().and_then(|r| r["result"].as_str()), Some("Hello"));
+        assert_eq!(
+            p.answered_model.as_deref(),
+            Some("claude-answered-different-1")
+        );
+        assert_eq!(
+            p.result.as_ref().and_then(|r| r["result"].as_str()),
+            Some("Hello")
+        );
     }
 
     #[test]
     fn synthetic_error_messages_are_not_a_model() {
-        let p = parse(r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: 500"}]}}"#);
+        let p = parse(
+            r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: 500"}]}}"#,
+        );
         assert_eq!(p.answered_model, None);
     }
 
     #[test]
     fn no_tools_and_the_prompt_stays_out_of_argv() {
         let args = ClaudeProvider::new("sonnet", CliSettings::default()).args();
-        assert!(args.windows(2).any(|w| w[0] == "--tools" && w[1].is_empty()));
-        assert!(args.windows(2).any(|w| w[0] == "--setting-sources" && w[1] == "user"));
+        assert!(
+            args.windows(2)
+                .any(|w| w[0] == "--tools" && w[1].is_empty())
+        );
+        assert!(
+            args.windows(2)
+                .any(|w| w[0] == "--setting-sources" && w[1] == "user")
+        );
         assert!(!args.iter().any(|a| a.len() > 40));
     }
 }
