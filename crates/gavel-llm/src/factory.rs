@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::cli::CliSettings;
 use crate::cli::claude::ClaudeProvider;
 use crate::cli::codex::CodexProvider;
+use crate::cli::gemini::GeminiProvider;
 use crate::http::{HttpProvider, HttpSettings};
 use crate::provider::{Provider, UnavailableProvider};
 use crate::scripted::ScriptedProvider;
@@ -56,7 +57,7 @@ pub fn build_with(
         }
         ProviderSpec::Codex { model } => Box::new(CodexProvider::new(model.clone(), cli)),
         ProviderSpec::Claude { model } => Box::new(ClaudeProvider::new(model.clone(), cli)),
-        ProviderSpec::Gemini { .. } => Box::new(UnavailableProvider::new(spec.clone())),
+        ProviderSpec::Gemini { model } => Box::new(GeminiProvider::new(model.clone(), cli)),
         _ => {
             let http = HttpSettings {
                 idle_timeout: settings.idle_timeout,

@@ -89,7 +89,22 @@ pub fn claude_env(env: &Env, server: &FakeServer) -> Vec<(String, String)> {
     ]
 }
 
-/// Environment that points the Gemini CLI at `server`.
-pub fn gemini_env(_env: &Env, _server: &FakeServer) -> Vec<(String, String)> {
-    vec![("PATH".into(), path_with_agents())]
+/// Environment that points the Gemini CLI at `server`: an API-key sign-in in the test HOME's
+/// user settings (gavel's own system settings do the rest).
+pub fn gemini_env(env: &Env, server: &FakeServer) -> Vec<(String, String)> {
+    let home = env.home();
+    fs::create_dir_all(home.join(".gemini")).expect("gemini settings dir");
+    fs::write(
+        home.join(".gemini/settings.json"),
+        r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+    )
+    .expect("gemini settings");
+    let tmp = env.root.join("gemini-tmp");
+    fs::create_dir_all(&tmp).expect("gemini tmp");
+    vec![
+        ("GOOGLE_GEMINI_BASE_URL".into(), server.url()),
+        ("GEMINI_API_KEY".into(), "test-key".into()),
+        ("TMPDIR".into(), tmp.display().to_string()),
+        ("PATH".into(), path_with_agents()),
+    ]
 }

@@ -185,4 +185,5 @@ macro_rules! fault_matrix {
 fault_matrix! {
     claude: Cli::Claude;
     codex: Cli::Codex;
+    gemini: Cli::Gemini;
 }

@@ -171,3 +171,76 @@ fn http_providers_draft_and_review_end_to_end() {
         "the Anthropic key was sent"
     );
 }
+
+/// brief → issue with real CLIs in both seats: a revision round, then approval.
+fn both_seats(
+    drafter: &str,
+    drafter_api: Api,
+    vars: impl Fn(&Env, &FakeServer) -> Vec<(String, String)>,
+) {
+    let server = FakeServer::start().expect("fake");
+    let env = Env::new();
+    env.set_roles(drafter, "gemini:gemini-2.5-pro");
+    server.push(drafter_api, Reply::text(draft(1)));
+    server.push(Api::Gemini, Reply::text(REVISE));
+    server.push(drafter_api, Reply::text(draft(2)));
+    server.push(Api::Gemini, Reply::text(APPROVED));
+    let mut all = vars(&env, &server);
+    all.extend(agents::gemini_env(&env, &server));
+    let brief = env.brief("dark-mode");
+    let out = run_with(&env, &all, &["issue", &brief, "--auto"]);
+    assert_exit(&out, 0);
+    assert!(
+        env.read("docs/issues/0001-dark-mode.md")
+            .contains("# Add dark mode v2")
+    );
+    let names = env.ls("docs/lineage/done/1-dark-mode");
+    assert_eq!(
+        names,
+        [
+            "001-brief.md",
+            "002-draft.md",
+            "003-verdict.md",
+            "004-draft.md",
+            "005-verdict.md",
+            "006-filed.json"
+        ]
+    );
+    let gemini: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.api == Some(Api::Gemini))
+        .collect();
+    assert_eq!(gemini.len(), 2, "two reviews, no extra calls: {gemini:#?}");
+    assert_eq!(gemini[0].model, "gemini-2.5-pro");
+    let decls = &gemini[0].body["tools"];
+    assert!(
+        decls
+            .as_array()
+            .is_none_or(|t| t.iter().all(|d| d["functionDeclarations"]
+                .as_array()
+                .is_none_or(Vec::is_empty))),
+        "no tools for the reviewer: {decls}"
+    );
+    assert!(
+        gemini[1].body.to_string().contains("Add dark mode v2"),
+        "the second review saw the revised draft"
+    );
+    let shown = env.show("1");
+    assert_eq!(shown["spend_by_role"]["reviewer"]["calls"], 2);
+    assert_eq!(shown["calls"][1]["model"], "gemini-2.5-pro");
+}
+
+#[test]
+fn claude_drafts_and_gemini_reviews() {
+    both_seats(
+        "claude:claude-sonnet-4-5",
+        Api::Anthropic,
+        agents::claude_env,
+    );
+}
+
+#[test]
+fn codex_drafts_and_gemini_reviews() {
+    both_seats("codex:gpt-5", Api::OpenAiResponses, agents::codex_env);
+}

@@ -106,6 +106,11 @@ impl Env {
         env
     }
 
+    /// The HOME every command of this environment runs with.
+    pub fn home(&self) -> PathBuf {
+        self.home.clone()
+    }
+
     /// Replaces the roles in gavel.toml.
     pub fn set_roles(&self, drafter: &str, reviewer: &str) {
         let path = self.repo.join("gavel.toml");
