@@ -128,10 +128,8 @@ pub(crate) fn parse(stdout: &str) -> Parsed {
             Some("message") if v["role"] == "assistant" => {
                 p.text.push_str(v["content"].as_str().unwrap_or_default())
             }
-            Some("error") => {
-                if p.error.is_none() {
-                    p.error = v["message"].as_str().map(String::from);
-                }
+            Some("error") if p.error.is_none() => {
+                p.error = v["message"].as_str().map(String::from);
             }
             Some("result") => {
                 p.success = v["status"] == "success";
