@@ -157,7 +157,12 @@ const MAX_STALL: Duration = Duration::from_secs(600);
 impl FakeServer {
     /// Starts on a free port of 127.0.0.1.
     pub fn start() -> io::Result<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
+        Self::start_on(0)
+    }
+
+    /// Starts on `port` of 127.0.0.1 (0: any free port).
+    pub fn start_on(port: u16) -> io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", port))?;
         let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(State::default()));
         let stop = Arc::new(AtomicBool::new(false));
