@@ -17,6 +17,9 @@ pub enum Exit {
     Halted = 4,
     /// A person (or a gate) rejected or aborted the run.
     Rejected = 5,
+    /// `gavel diff-gate` without a terminal: nobody can approve, so nothing is committed and the
+    /// changes stay staged.
+    GateNoTerminal = 6,
     /// Ctrl-C; the run is resumable.
     Interrupted = 130,
 }

@@ -31,6 +31,8 @@ struct ConfigFile {
     #[serde(default)]
     prices: std::collections::BTreeMap<String, gavel_llm::Price>,
     #[serde(default)]
+    diff_gate: DiffGateConfig,
+    #[serde(default)]
     limits: LimitsConfig,
     #[serde(default)]
     tracker: TrackerConfig,
@@ -53,6 +55,12 @@ struct LimitsConfig {
     max_output_tokens: Option<u32>,
     retries: Option<u32>,
     retry_delay_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiffGateConfig {
+    approval_timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -107,6 +115,8 @@ pub struct Settings {
     pub total_timeout: std::time::Duration,
     pub keys: KeysConfig,
     pub prices: gavel_llm::PriceTable,
+    /// How long `gavel diff-gate` waits for `approve` before it rejects.
+    pub approval_timeout: std::time::Duration,
 }
 
 /// Overrides from the command line.
@@ -196,7 +206,7 @@ impl Settings {
         };
         let secs = |v: Option<u64>, default: u64, key: &str| match v {
             Some(0) => Err(CliError::error(format!(
-                "{}: [timeouts] {key} must be at least 1",
+                "{}: {key} must be at least 1",
                 path.display()
             ))),
             Some(n) => Ok(std::time::Duration::from_secs(n)),
@@ -242,6 +252,11 @@ impl Settings {
             total_timeout,
             keys: config.keys,
             prices,
+            approval_timeout: secs(
+                config.diff_gate.approval_timeout_secs,
+                1800,
+                "approval_timeout_secs",
+            )?,
         })
     }
 
@@ -296,6 +311,9 @@ max_iterations = {DEFAULT_MAX_ITERATIONS}
 [timeouts]
 idle_secs = 120             # no output from a model call for this long: killed, retried
 total_secs = 600            # longest a model call may take
+
+[diff_gate]
+approval_timeout_secs = 1800  # no `approve` within this long: the diff gate rejects
 
 [tracker]
 kind = "local"

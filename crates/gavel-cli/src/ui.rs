@@ -37,6 +37,13 @@ impl Ui {
         let _ = writeln!(io::stderr().lock(), "{line}");
     }
 
+    /// Writes a prompt on stderr without a newline.
+    pub fn prompt_inline(&self, prompt: &str) {
+        let mut err = io::stderr().lock();
+        let _ = write!(err, "{prompt}");
+        let _ = err.flush();
+    }
+
     /// Asks a question on stderr and reads one line. `None` at end of input.
     pub fn ask(&self, question: &str) -> Option<String> {
         {

@@ -3,6 +3,7 @@
 mod abort;
 mod completions;
 mod demo;
+mod diff_gate;
 mod doctor;
 mod init;
 mod issue;
@@ -43,6 +44,8 @@ pub enum Command {
     Resume(resume::ResumeArgs),
     /// Stop a run for good (its lineage stays in active/).
     Abort(abort::AbortArgs),
+    /// Review the staged changes before a commit: type `approve` to let it proceed.
+    DiffGate(diff_gate::DiffGateArgs),
     /// Check the agent CLIs, API keys and roles, and say how to fix what is missing.
     Doctor(doctor::DoctorArgs),
     /// Run brief -> issue end to end in a temporary repository, offline.
@@ -62,6 +65,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Resume(args) => resume::cmd_resume(&args, state_dir),
         Command::Abort(args) => abort::cmd_abort(&args, state_dir),
         Command::Doctor(args) => doctor::cmd_doctor(&args, state_dir),
+        Command::DiffGate(args) => diff_gate::cmd_diff_gate(&args, state_dir),
         Command::Demo(args) => demo::cmd_demo(&args),
         Command::Completions(args) => completions::cmd_completions(&args),
     }

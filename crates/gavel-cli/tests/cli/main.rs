@@ -4,6 +4,7 @@
 mod agents;
 mod bad_input;
 mod crash;
+mod diff_gate;
 mod parallel;
 mod pty;
 mod real_cli_faults;

@@ -165,12 +165,26 @@ fn scenario_040_roles_without_a_usable_provider_fail_preflight() {
     let env = Env::new();
     env.set_roles("claude:sonnet", "gemini:2.5-pro");
     let brief = env.brief("dark-mode");
-    let out = env.run(&["issue", &brief, "--auto"]);
+    // A PATH with git but without the agent CLIs.
+    let bin = env.root.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let git = gavel_llm::tools::find_on_path("git").expect("git on PATH");
+    std::os::unix::fs::symlink(git, bin.join("git")).expect("link git");
+    let out = env
+        .gavel(&["issue", &brief, "--auto"])
+        .env("PATH", &bin)
+        .output()
+        .expect("run");
     assert_exit(&out, 1);
     let err = stderr(&out);
     assert!(
         err.contains("drafter claude:sonnet") && err.contains("reviewer gemini:2.5-pro"),
         "{err}"
+    );
+    assert!(
+        err.contains("npm install -g @anthropic-ai/claude-code")
+            && err.contains("npm install -g @google/gemini-cli"),
+        "the fix is named: {err}"
     );
 }
 

@@ -1,0 +1,179 @@
+//! `gavel diff-gate`: the review of staged changes that every gavel workflow runs before it
+//! commits code (seed 004, in gavel's terms).
+//!
+//! It analyses the staged changes in one pass (see `gavel-diffgate`), prints the `--stat`
+//! summary, a WARNING banner per file over the 50% change ratio (REPLACED and DELETED called
+//! out) with before/after line counts and the file's diff (capped at 500 lines), and then
+//! waits for a person to type `approve`. Anything else but `reject` is asked again; end of
+//! input rejects; no answer within the timeout (30 minutes by default) rejects. Nothing skips or
+//! pre-answers it: it has no `--auto`, reads no variable, and without a terminal it never
+//! approves: it exits at once with its own exit code, leaving the changes staged. Every decision
+//! is appended to `.gavel/audit.jsonl`.
+//!
+//! Exempt: gavel's own lineage-only commits (files under the lineage, issues and ideas folders
+//! only), which the issue workflow makes without code changes.
+
+use std::io::{BufRead, IsTerminal};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use clap::Args;
+use gavel_diffgate::{AuditEvent, Decision};
+use gavel_workflows::git::Git;
+
+use crate::context::{self, Context};
+use crate::error::CliError;
+use crate::exit::Exit;
+use crate::settings::Overrides;
+use crate::ui::{IN_PROMPT, sanitize};
+
+#[derive(Debug, Args)]
+pub struct DiffGateArgs {
+    /// Review the staged changes of this worktree instead of the current repository.
+    #[arg(long, value_name = "PATH")]
+    pub worktree: Option<PathBuf>,
+}
+
+pub fn cmd_diff_gate(args: &DiffGateArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
+    let ctx = Context::load(&Overrides {
+        state_dir,
+        ..Overrides::default()
+    })?;
+    let repo = match &args.worktree {
+        Some(p) => Git::discover(&context::absolute(p))
+            .map_err(|e| CliError::error(e.to_string()).hint("--worktree must be a git worktree"))?
+            .root()
+            .to_path_buf(),
+        None => ctx.settings.repo_root.clone(),
+    };
+    let analysis = gavel_diffgate::analyze_staged(&repo).map_err(|e| {
+        CliError::from_error(&e).hint("nothing was committed; the changes are still staged")
+    })?;
+    if analysis.is_empty() {
+        ctx.ui
+            .out("diff gate: nothing is staged; there is nothing to review");
+        return Ok(Exit::Success);
+    }
+    let flagged: Vec<String> = analysis.flagged().iter().map(|f| f.path.clone()).collect();
+    let audit_path = ctx.settings.state_dir.join("audit.jsonl");
+    let audit = |decision: Decision, reason: Option<String>| -> Result<(), CliError> {
+        let event = AuditEvent {
+            timestamp: ctx.clock.now_rfc3339(),
+            decision,
+            flagged_files: flagged.clone(),
+            files_changed: analysis.files.len(),
+            repo: repo.display().to_string(),
+            reason,
+        };
+        gavel_diffgate::append_audit(&audit_path, &event).map_err(|e| CliError::from_error(&e))
+    };
+
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if !interactive {
+        audit(
+            Decision::AbortedNonInteractive,
+            Some("no terminal to approve at".into()),
+        )?;
+        let what = if flagged.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} flagged: {})", flagged.len(), flagged.join(", "))
+        };
+        return Err(CliError::error(format!(
+            "diff gate: approval needs a person at a terminal{what}; nothing was committed"
+        ))
+        .hint("the changes are still staged; run `gavel diff-gate` in a terminal to review them")
+        .with_exit(Exit::GateNoTerminal));
+    }
+
+    let report = gavel_diffgate::report(&repo, &analysis).map_err(|e| CliError::from_error(&e))?;
+    ctx.ui.out(&report);
+    if flagged.is_empty() {
+        ctx.ui.info(&format!(
+            "{} file(s) staged, none flagged.",
+            analysis.files.len()
+        ));
+    } else {
+        ctx.ui.info(&format!(
+            "{} of {} file(s) flagged: {}",
+            flagged.len(),
+            analysis.files.len(),
+            sanitize(&flagged.join(", "))
+        ));
+    }
+    let timeout = ctx.settings.approval_timeout;
+    let answers = spawn_reader();
+    loop {
+        ctx.ui
+            .prompt_inline("Type 'approve' to commit these changes, or 'reject' to abort: ");
+        IN_PROMPT.store(true, std::sync::atomic::Ordering::SeqCst);
+        let answer = answers.recv_timeout(timeout);
+        IN_PROMPT.store(false, std::sync::atomic::Ordering::SeqCst);
+        match answer {
+            Ok(Some(line)) if line.trim() == "approve" => {
+                audit(Decision::Approved, None)?;
+                ctx.ui.info("approved");
+                return Ok(Exit::Success);
+            }
+            Ok(Some(line)) if line.trim() == "reject" => {
+                audit(Decision::Rejected, None)?;
+                ctx.ui
+                    .info("rejected; nothing was committed, the changes are still staged");
+                return Ok(Exit::Rejected);
+            }
+            Ok(Some(line)) => ctx.ui.info(&format!(
+                "`{}` is neither 'approve' nor 'reject'.",
+                sanitize(line.trim())
+            )),
+            Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                audit(Decision::Rejected, Some("end of input".into()))?;
+                ctx.ui.info(
+                    "end of input: rejected; nothing was committed, the changes are still staged",
+                );
+                return Ok(Exit::Rejected);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let reason = format!("no answer within {}", human(timeout));
+                audit(Decision::Rejected, Some(reason.clone()))?;
+                ctx.ui.info(&format!(
+                    "\n{reason}: rejected; nothing was committed, the changes are still staged"
+                ));
+                return Ok(Exit::Rejected);
+            }
+        }
+    }
+}
+
+/// Lines from stdin on a channel (`None` at end of input), so the wait can time out.
+fn spawn_reader() -> mpsc::Receiver<Option<String>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut lock = stdin.lock();
+        loop {
+            let mut line = String::new();
+            match lock.read_line(&mut line) {
+                Ok(0) | Err(_) => {
+                    let _ = tx.send(None);
+                    return;
+                }
+                Ok(_) => {
+                    if tx.send(Some(line)).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 && s.is_multiple_of(60) {
+        format!("{} minutes", s / 60)
+    } else {
+        format!("{s} seconds")
+    }
+}
