@@ -1,0 +1,64 @@
+//! The gate's audit trail (LLD #171 requirement 7): every decision, with its time and the
+//! flagged files, appended as one JSON line to a log file that survives the process.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::DiffGateError;
+
+/// What the gate decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Decision {
+    /// A person typed the approval.
+    Approved,
+    /// A person rejected the changes, or did not answer in time (`reason` says which).
+    Rejected,
+    /// Review was required but nobody could be asked (no terminal): the gate failed fast.
+    AbortedNonInteractive,
+}
+
+/// One audit record: `{"timestamp":..., "decision":"APPROVED", "flagged_files":[...],
+/// "files_changed":3, "repo":"...", "reason":...}` (`reason` only when set).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEvent {
+    /// When the decision was made, RFC 3339 (the caller's clock).
+    pub timestamp: String,
+    pub decision: Decision,
+    /// The flagged paths (`old -> new` for renames), in report order.
+    pub flagged_files: Vec<String>,
+    /// How many files were staged.
+    pub files_changed: usize,
+    /// The repository the gate looked at.
+    pub repo: String,
+    /// Why, when the decision alone does not say (e.g. "timed out after 30 minutes").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Appends `event` to the JSON-lines file at `path`, creating the file and its parent
+/// directories. The line goes out in one `write` on a file opened with `O_APPEND`, so
+/// concurrent gates never interleave their lines, and is flushed to disk before this returns:
+/// an approval is not recorded until it is durable.
+pub fn append_audit(path: &Path, event: &AuditEvent) -> Result<(), DiffGateError> {
+    let mut line = serde_json::to_vec(event).map_err(DiffGateError::EncodeAudit)?;
+    line.push(b'\n');
+    let failed = |source| DiffGateError::WriteAudit {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(failed)?;
+    }
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(failed)?;
+    file.write_all(&line).map_err(failed)?;
+    file.flush().map_err(failed)?;
+    file.sync_data().map_err(failed)
+}

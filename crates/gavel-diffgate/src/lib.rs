@@ -1,0 +1,87 @@
+//! The diff review gate's analysis and report (LLD #171): before gavel commits, every staged
+//! file is measured against `HEAD`, files that were largely rewritten, replaced or deleted are
+//! flagged, and a report is built that a person must read and approve.
+//!
+//! This crate is the half of the gate that looks at the repository. It never prints, prompts
+//! or reads the terminal: [`analyze_staged`] returns an [`Analysis`], [`report`] returns the
+//! (already sanitized) text to show, and [`append_audit`] records the decision the CLI obtained
+//! from a person. The `gavel diff-gate` command in `gavel-cli` does the asking and maps the
+//! outcome to exit codes.
+//!
+//! # Rules
+//!
+//! * `change_ratio = (added + deleted) / (original_lines * 2)`, clamped to `[0, 1]`
+//!   ([`change_ratio`]).
+//! * **REPLACED** when `deleted > 0.5 * original_lines` and `added > 0`.
+//! * **NEW** (not in `HEAD`): ratio 1.0 and *not* flagged. The gate protects existing code; new
+//!   files still appear in the `--stat` summary.
+//! * **DELETED**: ratio 1.0, always flagged.
+//! * A file is flagged when `change_ratio > THRESHOLD` ([`THRESHOLD`] is hard-coded to 0.5, as
+//!   the LLD decided), or it is REPLACED, or it is DELETED ([`classify`]).
+//! * **Added to the LLD:** a file that lost more than half of its lines with nothing added is
+//!   flagged too (as MODIFIED). Deletions alone can never lift the ratio above 0.5, so without
+//!   this rule a file emptied in place would pass the gate ([`lost_most_lines`]).
+//!
+//! # Decisions where the LLD is silent
+//!
+//! * **Line counts** count a last line without a trailing newline (`"a\nb"` is 2 lines), the
+//!   way `git diff --numstat` counts it, so `deleted` never exceeds `original_lines`.
+//! * **Empty original file** (0 lines, still in `HEAD`): the ratio's denominator is 0, so any
+//!   change clamps to 1.0 and the file is flagged; no change is 0.0. Failing closed is the
+//!   gate's rule (LLD §7.2).
+//! * **Binary files** (numstat `-`): `added`/`deleted`/line counts are 0 and `binary` is set;
+//!   they are flagged only when DELETED. The report names them as binary.
+//! * **Renames** (`-M`): the original line count is read from the *old* blob, so a moved and
+//!   rewritten file is measured against what it was. Reported as `old -> new`.
+//! * **Submodules** (gitlinks) have no blob to read; they count as one line (the
+//!   `Subproject commit <id>` line `git diff` shows), so a moved submodule pointer is REPLACED
+//!   and flagged.
+//! * **Unmerged paths** make the analysis fail: a half-resolved merge is not reviewable.
+//! * **Environment**: git runs with `GIT_TERMINAL_PROMPT=0` and `GIT_OPTIONAL_LOCKS=0` (the gate
+//!   only reads), with `GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE` and friends removed so the
+//!   repository is always the one at `repo`; `--no-ext-diff --no-textconv` so configured
+//!   drivers cannot change the counts or run programs.
+//! * **The report's diffs** are capped at [`MAX_DIFF_LINES`] lines per flagged file; git is
+//!   stopped once the cap is reached instead of reading the rest, so the truncation note gives
+//!   the file's `+added -deleted` counts rather than the total number of diff lines. Very long
+//!   lines are cut at [`MAX_LINE_CHARS`] characters.
+//!
+//! # Cost
+//!
+//! [`analyze_staged`] runs exactly two git processes however many files changed, side by side:
+//! one `git diff --cached --raw --numstat -z -M` and one long-lived `git cat-file --batch`. As
+//! the diff's raw section streams in, the old blobs' ids go to `cat-file` (by id, not
+//! `HEAD:<path>`: see `catfile.rs` for why), whose answers are counted in fixed-size chunks
+//! while git is still computing the numstat; no blob is ever held in memory. (Whether a file is
+//! binary is only known from the numstat, so a binary original is streamed and its count
+//! dropped.) [`report`] runs one `git diff --cached --stat` plus one `git diff` per *flagged*
+//! file, each stopped after [`MAX_DIFF_LINES`] lines. `bench/diff-gate.sh` measures both.
+//!
+//! # Errors
+//!
+//! Every function fails closed with a [`DiffGateError`]: when the staged changes cannot be
+//! measured, nothing may be committed.
+
+mod analyze;
+mod audit;
+mod catfile;
+mod classify;
+mod error;
+mod git;
+mod parse;
+mod report;
+mod sanitize;
+
+pub use analyze::{Analysis, FileAnalysis, analyze_staged};
+pub use audit::{AuditEvent, Decision, append_audit};
+pub use classify::{ChangeType, change_ratio, classify, lost_most_lines};
+pub use error::DiffGateError;
+pub use report::{MAX_LINE_CHARS, report};
+pub use sanitize::sanitize;
+
+/// A file whose change ratio is above this is flagged for review (LLD #171: hard-coded, not
+/// configurable, on purpose).
+pub const THRESHOLD: f64 = 0.5;
+
+/// At most this many lines of each flagged file's diff go into the report.
+pub const MAX_DIFF_LINES: usize = 500;

@@ -1,0 +1,74 @@
+//! The audit trail: one JSON object per line, appended, with the fields LLD #171 requires
+//! (timestamp, decision, flagged files).
+
+use gavel_diffgate::{AuditEvent, Decision, append_audit};
+
+fn event(decision: Decision, reason: Option<&str>) -> AuditEvent {
+    AuditEvent {
+        timestamp: "2026-11-22T10:00:00Z".to_owned(),
+        decision,
+        flagged_files: vec!["src/state.py".to_owned(), "old.rs -> new.rs".to_owned()],
+        files_changed: 3,
+        repo: "/work/repo".to_owned(),
+        reason: reason.map(str::to_owned),
+    }
+}
+
+#[test]
+fn t130_audit_event_is_one_json_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("logs/nested/diff-gate.jsonl");
+    append_audit(&path, &event(Decision::Approved, None)).unwrap();
+    append_audit(
+        &path,
+        &event(Decision::Rejected, Some("timed out after 30 minutes")),
+    )
+    .unwrap();
+    append_audit(&path, &event(Decision::AbortedNonInteractive, None)).unwrap();
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.ends_with('\n'));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let first: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(
+        first,
+        serde_json::json!({
+            "timestamp": "2026-11-22T10:00:00Z",
+            "decision": "APPROVED",
+            "flagged_files": ["src/state.py", "old.rs -> new.rs"],
+            "files_changed": 3,
+            "repo": "/work/repo",
+        })
+    );
+    let second: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+    assert_eq!(second["decision"], "REJECTED");
+    assert_eq!(second["reason"], "timed out after 30 minutes");
+    let third: AuditEvent = serde_json::from_str(lines[2]).unwrap();
+    assert_eq!(third, event(Decision::AbortedNonInteractive, None));
+}
+
+#[test]
+fn audit_paths_with_newlines_stay_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let mut e = event(Decision::Approved, None);
+    e.flagged_files = vec!["new\nline.txt".to_owned()];
+    append_audit(&path, &e).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+}
+
+#[test]
+fn unwritable_audit_log_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    // A path under a regular file cannot be created.
+    let err =
+        append_audit(&file.join("audit.jsonl"), &event(Decision::Approved, None)).unwrap_err();
+    assert!(
+        matches!(err, gavel_diffgate::DiffGateError::WriteAudit { .. }),
+        "{err:?}"
+    );
+}
