@@ -1,0 +1,136 @@
+//! `gavel-bench`: what `bench/run` measures inside one process.
+//!
+//! - `gavel-bench steps N --db PATH`: drives a workflow of N node steps through the real engine
+//!   and SQLite store (every step checkpointed durably, in one transaction, before the next
+//!   starts) and prints `ms_per_step=X` (store opening excluded).
+//! - `gavel-bench tokens FILE`: counts FILE's tokens with gavel's o200k counter and prints
+//!   `tokens=N ms=X load_ms=Y` (`ms` counts only; `load_ms` is the one-time vocabulary load).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use gavel_core::{Engine, FixedClock, LockInfo, NodeCtx, NodeError, Outcome, Transition, Workflow};
+use gavel_store::SqliteStore;
+use serde::{Deserialize, Serialize};
+
+/// A loop of `steps` nodes, each changing the state a little (like a draft/review round).
+struct Loop {
+    steps: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct State {
+    step: u64,
+    draft: String,
+    verdicts: Vec<String>,
+}
+
+impl Workflow for Loop {
+    type State = State;
+
+    fn name(&self) -> &'static str {
+        "bench-loop"
+    }
+
+    fn run_node(
+        &self,
+        node: &str,
+        s: &mut State,
+        _cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        s.step += 1;
+        if s.step >= self.steps {
+            return Ok(Transition::Done {
+                summary: format!("{} steps", s.step),
+            });
+        }
+        match node {
+            "draft" => {
+                s.draft = format!("# Draft {}\n\nbody", s.step);
+                Ok(Transition::Goto("review".into()))
+            }
+            _ => {
+                s.verdicts.push(format!("verdict {}", s.step));
+                Ok(Transition::Goto("draft".into()))
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(line) => {
+            let _ = writeln!(std::io::stdout(), "{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "gavel-bench: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<String, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("steps") => {
+            let n: u64 = args
+                .get(1)
+                .and_then(|v| v.parse().ok())
+                .ok_or("steps N --db PATH")?;
+            let db = args
+                .iter()
+                .position(|a| a == "--db")
+                .and_then(|i| args.get(i + 1))
+                .map(PathBuf::from)
+                .ok_or("steps N --db PATH")?;
+            let store = SqliteStore::open(&db).map_err(|e| e.to_string())?;
+            let wf = Loop { steps: n };
+            let ts: jiff::Timestamp = "2026-01-01T00:00:00Z"
+                .parse()
+                .map_err(|e: jiff::Error| e.to_string())?;
+            let clock = FixedClock(ts);
+            let holder = LockInfo {
+                pid: std::process::id(),
+                command: "gavel-bench".into(),
+                since: String::new(),
+            };
+            let engine = Engine::new(&store, &wf, &clock, holder);
+            let state = State {
+                step: 0,
+                draft: String::new(),
+                verdicts: Vec::new(),
+            };
+            let started = Instant::now();
+            let run = engine
+                .start("bench", &state, "draft")
+                .map_err(|e| e.to_string())?;
+            let outcome = engine.drive(run, None).map_err(|e| e.to_string())?;
+            let elapsed = started.elapsed();
+            if !matches!(outcome, Outcome::Done { .. }) {
+                return Err(format!("unexpected outcome {outcome:?}"));
+            }
+            Ok(format!(
+                "ms_per_step={:.4} steps={n} total_ms={:.1}",
+                elapsed.as_secs_f64() * 1000.0 / n as f64,
+                elapsed.as_secs_f64() * 1000.0
+            ))
+        }
+        Some("tokens") => {
+            let file = args.get(1).ok_or("tokens FILE")?;
+            let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+            let load = Instant::now();
+            let _ = gavel_llm::tokens::count("warm up");
+            let load_ms = load.elapsed().as_secs_f64() * 1000.0;
+            let started = Instant::now();
+            let n = gavel_llm::tokens::count(&text);
+            Ok(format!(
+                "tokens={n} ms={:.2} load_ms={load_ms:.1}",
+                started.elapsed().as_secs_f64() * 1000.0
+            ))
+        }
+        _ => Err("usage: gavel-bench steps N --db PATH | gavel-bench tokens FILE".into()),
+    }
+}
