@@ -52,7 +52,7 @@ fn run(cli: Cli, first: Reply) -> (Env, FakeServer, std::process::Output) {
     let server = FakeServer::start().expect("fake");
     let env = Env::new();
     env.set_roles(cli.role(), "scripted:script.yaml");
-    env.set_config_line("idle_secs", "idle_secs = 6");
+    env.set_config_line("idle_secs", "idle_secs = 10");
     env.script(&script(0, &[APPROVED]));
     server.push(cli.api(), first);
     server.push(cli.api(), Reply::text(draft(1)));

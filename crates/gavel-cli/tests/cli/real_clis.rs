@@ -11,7 +11,7 @@ use crate::util::*;
 fn with_drafter(drafter: &str, verdicts: &[&str]) -> Env {
     let env = Env::new();
     env.set_roles(drafter, "scripted:script.yaml");
-    env.set_config_line("idle_secs", "idle_secs = 8");
+    env.set_config_line("idle_secs", "idle_secs = 12");
     env.script(&script(0, verdicts));
     env
 }
