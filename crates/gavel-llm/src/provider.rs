@@ -9,7 +9,6 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scripted::ScriptedProvider;
 use crate::spec::ProviderSpec;
 
 /// Which seat in a workflow a call is made for.
@@ -174,24 +173,15 @@ pub trait Provider: Send + Sync {
 
 /// The hint carried by [`ProviderError::Unavailable`].
 pub const UNAVAILABLE_HINT: &str =
-    "real model providers arrive with gavel's provider issue; use scripted:FILE for now";
+    "this build of gavel has no implementation of that provider kind; see `gavel doctor`";
 
-/// Builds the provider for `spec`. A relative script path is resolved against `base_dir`
-/// (normally the directory of the file that named the provider, or the working directory).
+/// Builds the provider for `spec` with default timeouts and key variables (see
+/// [`crate::build_with`]). A relative script path is resolved against `base_dir`.
 pub fn build(spec: &ProviderSpec, base_dir: &Path) -> Box<dyn Provider> {
-    match spec {
-        ProviderSpec::Scripted { path } => Box::new(ScriptedProvider::with_label(
-            base_dir.join(path),
-            spec.to_string(),
-        )),
-        _ => match crate::http::HttpProvider::new(spec, crate::http::HttpSettings::default()) {
-            Some(http) => Box::new(http),
-            None => Box::new(UnavailableProvider { spec: spec.clone() }),
-        },
-    }
+    crate::build_with(spec, base_dir, &crate::ProviderSettings::default())
 }
 
-/// Stands in for a provider kind that is parsed but not implemented yet: every call fails with
+/// Stands in for a provider kind that has no implementation: every call fails with
 /// [`ProviderError::Unavailable`], and so does [`Provider::preflight`], so runs stop before they
 /// start.
 #[derive(Debug, Clone)]
@@ -245,7 +235,31 @@ mod tests {
     }
 
     #[test]
-    fn non_scripted_kinds_build_unavailable_providers() {
+    fn cli_kinds_build_the_cli_providers() {
+        // The HTTP kinds build `HttpProvider`s (tested in tests/http/config.rs).
+        for input in ["claude:opus", "gemini:pro", "codex:gpt-5"] {
+            let spec: ProviderSpec = input.parse().unwrap();
+            let provider = build(&spec, Path::new("/nowhere"));
+            assert_eq!(provider.describe(), input);
+            assert_eq!(provider.model(), spec.model());
+            // Installed or not on this machine, a CLI provider is never "unavailable".
+            if let Err(e) = provider.preflight() {
+                assert!(
+                    matches!(e, ProviderError::Permanent { .. }),
+                    "{input}: {e:?}"
+                );
+                assert!(
+                    e.hint().is_some_and(|h| h.contains("npm install -g")),
+                    "{input}: {e:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_unavailable_fallback_fails_preflight_and_calls() {
+        let spec: ProviderSpec = "codex:gpt-5".parse().unwrap();
+        let provider = UnavailableProvider::new(spec);
         let request = Request {
             role: Role::Drafter,
             prompt: "hi".into(),
@@ -253,31 +267,17 @@ mod tests {
             step_id: "draft".into(),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         };
-        // The HTTP kinds build `HttpProvider`s (tested in tests/http/config.rs).
-        for input in ["claude:opus", "gemini:pro", "codex:gpt-5"] {
-            let spec: ProviderSpec = input.parse().unwrap();
-            let provider = build(&spec, Path::new("/nowhere"));
-            assert_eq!(provider.describe(), input);
-            for err in [
-                provider.preflight().unwrap_err(),
-                provider
-                    .complete(&request, &Call::new(&|| false))
-                    .unwrap_err(),
-            ] {
-                let ProviderError::Unavailable { kind, hint } = &err else {
-                    panic!("{input}: expected Unavailable, got {err:?}");
-                };
-                assert_eq!(kind, spec.kind());
-                assert_eq!(hint, UNAVAILABLE_HINT);
-                assert_eq!(err.hint(), Some(UNAVAILABLE_HINT));
-                assert_eq!(
-                    err.to_string(),
-                    format!(
-                        "provider `{}` is not available in this build yet",
-                        spec.kind()
-                    )
-                );
-            }
+        for err in [
+            provider.preflight().unwrap_err(),
+            provider
+                .complete(&request, &Call::new(&|| false))
+                .unwrap_err(),
+        ] {
+            assert!(
+                matches!(&err, ProviderError::Unavailable { kind, .. } if kind == "codex"),
+                "{err:?}"
+            );
+            assert_eq!(err.hint(), Some(UNAVAILABLE_HINT));
         }
     }
 

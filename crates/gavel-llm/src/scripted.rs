@@ -60,10 +60,6 @@ impl ScriptedProvider {
         Self { path, label }
     }
 
-    pub(crate) fn with_label(path: PathBuf, label: String) -> Self {
-        Self { path, label }
-    }
-
     /// The same provider, described as `label` (the provider string it came from).
     pub fn labelled(self, label: String) -> Self {
         Self { label, ..self }
