@@ -19,8 +19,8 @@ mod store;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use engine::{
-    CancelToken, CrashHook, Engine, EngineError, Limits, NodeCtx, NodeError, Observer, Outcome,
-    Progress, Session, StepError, Transition, Workflow,
+    Blobs, CancelToken, CrashHook, Engine, EngineError, Limits, NodeCtx, NodeError, Observer,
+    Outcome, Progress, Session, StepError, Transition, Workflow,
 };
 pub use event::{CallLedger, Event, EventKind};
 pub use gate::{Choice, GateAnswer, GateRequest};

@@ -146,6 +146,19 @@ pub trait Store: Send + Sync {
     /// Stores bytes under their sha256 (idempotent).
     fn put_blob(&self, bytes: &[u8]) -> Result<ContentHash, StoreError>;
 
+    /// Stores bytes like [`Self::put_blob`], naming existing blobs that share much of their
+    /// content (the draft inside a prompt). A store may then keep only what is new; reading
+    /// returns the same bytes and the hash is the same as `put_blob`'s. Names that are not
+    /// stored blobs are ignored.
+    fn put_blob_sharing(
+        &self,
+        bytes: &[u8],
+        similar: &[ContentHash],
+    ) -> Result<ContentHash, StoreError> {
+        let _ = similar;
+        self.put_blob(bytes)
+    }
+
     /// Reads bytes back by hash.
     fn get_blob(&self, hash: &ContentHash) -> Result<Option<Vec<u8>>, StoreError>;
 

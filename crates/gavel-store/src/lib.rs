@@ -16,7 +16,9 @@
 //! - A run's `updated_at` is the `now` of its last status change or the `created_at` of its
 //!   last checkpoint; journaling a step result does not change it.
 
+mod blobs;
 pub mod conformance;
+mod delta;
 mod lock;
 mod memory;
 mod schema;

@@ -14,7 +14,7 @@ use gavel_core::StoreError;
 use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// How long a write waits for another process's write to finish before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -63,6 +63,12 @@ const MIGRATIONS: &[&str] = &[
         json    TEXT NOT NULL,
         PRIMARY KEY (run_id, seq)
     ) WITHOUT ROWID;
+    ",
+    // 1 -> 2: blobs may be deflated or stored as a delta against other blobs (see blobs.rs).
+    // Existing rows are raw (codec 0) and whole (depth 0), which is what they are.
+    "
+    ALTER TABLE blobs ADD COLUMN codec INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE blobs ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
     ",
 ];
 

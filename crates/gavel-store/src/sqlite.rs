@@ -16,6 +16,7 @@ use gavel_core::{
 };
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
+use crate::blobs::Blobs;
 use crate::lock;
 use crate::schema;
 
@@ -24,6 +25,7 @@ pub struct SqliteStore {
     path: PathBuf,
     lock_dir: PathBuf,
     conn: Mutex<Connection>,
+    blobs: Blobs,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -50,6 +52,7 @@ impl SqliteStore {
             path: path.to_path_buf(),
             lock_dir: dir.join("locks"),
             conn: Mutex::new(conn),
+            blobs: Blobs::default(),
         })
     }
 
@@ -115,12 +118,13 @@ impl SqliteStore {
             .ok_or(StoreError::UnknownRun(run))
     }
 
-    fn insert_blob(&self, conn: &Connection, bytes: &[u8]) -> Result<ContentHash, StoreError> {
-        let hash = ContentHash::of(bytes);
-        conn.prepare_cached("INSERT OR IGNORE INTO blobs (hash, data) VALUES (?1, ?2)")
-            .and_then(|mut stmt| stmt.execute(params![hash.as_str(), bytes]))
-            .map_err(self.err("storing a blob"))?;
-        Ok(hash)
+    fn insert_blob(
+        &self,
+        conn: &Connection,
+        bytes: &[u8],
+        bases: &[ContentHash],
+    ) -> Result<ContentHash, StoreError> {
+        self.blobs.insert(conn, bytes, bases)
     }
 
     fn insert_events(
@@ -239,7 +243,7 @@ impl Store for SqliteStore {
         let status = encode_status(&RunStatus::Running)?;
         let mut conn = self.conn();
         let tx = self.write_tx(&mut conn)?;
-        let hash = self.insert_blob(&tx, state)?;
+        let hash = self.insert_blob(&tx, state, &[])?;
         tx.prepare_cached(
             "INSERT INTO runs (workflow, slug, status, created_at, updated_at, head_seq)
              VALUES (?1, ?2, ?3, ?4, ?4, 0)",
@@ -307,7 +311,19 @@ impl Store for SqliteStore {
         let tx = self.write_tx(&mut conn)?;
         let head = self.head_seq(&tx, cp.run)?;
         crate::check_commit(cp, head)?;
-        let hash = self.insert_blob(&tx, &cp.state)?;
+        // A state differs from its parent's in a few fields: store it as a delta against it.
+        let parent_state = match parent {
+            Some(p) => tx
+                .prepare_cached("SELECT state_hash FROM checkpoints WHERE run_id = ?1 AND seq = ?2")
+                .and_then(|mut stmt| {
+                    stmt.query_row(params![cp.run.0, p], |row| row.get::<_, String>(0))
+                        .optional()
+                })
+                .map_err(self.err("reading the parent checkpoint"))?
+                .map(ContentHash::from_hex),
+            None => None,
+        };
+        let hash = self.insert_blob(&tx, &cp.state, parent_state.as_slice())?;
         tx.prepare_cached(
             "INSERT INTO checkpoints
                  (run_id, seq, parent_seq, node, next_node, state_hash, format, created_at)
@@ -406,7 +422,7 @@ impl Store for SqliteStore {
                 })
             };
         }
-        let hash = self.insert_blob(&tx, value)?;
+        let hash = self.insert_blob(&tx, value, &[])?;
         tx.prepare_cached(
             "INSERT INTO writes (run_id, step_id, value_hash, created_at) VALUES (?1, ?2, ?3, ?4)",
         )
@@ -436,9 +452,17 @@ impl Store for SqliteStore {
     }
 
     fn put_blob(&self, bytes: &[u8]) -> Result<ContentHash, StoreError> {
+        self.put_blob_sharing(bytes, &[])
+    }
+
+    fn put_blob_sharing(
+        &self,
+        bytes: &[u8],
+        similar: &[ContentHash],
+    ) -> Result<ContentHash, StoreError> {
         let mut conn = self.conn();
         let tx = self.write_tx(&mut conn)?;
-        let hash = self.insert_blob(&tx, bytes)?;
+        let hash = self.insert_blob(&tx, bytes, similar)?;
         tx.commit().map_err(self.err("committing a blob"))?;
         Ok(hash)
     }
@@ -459,9 +483,7 @@ impl Store for SqliteStore {
 
 impl SqliteStore {
     fn blob(&self, conn: &Connection, hash: &ContentHash) -> Result<Option<Vec<u8>>, StoreError> {
-        conn.prepare_cached("SELECT data FROM blobs WHERE hash = ?1")
-            .and_then(|mut stmt| stmt.query_row([hash.as_str()], |row| row.get(0)).optional())
-            .map_err(self.err("reading a blob"))
+        Ok(self.blobs.read(conn, hash)?.map(|b| b.to_vec()))
     }
 
     fn write_hash(

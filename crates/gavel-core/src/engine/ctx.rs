@@ -24,7 +24,7 @@ pub struct NodeCtx<'a> {
     pub(super) events: Vec<Event>,
 }
 
-impl NodeCtx<'_> {
+impl<'a> NodeCtx<'a> {
     /// The run being driven.
     pub fn run(&self) -> RunId {
         self.run
@@ -111,6 +111,22 @@ impl NodeCtx<'_> {
         Ok(self.store.put_blob(bytes)?)
     }
 
+    /// Stores bytes by content hash, naming blobs they share content with (see
+    /// [`Store::put_blob_sharing`]).
+    pub fn put_blob_sharing(
+        &self,
+        bytes: &[u8],
+        similar: &[ContentHash],
+    ) -> Result<ContentHash, NodeError> {
+        Ok(self.store.put_blob_sharing(bytes, similar)?)
+    }
+
+    /// A handle on the blob store that does not borrow this context, for a journaled step to
+    /// store large results out of line while [`Self::step`] holds the context.
+    pub fn blobs(&self) -> Blobs<'a> {
+        Blobs { store: self.store }
+    }
+
     /// Reads bytes back by content hash.
     pub fn get_blob(&self, hash: &ContentHash) -> Result<Vec<u8>, NodeError> {
         self.store
@@ -132,5 +148,25 @@ impl NodeCtx<'_> {
         if let Some(hook) = self.crash {
             hook(point);
         }
+    }
+}
+
+/// The blob store, usable inside a journaled step (see [`NodeCtx::blobs`]).
+#[derive(Clone, Copy)]
+pub struct Blobs<'a> {
+    store: &'a dyn Store,
+}
+
+impl Blobs<'_> {
+    /// Stores bytes by content hash.
+    pub fn put(&self, bytes: &[u8]) -> Result<ContentHash, StoreError> {
+        self.store.put_blob(bytes)
+    }
+
+    /// Reads bytes back by content hash; a missing blob is [`StoreError::MissingBlob`].
+    pub fn get(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
+        self.store
+            .get_blob(hash)?
+            .ok_or_else(|| StoreError::MissingBlob(hash.clone()))
     }
 }

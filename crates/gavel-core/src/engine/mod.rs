@@ -12,7 +12,7 @@
 mod ctx;
 mod types;
 
-pub use ctx::NodeCtx;
+pub use ctx::{Blobs, NodeCtx};
 pub use types::{
     CancelToken, CrashHook, EngineError, Limits, NodeError, Observer, Outcome, Progress, StepError,
     Transition, Workflow,

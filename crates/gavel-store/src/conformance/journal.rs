@@ -185,6 +185,49 @@ pub fn blobs_round_trip_and_deduplicate(store: &dyn Store) {
     assert_eq!(hash_of(a), Some(ContentHash::of(b"same state")));
 }
 
+/// A blob stored naming blobs it shares content with comes back byte for byte under the same
+/// hash as a plain `put_blob`, whatever the store does with the hint; so do long chains of
+/// states that each differ a little from their parent.
+pub fn shared_content_round_trips(store: &dyn Store) {
+    let draft: Vec<u8> = (0..20_000u32)
+        .map(|i| b"the draft of an issue, revised\n"[(i * 7 % 31) as usize])
+        .collect();
+    let d = ok("put_blob draft", store.put_blob(&draft));
+    let mut prompt = b"Review the draft below.\n\n".to_vec();
+    prompt.extend_from_slice(&draft[5..]);
+    prompt.extend_from_slice(b"\nAnswer with JSON.\n");
+    let unknown = ContentHash::of(b"never stored");
+    let p = ok(
+        "put_blob_sharing",
+        store.put_blob_sharing(&prompt, &[unknown, d.clone(), d]),
+    );
+    assert_eq!(p, ContentHash::of(&prompt));
+    assert_eq!(
+        ok("get_blob prompt", store.get_blob(&p)),
+        Some(prompt.clone())
+    );
+    assert_eq!(ok("put_blob same prompt", store.put_blob(&prompt)), p);
+
+    let mut state = draft[..3_000].to_vec();
+    let id = new_run(store, "chain", &state);
+    for seq in 1..=30u64 {
+        state[seq as usize * 10] = b'#';
+        let cp = checkpoint(id, seq, "n", Some("n"), &state, T1);
+        ok("commit", store.commit(&cp, &[], &RunStatus::Running));
+    }
+    let head = ok("head", store.head(id)).unwrap_or_else(|| panic!("run {id} has no head"));
+    assert_eq!(head.state, state);
+    for meta in ok("checkpoints", store.checkpoints(id)) {
+        let bytes = ok("get_blob state", store.get_blob(&meta.state_hash));
+        assert_eq!(
+            bytes.map(|b| ContentHash::of(&b)),
+            Some(meta.state_hash.clone()),
+            "state of checkpoint {}",
+            meta.seq
+        );
+    }
+}
+
 /// A run's lock is exclusive, names its holder to whoever else asks, covers only its own run
 /// and is released when the guard is dropped.
 pub fn locks_are_exclusive_and_released_on_drop(store: &dyn Store) {

@@ -24,7 +24,7 @@ use gavel_core::{
 
 pub use journal::{
     blobs_round_trip_and_deduplicate, events_keep_their_order,
-    locks_are_exclusive_and_released_on_drop, unknown_runs_are_errors,
+    locks_are_exclusive_and_released_on_drop, shared_content_round_trips, unknown_runs_are_errors,
     writes_are_idempotent_and_conflicts_are_refused,
 };
 pub use runs::{
@@ -72,6 +72,10 @@ pub const CHECKS: &[Check] = &[
     Check {
         name: "blobs_round_trip_and_deduplicate",
         run: blobs_round_trip_and_deduplicate,
+    },
+    Check {
+        name: "shared_content_round_trips",
+        run: shared_content_round_trips,
     },
     Check {
         name: "every_status_round_trips",

@@ -221,7 +221,17 @@ fn db_size_grows_with_content() {
     let store = open(&dir.path().join("gavel.db"));
     let before = store.db_size_bytes().expect("size");
     assert!(before > 0);
-    store.put_blob(&vec![7u8; 256 * 1024]).expect("put_blob");
+    // Incompressible bytes: the store deflates what compresses.
+    let mut x = 0x2545_f491_4f6c_dd1d_u64;
+    let noise: Vec<u8> = (0..256 * 1024)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 56) as u8
+        })
+        .collect();
+    store.put_blob(&noise).expect("put_blob");
     let after = store.db_size_bytes().expect("size");
     assert!(after >= before + 256 * 1024, "{before} -> {after}");
 }
@@ -393,15 +403,72 @@ fn a_database_from_a_newer_gavel_is_refused_and_left_alone() {
     let path = dir.path().join("gavel.db");
     {
         let conn = rusqlite::Connection::open(&path).expect("create");
-        conn.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 2;")
+        conn.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 3;")
             .expect("setup");
     }
     let before = fs::read(&path).expect("read");
     assert_refused_untouched(
         &path,
         &before,
-        "schema version 2 is newer than this gavel supports (1)",
+        "schema version 3 is newer than this gavel supports (2)",
     );
+}
+
+#[test]
+fn a_version_1_database_is_migrated_and_its_raw_blobs_still_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("gavel.db");
+    let state = br#"{"draft":"written by gavel with schema version 1"}"#;
+    let hash = gavel_core::ContentHash::of(state);
+    {
+        let conn = rusqlite::Connection::open(&path).expect("create");
+        conn.execute_batch(
+            "CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, workflow TEXT NOT NULL,
+                 slug TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL,
+                 updated_at TEXT NOT NULL, head_seq INTEGER NOT NULL);
+             CREATE TABLE blobs (hash TEXT PRIMARY KEY, data BLOB NOT NULL);
+             CREATE TABLE checkpoints (run_id INTEGER NOT NULL REFERENCES runs(id),
+                 seq INTEGER NOT NULL, parent_seq INTEGER, node TEXT, next_node TEXT,
+                 state_hash TEXT NOT NULL REFERENCES blobs(hash), format INTEGER NOT NULL,
+                 created_at TEXT NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
+             CREATE TABLE writes (run_id INTEGER NOT NULL REFERENCES runs(id),
+                 step_id TEXT NOT NULL, value_hash TEXT NOT NULL REFERENCES blobs(hash),
+                 created_at TEXT NOT NULL, PRIMARY KEY (run_id, step_id)) WITHOUT ROWID;
+             CREATE TABLE events (run_id INTEGER NOT NULL REFERENCES runs(id),
+                 seq INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (run_id, seq))
+                 WITHOUT ROWID;
+             PRAGMA user_version = 1;",
+        )
+        .expect("v1 schema");
+        conn.execute(
+            "INSERT INTO blobs (hash, data) VALUES (?1, ?2)",
+            rusqlite::params![hash.as_str(), &state[..]],
+        )
+        .expect("blob");
+        conn.execute_batch(&format!(
+            "INSERT INTO runs VALUES (1, 'issue', 's', '\"running\"', '{NOW}', '{NOW}', 0);
+             INSERT INTO checkpoints VALUES (1, 0, NULL, NULL, 'start', '{hash}', 1, '{NOW}');"
+        ))
+        .expect("run");
+    }
+    let store = open(&path);
+    let head = store.head(RunId(1)).expect("head").expect("a head");
+    assert_eq!(head.state, state);
+    let mut cp = head.clone();
+    cp.seq = 1;
+    cp.parent = Some(0);
+    cp.state = br#"{"draft":"written by gavel with schema version 1, and 2"}"#.to_vec();
+    store
+        .commit(&cp, &[], &RunStatus::Running)
+        .expect("a new checkpoint after the migration");
+    assert_eq!(
+        store.head(RunId(1)).expect("head").expect("head").state,
+        cp.state
+    );
+    let version: i64 = rusqlite::Connection::open(&path)
+        .and_then(|c| c.query_row("PRAGMA user_version", [], |row| row.get(0)))
+        .expect("user_version");
+    assert_eq!(version, 2);
 }
 
 #[test]
@@ -421,5 +488,5 @@ fn open_creates_missing_directories_and_an_empty_file_is_a_new_database() {
     let version: i64 = rusqlite::Connection::open(&empty)
         .and_then(|c| c.query_row("PRAGMA user_version", [], |row| row.get(0)))
         .expect("user_version");
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
 }

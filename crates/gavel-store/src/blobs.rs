@@ -1,0 +1,452 @@
+//! How a blob sits in the `blobs` table: whole, deflated, or as a delta against other blobs.
+//!
+//! Every blob is addressed by the sha256 of its content, whatever its encoding, so callers never
+//! see the difference. A blob is stored as a [`delta`](crate::delta) when the caller names blobs
+//! it shares content with (a prompt names the draft inside it; a checkpoint's state names its
+//! parent's state) and the delta copies a good part of it; otherwise it is deflated when that
+//! makes it smaller, and kept raw when not. A delta may build on deltas up to [`MAX_DEPTH`]
+//! levels, so reading one never touches more than a bounded number of rows. Reading a delta
+//! re-checks the sha256 of what it rebuilt: damage is reported as corruption, never returned.
+//!
+//! The encoding (schema version 2): `codec` 0 raw, 1 raw deflate of the content, 2 raw deflate
+//! of `varint base-count, base-count x 32-byte sha256, delta` (see [`crate::delta::serialize`]);
+//! `depth` is 0 for whole blobs and one more than the deepest base for a delta.
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use flate2::Compression;
+use flate2::read::DeflateDecoder;
+use flate2::write::DeflateEncoder;
+use gavel_core::{ContentHash, StoreError};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::delta::{self, DeltaError};
+
+pub(crate) const RAW: i64 = 0;
+pub(crate) const DEFLATE: i64 = 1;
+pub(crate) const DELTA: i64 = 2;
+
+/// How many delta levels a read may have to follow.
+pub(crate) const MAX_DEPTH: i64 = 8;
+/// Blobs shorter than this are kept raw: deflate cannot win much on them.
+const MIN_COMPRESS: usize = 64;
+/// Recently written or read contents kept decoded, so the parent state or the draft a new blob
+/// is delta-encoded against is not read back and rebuilt from the table every time.
+const CACHE_ENTRIES: usize = 16;
+const CACHE_BYTES: usize = 8 << 20;
+
+/// The codec layer over one connection's `blobs` table.
+#[derive(Default)]
+pub(crate) struct Blobs {
+    cache: Mutex<Vec<(ContentHash, Arc<[u8]>)>>,
+}
+
+/// A stored blob's row, as read.
+struct Row {
+    data: Vec<u8>,
+    codec: i64,
+}
+
+impl Blobs {
+    /// Stores `bytes` (idempotent), as a delta against `bases` when that pays off.
+    pub(crate) fn insert(
+        &self,
+        conn: &Connection,
+        bytes: &[u8],
+        bases: &[ContentHash],
+    ) -> Result<ContentHash, StoreError> {
+        let hash = ContentHash::of(bytes);
+        if !exists(conn, &hash)? {
+            let (data, codec, depth) = self.encode(conn, bytes, bases)?;
+            conn.prepare_cached(
+                "INSERT INTO blobs (hash, data, codec, depth) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .and_then(|mut stmt| stmt.execute(params![hash.as_str(), data, codec, depth]))
+            .map_err(|e| StoreError::backend("storing a blob", e))?;
+        }
+        self.remember(&hash, Arc::from(bytes));
+        Ok(hash)
+    }
+
+    /// The content of blob `hash`, or `None` if there is no such blob.
+    pub(crate) fn read(
+        &self,
+        conn: &Connection,
+        hash: &ContentHash,
+    ) -> Result<Option<Arc<[u8]>>, StoreError> {
+        self.read_at(conn, hash, 0)
+    }
+
+    fn read_at(
+        &self,
+        conn: &Connection,
+        hash: &ContentHash,
+        level: i64,
+    ) -> Result<Option<Arc<[u8]>>, StoreError> {
+        if let Some(hit) = self.cached(hash) {
+            // Only a blob that is in the table counts: the cache may remember one whose
+            // transaction was rolled back.
+            if exists(conn, hash)? {
+                return Ok(Some(hit));
+            }
+        }
+        let row = conn
+            .prepare_cached("SELECT data, codec FROM blobs WHERE hash = ?1")
+            .and_then(|mut stmt| {
+                stmt.query_row([hash.as_str()], |row| {
+                    Ok(Row {
+                        data: row.get(0)?,
+                        codec: row.get(1)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| StoreError::backend("reading a blob", e))?;
+        let Some(row) = row else { return Ok(None) };
+        let content: Arc<[u8]> = match row.codec {
+            RAW => Arc::from(row.data),
+            DEFLATE => Arc::from(inflate(&row.data).map_err(|e| damaged(hash, &e))?),
+            DELTA => {
+                if level >= MAX_DEPTH {
+                    return Err(damaged(
+                        hash,
+                        &"its deltas nest deeper than gavel writes them",
+                    ));
+                }
+                let built = self.rebuild(conn, hash, &row.data, level)?;
+                if ContentHash::of(&built) != *hash {
+                    return Err(damaged(
+                        hash,
+                        &"the rebuilt content does not match its hash",
+                    ));
+                }
+                Arc::from(built)
+            }
+            other => return Err(damaged(hash, &format!("unknown codec {other}"))),
+        };
+        self.remember(hash, content.clone());
+        Ok(Some(content))
+    }
+
+    fn rebuild(
+        &self,
+        conn: &Connection,
+        hash: &ContentHash,
+        data: &[u8],
+        level: i64,
+    ) -> Result<Vec<u8>, StoreError> {
+        let plain = inflate(data).map_err(|e| damaged(hash, &e))?;
+        let mut rest = plain.as_slice();
+        let count = delta::take_varint(&mut rest).map_err(|e| damaged(hash, &e))?;
+        let mut bases = Vec::new();
+        for _ in 0..count {
+            let (raw, tail) = rest
+                .split_at_checked(32)
+                .ok_or_else(|| damaged(hash, &DeltaError::Truncated))?;
+            rest = tail;
+            let base = ContentHash::from_hex(to_hex(raw));
+            let content = self
+                .read_at(conn, &base, level + 1)?
+                .ok_or_else(|| damaged(hash, &format!("its base {base} is missing")))?;
+            bases.push(content);
+        }
+        let slices: Vec<&[u8]> = bases.iter().map(|b| &b[..]).collect();
+        delta::apply(rest, &slices).map_err(|e| damaged(hash, &e))
+    }
+
+    /// `(data, codec, depth)` for a new blob.
+    fn encode(
+        &self,
+        conn: &Connection,
+        bytes: &[u8],
+        bases: &[ContentHash],
+    ) -> Result<(Vec<u8>, i64, i64), StoreError> {
+        if bytes.len() < MIN_COMPRESS {
+            return Ok((bytes.to_vec(), RAW, 0));
+        }
+        let delta = self.delta(conn, bytes, bases)?;
+        if let Some((data, depth, copied)) = &delta
+            && *copied * 2 >= bytes.len()
+        {
+            return Ok((data.clone(), DELTA, *depth));
+        }
+        let deflated = deflate(bytes);
+        let best = match delta {
+            Some((data, depth, _)) if data.len() < deflated.len() => (data, DELTA, depth),
+            _ if deflated.len() < bytes.len() => (deflated, DEFLATE, 0),
+            _ => (bytes.to_vec(), RAW, 0),
+        };
+        Ok(best)
+    }
+
+    /// The deflated delta of `bytes` against the usable `bases`, its depth and how many bytes
+    /// it copies; `None` when no base is usable or nothing is shared.
+    fn delta(
+        &self,
+        conn: &Connection,
+        bytes: &[u8],
+        bases: &[ContentHash],
+    ) -> Result<Option<(Vec<u8>, i64, usize)>, StoreError> {
+        let mut usable: Vec<(ContentHash, Arc<[u8]>, i64)> = Vec::new();
+        for base in bases {
+            if usable.iter().any(|(h, _, _)| h == base) || from_hex(base).is_none() {
+                continue;
+            }
+            let depth: Option<i64> = conn
+                .prepare_cached("SELECT depth FROM blobs WHERE hash = ?1")
+                .and_then(|mut stmt| stmt.query_row([base.as_str()], |r| r.get(0)).optional())
+                .map_err(|e| StoreError::backend("reading a blob", e))?;
+            let Some(depth) = depth.filter(|d| *d < MAX_DEPTH) else {
+                continue;
+            };
+            if let Some(content) = self.read(conn, base)? {
+                usable.push((base.clone(), content, depth));
+            }
+        }
+        if usable.is_empty() {
+            return Ok(None);
+        }
+        let slices: Vec<&[u8]> = usable.iter().map(|(_, c, _)| &c[..]).collect();
+        let mut ops = delta::encode(bytes, &slices);
+        let copied = delta::copied(&ops);
+        if copied == 0 {
+            return Ok(None);
+        }
+        // Keep only the bases a copy uses, renumbered in order.
+        let mut used: Vec<usize> = Vec::new();
+        for op in &mut ops {
+            if let delta::Op::Copy { base, .. } = op {
+                let at = used.iter().position(|u| u == base).unwrap_or_else(|| {
+                    used.push(*base);
+                    used.len() - 1
+                });
+                *base = at;
+            }
+        }
+        let mut plain = Vec::with_capacity(bytes.len() / 8 + 64);
+        delta::put_varint(&mut plain, used.len() as u64);
+        let mut depth = 0;
+        for &u in &used {
+            let (hash, _, d) = &usable[u];
+            plain.extend_from_slice(&from_hex(hash).unwrap_or([0; 32]));
+            depth = depth.max(d + 1);
+        }
+        delta::serialize(&ops, bytes.len(), &mut plain);
+        Ok(Some((deflate(&plain), depth, copied)))
+    }
+
+    fn cached(&self, hash: &ContentHash) -> Option<Arc<[u8]>> {
+        let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        cache
+            .iter()
+            .find(|(h, _)| h == hash)
+            .map(|(_, c)| c.clone())
+    }
+
+    fn remember(&self, hash: &ContentHash, content: Arc<[u8]>) {
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        cache.retain(|(h, _)| h != hash);
+        cache.push((hash.clone(), content));
+        let mut total: usize = cache.iter().map(|(_, c)| c.len()).sum();
+        while cache.len() > CACHE_ENTRIES || (total > CACHE_BYTES && cache.len() > 1) {
+            total -= cache[0].1.len();
+            cache.remove(0);
+        }
+    }
+
+    /// Forgets every cached content.
+    #[cfg(test)]
+    fn forget(&self) {
+        self.cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
+
+fn exists(conn: &Connection, hash: &ContentHash) -> Result<bool, StoreError> {
+    conn.prepare_cached("SELECT 1 FROM blobs WHERE hash = ?1")
+        .and_then(|mut stmt| stmt.exists([hash.as_str()]))
+        .map_err(|e| StoreError::backend("looking up a blob", e))
+}
+
+fn deflate(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = DeflateEncoder::new(Vec::with_capacity(bytes.len() / 3), Compression::new(6));
+    // Writing into a Vec cannot fail.
+    let _ = enc.write_all(bytes);
+    enc.finish().unwrap_or_default()
+}
+
+fn inflate(data: &[u8]) -> Result<Vec<u8>, std::io::Error> {
+    let mut out = Vec::with_capacity(data.len() * 4);
+    DeflateDecoder::new(data).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+fn damaged(hash: &ContentHash, why: &dyn std::fmt::Display) -> StoreError {
+    StoreError::backend(
+        format!("reading blob {hash}"),
+        std::io::Error::other(format!("the stored blob is damaged: {why}")),
+    )
+}
+
+fn from_hex(hash: &ContentHash) -> Option<[u8; 32]> {
+    let hex = hash.as_str().as_bytes();
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in hex.chunks_exact(2).enumerate() {
+        let hi = char::from(pair[0]).to_digit(16)?;
+        let lo = char::from(pair[1]).to_digit(16)?;
+        out[i] = u8::try_from(hi * 16 + lo).ok()?;
+    }
+    Some(out)
+}
+
+fn to_hex(raw: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(raw.len() * 2);
+    for b in raw {
+        s.push(char::from(HEX[usize::from(b >> 4)]));
+        s.push(char::from(HEX[usize::from(b & 0x0f)]));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn() -> Connection {
+        let conn = Connection::open_in_memory().expect("open");
+        conn.execute_batch(
+            "CREATE TABLE blobs (hash TEXT PRIMARY KEY, data BLOB NOT NULL,
+                 codec INTEGER NOT NULL DEFAULT 0, depth INTEGER NOT NULL DEFAULT 0);",
+        )
+        .expect("schema");
+        conn
+    }
+
+    fn text(seed: u64, n: usize) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                b"abcdefgh ijklmnop\n"[(x % 18) as usize]
+            })
+            .collect()
+    }
+
+    fn codec(conn: &Connection, hash: &ContentHash) -> (i64, i64, i64) {
+        conn.query_row(
+            "SELECT codec, depth, length(data) FROM blobs WHERE hash = ?1",
+            [hash.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("row")
+    }
+
+    #[test]
+    fn small_blobs_stay_raw_and_text_is_deflated() {
+        let conn = conn();
+        let blobs = Blobs::default();
+        let small = blobs.insert(&conn, b"tiny", &[]).expect("insert");
+        assert_eq!(codec(&conn, &small).0, RAW);
+        let big = text(1, 10_000);
+        let h = blobs.insert(&conn, &big, &[]).expect("insert");
+        let (c, d, len) = codec(&conn, &h);
+        assert_eq!((c, d), (DEFLATE, 0));
+        assert!(len < 8_000, "{len}");
+        blobs.forget();
+        assert_eq!(
+            &blobs.read(&conn, &h).expect("read").expect("some")[..],
+            &big[..]
+        );
+        assert_eq!(h, ContentHash::of(&big));
+    }
+
+    #[test]
+    fn a_blob_around_a_base_is_a_small_delta_and_reads_back() {
+        let conn = conn();
+        let blobs = Blobs::default();
+        let draft = text(2, 40_000);
+        let d = blobs.insert(&conn, &draft, &[]).expect("draft");
+        let mut prompt = b"Review this:\n\n".to_vec();
+        prompt.extend_from_slice(&draft[10..]);
+        prompt.extend_from_slice(b"\nAnswer in JSON.\n");
+        let missing = ContentHash::of(b"not stored");
+        let p = blobs
+            .insert(&conn, &prompt, &[missing, d.clone(), d.clone()])
+            .expect("prompt");
+        let (c, depth, len) = codec(&conn, &p);
+        assert_eq!((c, depth), (DELTA, 1));
+        assert!(len < 100, "{len}");
+        blobs.forget();
+        assert_eq!(
+            &blobs.read(&conn, &p).expect("read").expect("some")[..],
+            &prompt[..]
+        );
+    }
+
+    #[test]
+    fn delta_chains_stop_at_the_maximum_depth() {
+        let conn = conn();
+        let blobs = Blobs::default();
+        let mut state = text(3, 3_000);
+        let mut parent = blobs.insert(&conn, &state, &[]).expect("first");
+        let mut depths = Vec::new();
+        let mut all = vec![(parent.clone(), state.clone())];
+        for i in 0..20u8 {
+            state[100] = i;
+            let h = blobs.insert(&conn, &state, &[parent]).expect("next");
+            depths.push(codec(&conn, &h).1);
+            all.push((h.clone(), state.clone()));
+            parent = h;
+        }
+        assert!(depths.iter().all(|d| *d <= MAX_DEPTH), "{depths:?}");
+        assert!(
+            depths.contains(&0),
+            "a whole blob restarts the chain: {depths:?}"
+        );
+        blobs.forget();
+        for (h, want) in all {
+            assert_eq!(
+                &blobs.read(&conn, &h).expect("read").expect("some")[..],
+                &want[..]
+            );
+        }
+    }
+
+    #[test]
+    fn a_damaged_delta_is_reported_not_returned() {
+        let conn = conn();
+        let blobs = Blobs::default();
+        let base = text(4, 5_000);
+        let b = blobs.insert(&conn, &base, &[]).expect("base");
+        let mut target = base.clone();
+        target.extend_from_slice(b"more");
+        let t = blobs.insert(&conn, &target, &[b.clone()]).expect("target");
+        assert_eq!(codec(&conn, &t).0, DELTA);
+        blobs.forget();
+        // Replace the base's content with other bytes under the same hash.
+        conn.execute(
+            "UPDATE blobs SET data = ?1, codec = 0 WHERE hash = ?2",
+            params![text(42, 5_000), b.as_str()],
+        )
+        .expect("tamper");
+        let Err(err) = blobs.read(&conn, &t) else {
+            panic!("a delta over a damaged base was returned");
+        };
+        assert!(err.to_string().contains(t.as_str()), "{err}");
+        assert!(
+            blobs
+                .read(&conn, &ContentHash::of(b"x"))
+                .expect("read")
+                .is_none()
+        );
+    }
+}
