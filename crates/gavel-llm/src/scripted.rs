@@ -25,12 +25,14 @@
 //! An entry may also set `model` (the model the answer claims to come from, to exercise model
 //! verification), `cost_usd` (a reported cost) and, with `fail`, `retry_after_ms`.
 //!
-//! The script is re-read on every call, so it can be edited between runs of a long demo.
+//! The script is re-read whenever its size or modification time changes, so it can be edited
+//! between runs of a long demo; an unchanged script is parsed once per process.
 
 use std::ffi::OsString;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -50,14 +52,40 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 pub struct ScriptedProvider {
     path: PathBuf,
     label: String,
+    /// The last parsed script and the file stamp it was parsed from.
+    parsed: Arc<Mutex<Option<(Stamp, Arc<Script>)>>>,
 }
+
+/// What tells a changed script file from an unchanged one.
+type Stamp = (u64, Option<std::time::SystemTime>);
 
 impl ScriptedProvider {
     /// A provider reading the script at `path` (used as given, not resolved against anything).
     pub fn new(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
         let label = format!("scripted:{}", path.display());
-        Self { path, label }
+        Self {
+            path,
+            label,
+            parsed: Arc::default(),
+        }
+    }
+
+    /// The script, parsed again only when the file changed since the last call.
+    fn script(&self) -> Result<Arc<Script>, ScriptError> {
+        let stamp: Option<Stamp> = fs::metadata(&self.path)
+            .ok()
+            .map(|m| (m.len(), m.modified().ok()));
+        let mut parsed = self.parsed.lock().unwrap_or_else(PoisonError::into_inner);
+        if let (Some(stamp), Some((cached, script))) = (&stamp, parsed.as_ref())
+            && stamp == cached
+            && stamp.1.is_some()
+        {
+            return Ok(script.clone());
+        }
+        let script = Arc::new(Script::load(&self.path)?);
+        *parsed = stamp.map(|s| (s, script.clone()));
+        Ok(script)
     }
 
     /// The same provider, described as `label` (the provider string it came from).
@@ -106,21 +134,19 @@ impl Provider for ScriptedProvider {
     }
 
     fn model(&self) -> String {
-        Script::load(&self.path)
+        self.script()
             .ok()
-            .and_then(|s| s.model)
+            .and_then(|s| s.model.clone())
             .unwrap_or_else(|| DEFAULT_MODEL.to_owned())
     }
 
     fn preflight(&self) -> Result<(), ProviderError> {
-        Script::load(&self.path)
-            .map(drop)
-            .map_err(|e| self.script_error(&e))
+        self.script().map(drop).map_err(|e| self.script_error(&e))
     }
 
     fn complete(&self, req: &Request, call: &Call<'_>) -> Result<Response, ProviderError> {
         let cancelled = call.cancelled;
-        let script = Script::load(&self.path).map_err(|e| self.script_error(&e))?;
+        let script = self.script().map_err(|e| self.script_error(&e))?;
         let entries = script.entries(req.role);
         let Some(entry) = usize::try_from(req.seq).ok().and_then(|i| entries.get(i)) else {
             return Err(Self::permanent(

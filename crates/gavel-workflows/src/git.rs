@@ -19,6 +19,15 @@ pub enum GitError {
     NotARepo(PathBuf),
 }
 
+/// Whether an earlier attempt at a commit may have made it already.
+#[derive(Debug, Clone, Copy)]
+pub enum PriorAttempt<'a> {
+    /// This is the first attempt: nothing to look for.
+    None,
+    /// A replay: look for the commit among those made after `since` (all history if `None`).
+    Possible { since: Option<&'a str> },
+}
+
 /// A repository, addressed by its top-level folder.
 #[derive(Debug, Clone)]
 pub struct Git {
@@ -79,8 +88,11 @@ impl Git {
         key: &str,
         since: Option<&str>,
     ) -> Result<Option<String>, GitError> {
-        if self.head()?.is_none() {
-            return Ok(None);
+        match (self.head()?, since) {
+            (None, _) => return Ok(None),
+            // Nothing was committed since: no need to search the history.
+            (Some(head), Some(base)) if head == base => return Ok(None),
+            _ => {}
         }
         let line = format!("Gavel-Step: {key}");
         let grep = format!("--grep={line}");
@@ -102,25 +114,33 @@ impl Git {
 
     /// Commits exactly `paths` (new, changed or deleted) in one commit with `message` and a
     /// `Gavel-Step: {key}` trailer, leaving anything else the person staged alone. Returns the
-    /// commit id; if a commit with this key exists already (made after `since`, the HEAD
-    /// recorded before the first attempt), returns it without committing.
+    /// commit id. `prior` says whether an earlier attempt may have committed already: then a
+    /// commit with this key made after `since` (the HEAD recorded before the first attempt) is
+    /// returned without committing again.
     pub fn commit_paths(
         &self,
         paths: &[PathBuf],
         message: &str,
         key: &str,
-        since: Option<&str>,
+        prior: PriorAttempt<'_>,
     ) -> Result<String, GitError> {
-        if let Some(existing) = self.find_step_commit(key, since)? {
+        if let PriorAttempt::Possible { since } = prior
+            && let Some(existing) = self.find_step_commit(key, since)?
+        {
             return Ok(existing);
         }
         let mut specs: Vec<String> = Vec::new();
+        let mut missing: Vec<String> = Vec::new();
         for p in paths {
             let s = p.to_string_lossy().into_owned();
-            if self.root.join(p).exists() || self.is_tracked(&s)? {
+            if self.root.join(p).exists() {
                 specs.push(s);
+            } else {
+                missing.push(s);
             }
         }
+        // A path that is gone still belongs in the commit if git tracks it (a deletion).
+        specs.extend(self.tracked(&missing)?);
         if specs.is_empty() {
             return Err(GitError::Failed {
                 args: "commit".into(),
@@ -141,8 +161,7 @@ impl Git {
 
     /// An exclusive lock on `.git/gavel.lock`, held while gavel stages and commits.
     fn lock(&self) -> Result<std::fs::File, GitError> {
-        let dir = self.run(&["rev-parse", "--git-common-dir"])?;
-        let path = self.root.join(dir.trim()).join("gavel.lock");
+        let path = self.common_dir()?.join("gavel.lock");
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -153,9 +172,39 @@ impl Git {
         Ok(file)
     }
 
-    fn is_tracked(&self, path: &str) -> Result<bool, GitError> {
-        let out = self.run(&["ls-files", "--", path])?;
-        Ok(!out.trim().is_empty())
+    /// The repository's common git folder. A plain repository's `.git` folder is it; a linked
+    /// worktree (`.git` is a file) or a `GIT_DIR` set in the environment asks git.
+    fn common_dir(&self) -> Result<PathBuf, GitError> {
+        let plain = self.root.join(".git");
+        let overridden = ["GIT_DIR", "GIT_COMMON_DIR"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some());
+        if !overridden && plain.is_dir() {
+            return Ok(plain);
+        }
+        let dir = self.run(&["rev-parse", "--git-common-dir"])?;
+        Ok(self.root.join(dir.trim()))
+    }
+
+    /// Which of `paths` (files or folders) git tracks, in one `git ls-files`.
+    fn tracked(&self, paths: &[String]) -> Result<Vec<String>, GitError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut args = vec!["ls-files", "-z", "--"];
+        args.extend(paths.iter().map(String::as_str));
+        let out = self.run(&args)?;
+        let files: Vec<&str> = out.split('\0').filter(|f| !f.is_empty()).collect();
+        Ok(paths
+            .iter()
+            .filter(|p| {
+                let p = p.trim_end_matches('/');
+                files
+                    .iter()
+                    .any(|f| *f == p || f.strip_prefix(p).is_some_and(|r| r.starts_with('/')))
+            })
+            .cloned()
+            .collect())
     }
 }
 
@@ -196,6 +245,31 @@ mod tests {
     }
 
     #[test]
+    fn a_moved_tracked_folder_is_committed_as_a_rename() {
+        let (dir, git) = repo();
+        fs::create_dir_all(dir.path().join("active/x")).expect("mkdir");
+        fs::write(dir.path().join("active/x/001.md"), "one").expect("write");
+        fs::write(dir.path().join("active/xy.md"), "a sibling").expect("write");
+        git.run(&["add", "-A"]).expect("add");
+        git.run(&["commit", "-q", "-m", "base"]).expect("commit");
+        fs::create_dir_all(dir.path().join("done")).expect("mkdir");
+        fs::rename(dir.path().join("active/x"), dir.path().join("done/1-x")).expect("move");
+        fs::remove_file(dir.path().join("active/xy.md")).expect("rm");
+        let paths = [PathBuf::from("active/x/"), PathBuf::from("done/1-x")];
+        git.commit_paths(&paths, "gavel: move", "gavel-k2", PriorAttempt::None)
+            .expect("commit");
+        let files = git
+            .run(&["show", "--name-status", "--no-renames", "--format=", "HEAD"])
+            .expect("show");
+        assert_eq!(files, "D\tactive/x/001.md\nA\tdone/1-x/001.md\n");
+        let status = git.run(&["status", "--porcelain"]).expect("status");
+        assert_eq!(
+            status, " D active/xy.md\n",
+            "a path that only shares a prefix is left alone"
+        );
+    }
+
+    #[test]
     fn commits_only_its_paths_and_never_twice() {
         let (dir, git) = repo();
         fs::write(dir.path().join("old.md"), "idea").expect("write");
@@ -211,10 +285,16 @@ mod tests {
             PathBuf::from("never-existed"),
         ];
         let first = git
-            .commit_paths(&paths, "gavel: file", "gavel-k1", base.as_deref())
+            .commit_paths(&paths, "gavel: file", "gavel-k1", PriorAttempt::None)
             .expect("commit");
+        let since = base.as_deref();
         let again = git
-            .commit_paths(&paths, "gavel: file", "gavel-k1", base.as_deref())
+            .commit_paths(
+                &paths,
+                "gavel: file",
+                "gavel-k1",
+                PriorAttempt::Possible { since },
+            )
             .expect("replay");
         assert_eq!(first, again, "a replay finds the commit by its trailer");
         let files = git

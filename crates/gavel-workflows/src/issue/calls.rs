@@ -10,9 +10,13 @@
 
 use std::sync::Arc;
 
-use gavel_core::{CallLedger, EventKind, NodeCtx, NodeError, StepError, Transition};
+use gavel_core::{
+    Blobs, CallLedger, ContentHash, EventKind, NodeCtx, NodeError, StepError, StoreError,
+    Transition,
+};
 use gavel_llm::price::usd;
 use gavel_llm::{Call, CallProgress, Provider, ProviderError, Request, Response, Role};
+use serde::{Deserialize, Serialize};
 
 use super::{IssueState, IssueWorkflow};
 
@@ -26,8 +30,90 @@ pub trait CallObserver: Send + Sync {
 /// A successful call.
 pub(super) struct Answered {
     pub response: Response,
+    /// The blob holding `response.text`.
+    pub text_blob: ContentHash,
     /// Set when another model answered than the one requested.
     pub warning: Option<String>,
+}
+
+/// What the journal keeps of a call. The answer's text and raw form are blobs of their own, so
+/// the text is stored once (a verdict's artifact is the same blob) and compressed, instead of
+/// twice and JSON-escaped inside the journal entry.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum JournaledCall {
+    OutOfLine {
+        text_blob: ContentHash,
+        /// `None` when the raw answer is the text itself (or empty).
+        raw_blob: Option<ContentHash>,
+        /// The response with `text` and `raw` emptied.
+        #[serde(flatten)]
+        meta: Response,
+    },
+    /// A journal entry written before the answers moved out of line (schema version 1).
+    Inline(Response),
+}
+
+/// Why a journaled call step failed.
+#[derive(Debug, thiserror::Error)]
+enum CallFailure {
+    #[error(transparent)]
+    Provider(ProviderError),
+    #[error(transparent)]
+    Store(StoreError),
+}
+
+impl JournaledCall {
+    fn store(mut response: Response, blobs: &Blobs<'_>) -> Result<Self, StoreError> {
+        let text_blob = blobs.put(response.text.as_bytes())?;
+        let raw_blob = if response.raw.is_empty() || response.raw == response.text {
+            None
+        } else {
+            Some(blobs.put(response.raw.as_bytes())?)
+        };
+        response.text = String::new();
+        response.raw = String::new();
+        Ok(Self::OutOfLine {
+            text_blob,
+            raw_blob,
+            meta: response,
+        })
+    }
+
+    /// The whole response, the blob of its text and the blob of its raw answer.
+    fn load(self, blobs: &Blobs<'_>) -> Result<(Response, ContentHash, ContentHash), NodeError> {
+        let text = |hash: &ContentHash| -> Result<String, NodeError> {
+            String::from_utf8(blobs.get(hash)?).map_err(|_| {
+                NodeError::Failed(format!("the journaled answer {hash} is not UTF-8 text"))
+            })
+        };
+        match self {
+            Self::OutOfLine {
+                text_blob,
+                raw_blob,
+                mut meta,
+            } => {
+                meta.text = text(&text_blob)?;
+                let raw_blob = match raw_blob {
+                    Some(raw_blob) => {
+                        meta.raw = text(&raw_blob)?;
+                        raw_blob
+                    }
+                    None => text_blob.clone(),
+                };
+                Ok((meta, text_blob, raw_blob))
+            }
+            Self::Inline(response) => {
+                let text_blob = blobs.put(response.text.as_bytes())?;
+                let raw_blob = if response.raw.is_empty() {
+                    text_blob.clone()
+                } else {
+                    blobs.put(response.raw.as_bytes())?
+                };
+                Ok((response, text_blob, raw_blob))
+            }
+        }
+    }
 }
 
 impl IssueWorkflow {
@@ -40,6 +126,7 @@ impl IssueWorkflow {
 
     /// Calls the model for `role`. `Ok(Err(t))`: the run halts with `t` (over budget, or the
     /// call failed after its retries); a failed call never produces a draft or a verdict.
+    /// `parts` are the blobs the prompt was built from (the ledger stores it sharing them).
     pub(super) fn call_model(
         &self,
         s: &mut IssueState,
@@ -47,6 +134,7 @@ impl IssueWorkflow {
         role: Role,
         seq: u32,
         prompt: String,
+        parts: &[ContentHash],
     ) -> Result<Result<Answered, Transition>, NodeError> {
         let provider = self.provider(role);
         let model = provider.model();
@@ -101,28 +189,35 @@ impl IssueWorkflow {
         if let (Some(o), false) = (&observer, replay) {
             o.call_started(role, &provider.describe());
         }
+        let blobs = cx.blobs();
         let result = cx.step("call", || {
-            provider.complete(
-                &request,
-                &Call {
-                    cancelled: &cancelled,
-                    progress: &progress,
-                },
-            )
+            let response = provider
+                .complete(
+                    &request,
+                    &Call {
+                        cancelled: &cancelled,
+                        progress: &progress,
+                    },
+                )
+                .map_err(CallFailure::Provider)?;
+            JournaledCall::store(response, &blobs).map_err(CallFailure::Store)
         });
         if let (Some(o), false) = (&observer, replay) {
             o.call_finished();
         }
-        let response = match result {
-            Ok(r) => r,
-            Err(StepError::Step(ProviderError::Cancelled)) => return Err(NodeError::Cancelled),
-            Err(StepError::Step(e @ ProviderError::Unavailable { .. })) => {
+        let (response, text_blob, raw_blob) = match result {
+            Ok(journaled) => journaled.load(&blobs)?,
+            Err(StepError::Step(CallFailure::Store(e))) => return Err(NodeError::Store(e)),
+            Err(StepError::Step(CallFailure::Provider(ProviderError::Cancelled))) => {
+                return Err(NodeError::Cancelled);
+            }
+            Err(StepError::Step(CallFailure::Provider(e @ ProviderError::Unavailable { .. }))) => {
                 return Err(NodeError::Failed(format!(
                     "{role} {}: {e}",
                     provider.describe()
                 )));
             }
-            Err(StepError::Step(e)) => {
+            Err(StepError::Step(CallFailure::Provider(e))) => {
                 let hint = e
                     .hint()
                     .map(|h| format!(" (hint: {h})"))
@@ -164,11 +259,6 @@ impl IssueWorkflow {
             };
         s.call_count += 1;
         s.spent_micros += cost_micros.unwrap_or(0);
-        let raw = if response.raw.is_empty() {
-            &response.text
-        } else {
-            &response.raw
-        };
         let ledger = CallLedger {
             n: s.call_count,
             requested_model: requested,
@@ -177,8 +267,8 @@ impl IssueWorkflow {
             cached_tokens: response.cached_tokens,
             cost_micros,
             cost_source: cost_source.into(),
-            prompt: cx.put_blob(prompt.as_bytes())?,
-            response: cx.put_blob(raw.as_bytes())?,
+            prompt: cx.put_blob_sharing(prompt.as_bytes(), parts)?,
+            response: raw_blob,
             attempts: response.attempts,
             warning: warning.clone(),
         };
@@ -188,7 +278,11 @@ impl IssueWorkflow {
             model: response.model.clone(),
             ledger: Some(Box::new(ledger)),
         });
-        Ok(Ok(Answered { response, warning }))
+        Ok(Ok(Answered {
+            response,
+            text_blob,
+            warning,
+        }))
     }
 }
 

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::nodes::blob_text;
 use super::{Filed, IssueState, IssueWorkflow, goto, io_failed, node};
 use crate::fsutil;
-use crate::git::Git;
+use crate::git::{Git, PriorAttempt};
 use crate::lineage::Lineage;
 use crate::tracker::{FiledIssue, NewIssue, TrackerError};
 
@@ -149,13 +149,21 @@ impl IssueWorkflow {
             done_rel.display()
         );
         let git = Git::at(self.root());
-        // Journaled first, so a replayed commit step only searches the commits made since.
+        // Journaled before any commit attempt: when it is new in this visit, no earlier attempt
+        // can have committed; when it is replayed, the commit is looked for among those since.
+        let replay = cx.has_step("commit-base")?;
         let base: Result<Option<String>, StepError<crate::git::GitError>> =
             cx.step("commit-base", || git.head());
         let base = base.map_err(step_failed)?;
-        let commit: Result<String, StepError<crate::git::GitError>> = cx.step("commit", || {
-            git.commit_paths(&paths, &message, &key, base.as_deref())
-        });
+        let prior = if replay {
+            PriorAttempt::Possible {
+                since: base.as_deref(),
+            }
+        } else {
+            PriorAttempt::None
+        };
+        let commit: Result<String, StepError<crate::git::GitError>> =
+            cx.step("commit", || git.commit_paths(&paths, &message, &key, prior));
         let commit = match commit {
             Ok(c) => Some(c),
             Err(StepError::Step(e)) => {

@@ -116,7 +116,11 @@ impl IssueWorkflow {
             verdicts: &verdicts,
             feedback: feedback.as_deref(),
         });
-        let answered = match self.call_model(s, cx, Role::Drafter, s.draft_count, prompt)? {
+        let mut parts: Vec<ContentHash> = s.brief.iter().cloned().collect();
+        parts.extend(s.draft.as_ref().map(|d| d.hash.clone()));
+        parts.extend(s.verdict_history.iter().cloned());
+        parts.extend(s.feedback.iter().cloned());
+        let answered = match self.call_model(s, cx, Role::Drafter, s.draft_count, prompt, &parts)? {
             Ok(a) => a,
             Err(halt) => return Ok(halt),
         };
@@ -144,7 +148,7 @@ impl IssueWorkflow {
         let path = rel.to_string_lossy().into_owned();
         s.draft = Some(Artifact {
             path: path.clone(),
-            hash: cx.put_blob(text.as_bytes())?,
+            hash: cx.put_blob_sharing(text.as_bytes(), &[answered.text_blob.clone()])?,
         });
         s.draft_count += 1;
         s.feedback = None;
@@ -218,10 +222,12 @@ impl IssueWorkflow {
             .ok_or_else(|| NodeError::Failed("no draft to review".into()))?;
         let draft_text = blob_text(cx, Some(&draft.hash))?;
         let prompt = prompts::review_prompt(&rubric, &draft_text);
-        let answered = match self.call_model(s, cx, Role::Reviewer, s.verdict_count, prompt)? {
-            Ok(a) => a,
-            Err(halt) => return Ok(halt),
-        };
+        let parts = [draft.hash.clone()];
+        let answered =
+            match self.call_model(s, cx, Role::Reviewer, s.verdict_count, prompt, &parts)? {
+                Ok(a) => a,
+                Err(halt) => return Ok(halt),
+            };
         let response = &answered.response;
         let parsed = verdict::parse(&response.text);
         let warning = match &answered.warning {
