@@ -44,6 +44,7 @@ impl Context {
                 .hint("gavel works inside a git repository: run `git init` first")
         })?;
         let settings = Settings::load(git.root(), overrides)?;
+        gavel_workflows::fsutil::set_fsync(settings.fsync);
         Ok(Self {
             ui: Ui::detect(),
             settings,
@@ -53,7 +54,11 @@ impl Context {
 
     /// Opens the state database (creating it if needed).
     pub fn open_store(&self) -> Result<SqliteStore, CliError> {
-        Ok(SqliteStore::open(&self.settings.db_path())?)
+        let store = SqliteStore::open(&self.settings.db_path())?;
+        if self.settings.fsync {
+            store.sync_every_commit()?;
+        }
+        Ok(store)
     }
 
     /// Opens the state database only if it exists (read-only commands create nothing).

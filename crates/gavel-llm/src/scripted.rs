@@ -53,11 +53,13 @@ pub struct ScriptedProvider {
     path: PathBuf,
     label: String,
     /// The last parsed script and the file stamp it was parsed from.
-    parsed: Arc<Mutex<Option<(Stamp, Arc<Script>)>>>,
+    parsed: Arc<Mutex<Option<Parsed>>>,
 }
 
 /// What tells a changed script file from an unchanged one.
 type Stamp = (u64, Option<std::time::SystemTime>);
+/// A parsed script and the stamp of the file it was parsed from.
+type Parsed = (Stamp, Arc<Script>);
 
 impl ScriptedProvider {
     /// A provider reading the script at `path` (used as given, not resolved against anything).

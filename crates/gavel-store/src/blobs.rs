@@ -429,7 +429,9 @@ mod tests {
         let b = blobs.insert(&conn, &base, &[]).expect("base");
         let mut target = base.clone();
         target.extend_from_slice(b"more");
-        let t = blobs.insert(&conn, &target, &[b.clone()]).expect("target");
+        let t = blobs
+            .insert(&conn, &target, std::slice::from_ref(&b))
+            .expect("target");
         assert_eq!(codec(&conn, &t).0, DELTA);
         blobs.forget();
         // Replace the base's content with other bytes under the same hash.

@@ -263,7 +263,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             out.extend_from_slice(WORDS[(x % WORDS.len() as u64) as usize].as_bytes());
-            out.push(if x % 11 == 0 { b'\n' } else { b' ' });
+            out.push(if x.is_multiple_of(11) { b'\n' } else { b' ' });
         }
         out.truncate(bytes);
         out

@@ -56,6 +56,15 @@ impl SqliteStore {
         })
     }
 
+    /// Makes every later commit wait until it is on disk (`synchronous=FULL`), so an OS crash
+    /// or power loss cannot lose it either. By default (`NORMAL` in WAL mode) a commit survives
+    /// a killed process, and an OS crash may lose the last commits but never corrupts the file.
+    pub fn sync_every_commit(&self) -> Result<(), StoreError> {
+        self.conn()
+            .pragma_update(None, "synchronous", "FULL")
+            .map_err(self.err("setting synchronous mode"))
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path

@@ -1,15 +1,30 @@
 //! Crash-safe file writes.
 //!
 //! Every artifact gavel writes goes through [`write_atomic`]: the bytes go to a temporary file
-//! in the same directory, are synced, and the file is renamed over the target, so a kill -9
-//! leaves either the old file or the new one, never half of one.
+//! in the same directory and the file is renamed over the target, so a kill -9 leaves either
+//! the old file or the new one, never half of one. Data the kernel has accepted survives a
+//! killed process, so that needs no fsync; surviving an OS crash or power loss does, and costs
+//! two fsyncs per artifact, so it is a setting ([`set_fsync`], `[storage] fsync` in gavel.toml)
+//! that goes with the store's `synchronous=FULL`. Off, artifacts are exactly as durable as the
+//! SQLite store in WAL mode with `synchronous=NORMAL` and git's loose objects.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Writes `bytes` to `path` atomically (temp file + fsync + rename), creating parent folders.
+/// Whether [`write_atomic`] syncs the file and its folder.
+static FSYNC: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later [`write_atomic`] in this process sync (or not) before it returns.
+pub fn set_fsync(on: bool) {
+    FSYNC.store(on, Ordering::Relaxed);
+}
+
+/// Writes `bytes` to `path` atomically (temp file + rename, with fsyncs when [`set_fsync`] is
+/// on), creating parent folders.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let sync = FSYNC.load(Ordering::Relaxed);
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -23,10 +38,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     {
         let mut file = File::create(&tmp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if sync {
+            file.sync_all()?;
+        }
     }
     fs::rename(&tmp, path)?;
-    if let Ok(dir) = File::open(parent) {
+    if sync && let Ok(dir) = File::open(parent) {
         // Persist the rename itself; not every filesystem supports syncing a directory.
         let _ = dir.sync_all();
     }

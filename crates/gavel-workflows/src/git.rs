@@ -153,10 +153,42 @@ impl Git {
         add.extend(specs.iter().map(String::as_str));
         self.run(&add)?;
         let full = format!("{message}\n\nGavel-Step: {key}\n");
-        let mut commit = vec!["commit", "-q", "-m", &full, "--"];
+        let mut commit = vec!["commit", "-m", &full, "--"];
         commit.extend(specs.iter().map(String::as_str));
-        self.run(&commit)?;
+        let summary = self.run(&commit)?;
+        if let Some(sha) = self.new_head(&summary) {
+            return Ok(sha);
+        }
         Ok(self.run(&["rev-parse", "HEAD"])?.trim().to_owned())
+    }
+
+    /// The full id of the commit `git commit` just made, read from the branch's ref file and
+    /// checked against the abbreviated id in its summary line (`[main 1a2b3c4] ...`), without
+    /// another git process. `None` (ask git instead) unless everything is plainly as expected:
+    /// a `.git` folder, `HEAD` naming a loose ref or holding an id, and the ids agreeing.
+    fn new_head(&self, summary: &str) -> Option<String> {
+        let first = summary.lines().next()?;
+        let inside = first.strip_prefix('[')?.split(']').next()?;
+        let abbrev = inside.rsplit(' ').next()?;
+        if abbrev.len() < 4 || !abbrev.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let git_dir = self.root.join(".git");
+        if !git_dir.is_dir() || std::env::var_os("GIT_DIR").is_some() {
+            return None;
+        }
+        let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+        let head = head.trim();
+        let id = match head.strip_prefix("ref: ") {
+            Some(name) if name.starts_with("refs/") && !name.contains("..") => {
+                std::fs::read_to_string(git_dir.join(name)).ok()?
+            }
+            Some(_) => return None,
+            None => head.to_owned(),
+        };
+        let id = id.trim();
+        let full = matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit());
+        (full && id.starts_with(abbrev)).then(|| id.to_owned())
     }
 
     /// An exclusive lock on `.git/gavel.lock`, held while gavel stages and commits.
@@ -297,6 +329,18 @@ mod tests {
             )
             .expect("replay");
         assert_eq!(first, again, "a replay finds the commit by its trailer");
+        assert_eq!(
+            first,
+            git.run(&["rev-parse", "HEAD"]).expect("rev-parse").trim(),
+            "the id read from the ref file is the commit's"
+        );
+        let short = &first[..7];
+        assert_eq!(
+            git.new_head(&format!("[main (root-commit) {short}] gavel: file")),
+            Some(first.clone())
+        );
+        assert_eq!(git.new_head("[main 0000000] another commit"), None);
+        assert_eq!(git.new_head("nothing like a summary"), None);
         let files = git
             .run(&["show", "--name-status", "--no-renames", "--format=", "HEAD"])
             .expect("show");

@@ -72,6 +72,18 @@ fn scenario_010_auto_mode_files_without_gates_and_records_it() {
 }
 
 #[test]
+fn scenario_010_with_fsync_on_files_the_same_way() {
+    let env = Env::new();
+    env.set_config_line("fsync = ", "fsync = true");
+    env.script(&script(2, &[REVISE, APPROVED]));
+    let brief = env.brief("dark-mode");
+    assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
+    let done = done_dir(&env, 1, "dark-mode");
+    assert!(env.exists(&format!("{done}/006-filed.json")));
+    assert_eq!(env.issues().len(), 1);
+}
+
+#[test]
 fn scenario_020_brief_not_found() {
     let env = Env::new();
     let out = env.run(&["issue", "ideas/active/nope.md"]);

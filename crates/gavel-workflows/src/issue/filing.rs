@@ -149,15 +149,25 @@ impl IssueWorkflow {
             done_rel.display()
         );
         let git = Git::at(self.root());
-        // Journaled before any commit attempt: when it is new in this visit, no earlier attempt
-        // can have committed; when it is replayed, the commit is looked for among those since.
-        let replay = cx.has_step("commit-base")?;
-        let base: Result<Option<String>, StepError<crate::git::GitError>> =
-            cx.step("commit-base", || git.head());
-        let base = base.map_err(step_failed)?;
+        // Journaled before any commit attempt (a database write, no git process): when it is
+        // new in this visit, no earlier attempt can have committed; when it is replayed, the
+        // commit is looked for by its trailer. Runs journaled by an older gavel recorded the
+        // HEAD before the attempt as `commit-base`, which bounds that search.
+        let replay = cx.has_step("commit-intent")? || cx.has_step("commit-base")?;
+        let intent: Result<(), StepError<std::convert::Infallible>> =
+            cx.step("commit-intent", || Ok(()));
+        intent.map_err(|e| NodeError::Failed(e.to_string()))?;
+        let base: Option<Option<String>> = match cx.has_step("commit-base")? {
+            true => {
+                let b: Result<Option<String>, StepError<crate::git::GitError>> =
+                    cx.step("commit-base", || git.head());
+                Some(b.map_err(step_failed)?)
+            }
+            false => None,
+        };
         let prior = if replay {
             PriorAttempt::Possible {
-                since: base.as_deref(),
+                since: base.as_ref().and_then(|b| b.as_deref()),
             }
         } else {
             PriorAttempt::None

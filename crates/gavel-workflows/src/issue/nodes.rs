@@ -148,7 +148,8 @@ impl IssueWorkflow {
         let path = rel.to_string_lossy().into_owned();
         s.draft = Some(Artifact {
             path: path.clone(),
-            hash: cx.put_blob_sharing(text.as_bytes(), &[answered.text_blob.clone()])?,
+            hash: cx
+                .put_blob_sharing(text.as_bytes(), std::slice::from_ref(&answered.text_blob))?,
         });
         s.draft_count += 1;
         s.feedback = None;
