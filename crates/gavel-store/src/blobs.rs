@@ -12,12 +12,13 @@
 //! of `varint base-count, base-count x 32-byte sha256, delta` (see [`crate::delta::serialize`]);
 //! `depth` is 0 for whole blobs and one more than the deepest base for a delta.
 
+use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use flate2::Compression;
 use flate2::read::DeflateDecoder;
 use flate2::write::DeflateEncoder;
+use flate2::{Compress, Compression, FlushCompress, Status};
 use gavel_core::{ContentHash, StoreError};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -271,7 +272,32 @@ fn exists(conn: &Connection, hash: &ContentHash) -> Result<bool, StoreError> {
         .map_err(|e| StoreError::backend("looking up a blob", e))
 }
 
+thread_local! {
+    /// One compressor per thread, reset between blobs: a new one zeroes a few hundred KB of
+    /// tables, which was a visible part of a short run's time.
+    static COMPRESSOR: RefCell<Compress> = RefCell::new(Compress::new(Compression::new(6), false));
+}
+
+/// Raw deflate of `bytes`.
 fn deflate(bytes: &[u8]) -> Vec<u8> {
+    COMPRESSOR.with(|c| {
+        let mut c = c.borrow_mut();
+        c.reset();
+        let mut out = Vec::with_capacity(bytes.len() / 2 + 64);
+        loop {
+            let consumed = usize::try_from(c.total_in()).unwrap_or(usize::MAX);
+            let input = bytes.get(consumed..).unwrap_or_default();
+            match c.compress_vec(input, &mut out, FlushCompress::Finish) {
+                Ok(Status::StreamEnd) => return out,
+                Ok(_) => out.reserve(out.capacity().max(1024)),
+                // Cannot happen for in-memory input; fall back to a fresh encoder.
+                Err(_) => return deflate_fresh(bytes),
+            }
+        }
+    })
+}
+
+fn deflate_fresh(bytes: &[u8]) -> Vec<u8> {
     let mut enc = DeflateEncoder::new(Vec::with_capacity(bytes.len() / 3), Compression::new(6));
     // Writing into a Vec cannot fail.
     let _ = enc.write_all(bytes);
