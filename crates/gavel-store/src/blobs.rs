@@ -27,6 +27,10 @@ use crate::delta::{self, DeltaError};
 pub(crate) const RAW: i64 = 0;
 pub(crate) const DEFLATE: i64 = 1;
 pub(crate) const DELTA: i64 = 2;
+/// A delta too small for deflate to pay (most checkpoint states): stored as is.
+pub(crate) const DELTA_PLAIN: i64 = 3;
+/// Deltas shorter than this are not deflated.
+const MIN_DEFLATE_DELTA: usize = 256;
 
 /// How many delta levels a read may have to follow.
 pub(crate) const MAX_DEPTH: i64 = 8;
@@ -108,14 +112,18 @@ impl Blobs {
         let content: Arc<[u8]> = match row.codec {
             RAW => Arc::from(row.data),
             DEFLATE => Arc::from(inflate(&row.data).map_err(|e| damaged(hash, &e))?),
-            DELTA => {
+            DELTA | DELTA_PLAIN => {
                 if level >= MAX_DEPTH {
                     return Err(damaged(
                         hash,
                         &"its deltas nest deeper than gavel writes them",
                     ));
                 }
-                let built = self.rebuild(conn, hash, &row.data, level)?;
+                let plain = match row.codec {
+                    DELTA => inflate(&row.data).map_err(|e| damaged(hash, &e))?,
+                    _ => row.data,
+                };
+                let built = self.rebuild(conn, hash, &plain, level)?;
                 if ContentHash::of(&built) != *hash {
                     return Err(damaged(
                         hash,
@@ -134,11 +142,10 @@ impl Blobs {
         &self,
         conn: &Connection,
         hash: &ContentHash,
-        data: &[u8],
+        plain: &[u8],
         level: i64,
     ) -> Result<Vec<u8>, StoreError> {
-        let plain = inflate(data).map_err(|e| damaged(hash, &e))?;
-        let mut rest = plain.as_slice();
+        let mut rest = plain;
         let count = delta::take_varint(&mut rest).map_err(|e| damaged(hash, &e))?;
         let mut bases = Vec::new();
         for _ in 0..count {
@@ -167,28 +174,29 @@ impl Blobs {
             return Ok((bytes.to_vec(), RAW, 0));
         }
         let delta = self.delta(conn, bytes, bases)?;
-        if let Some((data, depth, copied)) = &delta
+        if let Some((data, codec, depth, copied)) = &delta
             && *copied * 2 >= bytes.len()
         {
-            return Ok((data.clone(), DELTA, *depth));
+            return Ok((data.clone(), *codec, *depth));
         }
         let deflated = deflate(bytes);
         let best = match delta {
-            Some((data, depth, _)) if data.len() < deflated.len() => (data, DELTA, depth),
+            Some((data, codec, depth, _)) if data.len() < deflated.len() => (data, codec, depth),
             _ if deflated.len() < bytes.len() => (deflated, DEFLATE, 0),
             _ => (bytes.to_vec(), RAW, 0),
         };
         Ok(best)
     }
 
-    /// The deflated delta of `bytes` against the usable `bases`, its depth and how many bytes
-    /// it copies; `None` when no base is usable or nothing is shared.
+    /// The stored delta of `bytes` against the usable `bases` (deflated when large enough to
+    /// gain), its codec, its depth and how many bytes it copies; `None` when no base is usable
+    /// or nothing is shared.
     fn delta(
         &self,
         conn: &Connection,
         bytes: &[u8],
         bases: &[ContentHash],
-    ) -> Result<Option<(Vec<u8>, i64, usize)>, StoreError> {
+    ) -> Result<Option<(Vec<u8>, i64, i64, usize)>, StoreError> {
         let mut usable: Vec<(ContentHash, Arc<[u8]>, i64)> = Vec::new();
         for base in bases {
             if usable.iter().any(|(h, _, _)| h == base) || from_hex(base).is_none() {
@@ -234,7 +242,10 @@ impl Blobs {
             depth = depth.max(d + 1);
         }
         delta::serialize(&ops, bytes.len(), &mut plain);
-        Ok(Some((deflate(&plain), depth, copied)))
+        if plain.len() < MIN_DEFLATE_DELTA {
+            return Ok(Some((plain, DELTA_PLAIN, depth, copied)));
+        }
+        Ok(Some((deflate(&plain), DELTA, depth, copied)))
     }
 
     fn cached(&self, hash: &ContentHash) -> Option<Arc<[u8]>> {
@@ -409,12 +420,27 @@ mod tests {
             .insert(&conn, &prompt, &[missing, d.clone(), d.clone()])
             .expect("prompt");
         let (c, depth, len) = codec(&conn, &p);
-        assert_eq!((c, depth), (DELTA, 1));
+        assert_eq!(
+            (c, depth),
+            (DELTA_PLAIN, 1),
+            "a small delta is not deflated"
+        );
         assert!(len < 100, "{len}");
+        // Much new text around the copy: the delta is deflated.
+        let mut long = text(9, 2_000);
+        long.extend_from_slice(&draft);
+        let l = blobs.insert(&conn, &long, &[d]).expect("long");
+        let (c, depth, len) = codec(&conn, &l);
+        assert_eq!((c, depth), (DELTA, 1));
+        assert!(len < 1_800, "{len}");
         blobs.forget();
         assert_eq!(
             &blobs.read(&conn, &p).expect("read").expect("some")[..],
             &prompt[..]
+        );
+        assert_eq!(
+            &blobs.read(&conn, &l).expect("read").expect("some")[..],
+            &long[..]
         );
     }
 
@@ -458,7 +484,7 @@ mod tests {
         let t = blobs
             .insert(&conn, &target, std::slice::from_ref(&b))
             .expect("target");
-        assert_eq!(codec(&conn, &t).0, DELTA);
+        assert_eq!(codec(&conn, &t).0, DELTA_PLAIN);
         blobs.forget();
         // Replace the base's content with other bytes under the same hash.
         conn.execute(

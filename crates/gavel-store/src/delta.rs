@@ -14,11 +14,12 @@
 //! every copy against its base's length, so a damaged encoding is an error, never a panic.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Bytes per indexed window; a shorter shared run is not worth a copy.
 const WINDOW: usize = 32;
 /// Distance between indexed windows of a base.
-const STRIDE: usize = 8;
+const STRIDE: usize = 16;
 /// The rolling hash's multiplier (an odd 64-bit constant).
 const PRIME: u64 = 0x0100_0000_01b3;
 
@@ -56,34 +57,114 @@ pub(crate) enum DeltaError {
 }
 
 /// The delta that rebuilds `target` from `bases`. Bases shorter than [`WINDOW`] are never used.
+///
+/// The bytes `target` shares at its start and end with the first base (a state and its
+/// parent's differ in a few fields) become copies without any indexing, and only what lies
+/// between is indexed and searched, so a small change to a large blob costs little.
 pub(crate) fn encode(target: &[u8], bases: &[&[u8]]) -> Vec<Op> {
-    let mut index: HashMap<u64, (usize, usize)> = HashMap::new();
+    let (mut head, mut tail) = match bases.first() {
+        Some(first) => common_ends(target, first),
+        None => (0, 0),
+    };
+    if head < WINDOW {
+        head = 0;
+    }
+    if tail < WINDOW {
+        tail = 0;
+    }
+    let mut ops = Vec::new();
+    if head > 0 {
+        ops.push(Op::Copy {
+            base: 0,
+            offset: 0,
+            len: head,
+        });
+    }
+    let first_len = bases.first().map_or(0, |b| b.len());
+    // The first base's unshared middle; every other base whole.
+    let regions: Vec<(usize, usize, usize)> = bases
+        .iter()
+        .enumerate()
+        .map(|(b, base)| match b {
+            0 => (0, head, first_len - tail),
+            _ => (b, 0, base.len()),
+        })
+        .collect();
+    encode_middle(target, head, target.len() - tail, bases, &regions, &mut ops);
+    if tail > 0 {
+        ops.push(Op::Copy {
+            base: 0,
+            offset: first_len - tail,
+            len: tail,
+        });
+    }
+    ops
+}
+
+/// How many bytes `a` and `b` share at the start, and then at the end of what is left.
+fn common_ends(a: &[u8], b: &[u8]) -> (usize, usize) {
+    const BLOCK: usize = 64;
+    let n = a.len().min(b.len());
+    let mut head = 0;
+    while head + BLOCK <= n && a[head..head + BLOCK] == b[head..head + BLOCK] {
+        head += BLOCK;
+    }
+    while head < n && a[head] == b[head] {
+        head += 1;
+    }
+    let (ra, rb) = (&a[head..], &b[head..]);
+    let m = ra.len().min(rb.len());
+    let mut tail = 0;
+    while tail + BLOCK <= m
+        && ra[ra.len() - tail - BLOCK..ra.len() - tail]
+            == rb[rb.len() - tail - BLOCK..rb.len() - tail]
+    {
+        tail += BLOCK;
+    }
+    while tail < m && ra[ra.len() - tail - 1] == rb[rb.len() - tail - 1] {
+        tail += 1;
+    }
+    (head, tail)
+}
+
+/// Appends the ops for `target[lo..hi]`, searching `regions` (`(base, start, end)`) of `bases`.
+fn encode_middle(
+    target: &[u8],
+    lo: usize,
+    hi: usize,
+    bases: &[&[u8]],
+    regions: &[(usize, usize, usize)],
+    ops: &mut Vec<Op>,
+) {
     let top = top_power();
-    for (b, base) in bases.iter().enumerate() {
-        if base.len() < WINDOW {
+    let capacity: usize = regions.iter().map(|(_, s, e)| (e - s) / STRIDE + 1).sum();
+    let mut index: HashMap<u64, (usize, usize), BuildHasherDefault<Prehashed>> =
+        HashMap::with_capacity_and_hasher(capacity, BuildHasherDefault::default());
+    for &(b, start, end) in regions {
+        let base = bases[b];
+        if end < start + WINDOW {
             continue;
         }
-        let mut h = hash(&base[..WINDOW]);
-        for pos in 0..=base.len() - WINDOW {
-            if pos > 0 {
+        let mut h = hash(&base[start..start + WINDOW]);
+        for pos in start..=end - WINDOW {
+            if pos > start {
                 h = roll(h, base[pos - 1], base[pos + WINDOW - 1], top);
             }
-            if pos % STRIDE == 0 {
+            if (pos - start) % STRIDE == 0 {
                 index.entry(h).or_insert((b, pos));
             }
         }
     }
-    let mut ops = Vec::new();
-    if index.is_empty() || target.len() < WINDOW {
-        if !target.is_empty() {
-            ops.push(Op::Insert(target.to_vec()));
+    if index.is_empty() || hi < lo + WINDOW {
+        if hi > lo {
+            ops.push(Op::Insert(target[lo..hi].to_vec()));
         }
-        return ops;
+        return;
     }
-    let mut literal_start = 0;
-    let mut pos = 0;
-    let mut h = hash(&target[..WINDOW]);
-    while pos + WINDOW <= target.len() {
+    let mut literal_start = lo;
+    let mut pos = lo;
+    let mut h = hash(&target[pos..pos + WINDOW]);
+    while pos + WINDOW <= hi {
         let hit = index.get(&h).and_then(|&(b, at)| {
             let base = bases[b];
             (base[at..at + WINDOW] == target[pos..pos + WINDOW]).then_some((b, at))
@@ -97,7 +178,7 @@ pub(crate) fn encode(target: &[u8], bases: &[&[u8]]) -> Vec<Op> {
                 from -= 1;
             }
             let mut end = pos + WINDOW;
-            while end < target.len() && from + (end - start) < base.len() {
+            while end < hi && from + (end - start) < base.len() {
                 if target[end] != base[from + (end - start)] {
                     break;
                 }
@@ -113,20 +194,42 @@ pub(crate) fn encode(target: &[u8], bases: &[&[u8]]) -> Vec<Op> {
             });
             literal_start = end;
             pos = end;
-            if pos + WINDOW <= target.len() {
+            if pos + WINDOW <= hi {
                 h = hash(&target[pos..pos + WINDOW]);
             }
             continue;
         }
-        if pos + WINDOW < target.len() {
+        if pos + WINDOW < hi {
             h = roll(h, target[pos], target[pos + WINDOW], top);
         }
         pos += 1;
     }
-    if literal_start < target.len() {
-        ops.push(Op::Insert(target[literal_start..].to_vec()));
+    if literal_start < hi {
+        ops.push(Op::Insert(target[literal_start..hi].to_vec()));
     }
-    ops
+}
+
+/// The index's keys are already hashes: use them as they are.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        // A polynomial hash's low bits are weak (the lowest is a parity); the table picks
+        // buckets by them, so fold the high bits in.
+        let n = (n ^ (n >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        self.0 = n ^ (n >> 32);
+    }
 }
 
 /// Writes `ops` (which rebuild `len` bytes) in the stored form: the length, then each op as a
@@ -296,6 +399,29 @@ mod tests {
         target.extend_from_slice(&base[4_100..]);
         let ops = roundtrip(&target, &[b"short", &base]);
         assert!(copied(&ops) >= 9_800, "{ops:?}");
+    }
+
+    #[test]
+    fn a_state_changed_in_a_few_places_is_copies_around_small_inserts() {
+        let parent = prose(10, 6_000);
+        let mut state = parent.clone();
+        state[20] = b'#';
+        state[3_000] = b'#';
+        state.truncate(5_990);
+        state.extend_from_slice(b"\"one more verdict\"]}");
+        let ops = roundtrip(&state, &[&parent]);
+        assert!(copied(&ops) >= 5_900, "{ops:?}");
+        assert_eq!(
+            roundtrip(&parent, &[&parent]),
+            [Op::Copy {
+                base: 0,
+                offset: 0,
+                len: 6_000
+            }]
+        );
+        roundtrip(&parent[..3_000], &[&parent]);
+        roundtrip(&parent[3_000..], &[&parent]);
+        roundtrip(&parent, &[&parent[..10]]);
     }
 
     #[test]
