@@ -41,6 +41,9 @@ const MIN_COMPRESS: usize = 64;
 const CACHE_ENTRIES: usize = 16;
 const CACHE_BYTES: usize = 8 << 20;
 
+/// A delta as it would be stored: `(data, codec, depth, bytes copied from bases)`.
+type Encoded = (Vec<u8>, i64, i64, usize);
+
 /// The codec layer over one connection's `blobs` table.
 #[derive(Default)]
 pub(crate) struct Blobs {
@@ -196,7 +199,7 @@ impl Blobs {
         conn: &Connection,
         bytes: &[u8],
         bases: &[ContentHash],
-    ) -> Result<Option<(Vec<u8>, i64, i64, usize)>, StoreError> {
+    ) -> Result<Option<Encoded>, StoreError> {
         let mut usable: Vec<(ContentHash, Arc<[u8]>, i64)> = Vec::new();
         for base in bases {
             if usable.iter().any(|(h, _, _)| h == base) || from_hex(base).is_none() {
