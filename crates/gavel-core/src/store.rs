@@ -26,6 +26,10 @@ pub struct LockInfo {
 
 impl fmt::Display for LockInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.pid == 0 {
+            // The store could not read a name (the holder died while writing it).
+            return f.write_str(&self.command);
+        }
         write!(
             f,
             "pid {} (`{}`, since {})",
@@ -164,4 +168,8 @@ pub trait Store: Send + Sync {
 
     /// Takes the exclusive right to drive a run, or fails naming the holder.
     fn lock(&self, id: RunId, holder: &LockInfo) -> Result<RunLock, StoreError>;
+
+    /// Who is driving the run now (`None`: nobody), found without taking the run's lock, so
+    /// a listing never gets in the way of a process that is about to drive the run.
+    fn holder(&self, id: RunId) -> Result<Option<LockInfo>, StoreError>;
 }

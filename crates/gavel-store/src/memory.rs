@@ -257,4 +257,9 @@ impl Store for MemoryStore {
             locks: Arc::clone(&self.locks),
         })))
     }
+
+    fn holder(&self, id: RunId) -> Result<Option<LockInfo>, StoreError> {
+        self.data().run(id)?;
+        Ok(lock_map(&self.locks).get(&id).cloned())
+    }
 }

@@ -488,6 +488,14 @@ impl Store for SqliteStore {
         }
         lock::lock_run(&self.lock_dir, id, holder)
     }
+
+    fn holder(&self, id: RunId) -> Result<Option<LockInfo>, StoreError> {
+        {
+            let conn = self.conn();
+            self.head_seq(&conn, id)?;
+        }
+        lock::probe(&self.lock_dir, id)
+    }
 }
 
 impl SqliteStore {

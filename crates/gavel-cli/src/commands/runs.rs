@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use gavel_core::{RunRecord, RunStatus, Store, StoreError};
+use gavel_core::{RunRecord, RunStatus, Store};
 use serde::Serialize;
 
 use crate::context::Context;
@@ -43,7 +43,7 @@ pub fn cmd_runs(args: &RunsArgs, state_dir: Option<PathBuf>) -> Result<Exit, Cli
         Some(store) => store
             .runs()?
             .iter()
-            .map(|r| row(&store, &ctx, r))
+            .map(|r| row(&store, r))
             .collect::<Result<Vec<_>, _>>()?,
         None => Vec::new(),
     };
@@ -82,20 +82,15 @@ pub fn cmd_runs(args: &RunsArgs, state_dir: Option<PathBuf>) -> Result<Exit, Cli
 }
 
 /// A run as listed; a `running` run whose lock is free was interrupted (its process died).
-pub fn row(store: &dyn Store, ctx: &Context, r: &RunRecord) -> Result<RunRow, CliError> {
+pub fn row(store: &dyn Store, r: &RunRecord) -> Result<RunRow, CliError> {
     let (status, detail, gate) = match &r.status {
-        RunStatus::Running => match store.lock(r.id, &ctx.holder()) {
-            Ok(_released_on_drop) => (
+        RunStatus::Running => match store.holder(r.id)? {
+            None => (
                 "interrupted".to_owned(),
                 format!("resumable: gavel resume {}", r.id),
                 None,
             ),
-            Err(StoreError::Locked { holder, .. }) => (
-                "running".to_owned(),
-                format!("driven by pid {}", holder.pid),
-                None,
-            ),
-            Err(e) => return Err(e.into()),
+            Some(holder) => ("running".to_owned(), format!("driven by {holder}"), None),
         },
         RunStatus::Waiting { gate } => (
             "waiting".to_owned(),

@@ -66,7 +66,7 @@ pub fn cmd_show(args: &ShowArgs, state_dir: Option<PathBuf>) -> Result<Exit, Cli
     let checkpoints = store.checkpoints(id)?;
     let head = checkpoints.last();
     let shown = Shown {
-        run: row(&store, &ctx, &record)?,
+        run: row(&store, &record)?,
         checkpoints: checkpoints.len(),
         head_node: head.and_then(|c| c.node.clone()),
         next_node: head.and_then(|c| c.next.clone()),

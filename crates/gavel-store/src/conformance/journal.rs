@@ -242,7 +242,13 @@ pub fn locks_are_exclusive_and_released_on_drop(store: &dyn Store) {
         other => panic!("a second lock on run {a} must fail, got {other:?}"),
     }
     let other = ok("lock b while a is held", store.lock(b, &holder(300)));
+    assert_eq!(
+        ok("holder of a", store.holder(a)),
+        Some(holder(100)),
+        "a probe names the holder"
+    );
     drop(first);
+    assert_eq!(ok("holder of a after release", store.holder(a)), None);
     let second = ok("lock a after release", store.lock(a, &holder(200)));
     match store.lock(a, &holder(400)) {
         Err(StoreError::Locked { holder: h, .. }) => {

@@ -276,4 +276,7 @@ impl Store for DiesOnSetStatus<'_> {
     fn lock(&self, id: RunId, holder: &LockInfo) -> Result<RunLock, StoreError> {
         self.inner.lock(id, holder)
     }
+    fn holder(&self, id: RunId) -> Result<Option<LockInfo>, StoreError> {
+        self.inner.holder(id)
+    }
 }
