@@ -28,6 +28,9 @@ pub struct Totals {
     pub unpriced_calls: u32,
     /// Calls answered by another model than requested.
     pub warnings: u32,
+    /// Calls made whose answers were lost to a kill (made again; maybe charged).
+    #[serde(default)]
+    pub lost_calls: u32,
 }
 
 impl Totals {
@@ -43,15 +46,21 @@ impl Totals {
         if l.warning.is_some() {
             self.warnings += 1;
         }
+        if l.lost {
+            self.lost_calls += 1;
+        }
     }
 
     /// `$0.0123 (3 calls, 1,200 in / 800 out tokens)`.
     pub fn summary(&self) -> String {
-        let unpriced = if self.unpriced_calls > 0 {
+        let mut unpriced = if self.unpriced_calls > 0 {
             format!(", {} unpriced", self.unpriced_calls)
         } else {
             String::new()
         };
+        if self.lost_calls > 0 {
+            unpriced.push_str(&format!(", {} lost to a kill", self.lost_calls));
+        }
         format!(
             "{} ({} call{}, {} in / {} out tokens{unpriced})",
             gavel_llm::price::usd(self.cost_micros),

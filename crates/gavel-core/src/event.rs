@@ -38,6 +38,11 @@ pub struct CallLedger {
     /// Set when the answering model is not the one requested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// A call that was made but whose answer was lost: gavel was killed after sending it and
+    /// before its answer was journaled, so the call was made again. The provider may have
+    /// charged for it; its tokens and cost are unknown.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lost: bool,
 }
 
 /// What happened.

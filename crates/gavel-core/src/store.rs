@@ -144,6 +144,23 @@ pub trait Store: Send + Sync {
     /// value for the same step is a [`StoreError::WriteConflict`].
     fn put_write(&self, id: RunId, step: &str, value: &[u8], now: &str) -> Result<(), StoreError>;
 
+    /// Records a finished step's result together with the blobs it refers to, in one
+    /// transaction where the store can, so that the moment between a paid side effect and its
+    /// journal entry is as short as one commit. Same rules as [`Self::put_write`].
+    fn put_write_with_blobs(
+        &self,
+        id: RunId,
+        step: &str,
+        value: &[u8],
+        blobs: &[&[u8]],
+        now: &str,
+    ) -> Result<(), StoreError> {
+        for bytes in blobs {
+            self.put_blob(bytes)?;
+        }
+        self.put_write(id, step, value, now)
+    }
+
     /// A run's timeline, oldest first.
     fn events(&self, id: RunId) -> Result<Vec<Event>, StoreError>;
 

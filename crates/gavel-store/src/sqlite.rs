@@ -418,9 +418,23 @@ impl Store for SqliteStore {
     }
 
     fn put_write(&self, id: RunId, step: &str, value: &[u8], now: &str) -> Result<(), StoreError> {
+        self.put_write_with_blobs(id, step, value, &[], now)
+    }
+
+    fn put_write_with_blobs(
+        &self,
+        id: RunId,
+        step: &str,
+        value: &[u8],
+        blobs: &[&[u8]],
+        now: &str,
+    ) -> Result<(), StoreError> {
         let mut conn = self.conn();
         let tx = self.write_tx(&mut conn)?;
         self.head_seq(&tx, id)?;
+        for bytes in blobs {
+            self.insert_blob(&tx, bytes, &[])?;
+        }
         if let Some(existing) = self.write_hash(&tx, id, step)? {
             return if existing == ContentHash::of(value) {
                 Ok(())

@@ -139,7 +139,9 @@ impl Git {
                 missing.push(s);
             }
         }
-        // A path that is gone still belongs in the commit if git tracks it (a deletion).
+        // Only what exists is added (new files must be); a path that is gone still belongs in
+        // the commit if git tracks it, and `git commit -- PATH` records its deletion.
+        let existing = specs.len();
         specs.extend(self.tracked(&missing)?);
         if specs.is_empty() {
             return Err(GitError::Failed {
@@ -149,9 +151,11 @@ impl Git {
         }
         // Parallel runs commit into the same repository; git's index.lock would make one fail.
         let _guard = self.lock()?;
-        let mut add = vec!["add", "-A", "--"];
-        add.extend(specs.iter().map(String::as_str));
-        self.run(&add)?;
+        if existing > 0 {
+            let mut add = vec!["add", "-A", "--"];
+            add.extend(specs[..existing].iter().map(String::as_str));
+            self.run(&add)?;
+        }
         let full = format!("{message}\n\nGavel-Step: {key}\n");
         let mut commit = vec!["commit", "-m", &full, "--"];
         commit.extend(specs.iter().map(String::as_str));
@@ -218,14 +222,25 @@ impl Git {
         Ok(self.root.join(dir.trim()))
     }
 
-    /// Which of `paths` (files or folders) git tracks, in one `git ls-files`.
+    /// Which of `paths` (files or folders) git tracks in the index or in HEAD, in one
+    /// `git ls-files`. HEAD counts because an earlier attempt whose `git commit` failed (a
+    /// hook, a signal) has already staged the deletion: the index alone no longer knows the
+    /// path, and the commit would leave the deletion behind, staged.
     fn tracked(&self, paths: &[String]) -> Result<Vec<String>, GitError> {
         if paths.is_empty() {
             return Ok(Vec::new());
         }
-        let mut args = vec!["ls-files", "-z", "--"];
+        let mut args = vec!["ls-files", "-z", "--with-tree=HEAD", "--"];
         args.extend(paths.iter().map(String::as_str));
-        let out = self.run(&args)?;
+        let out = match self.run(&args) {
+            Ok(out) => out,
+            // No HEAD yet (a repository without commits): the index is all there is.
+            Err(GitError::Failed { .. }) => {
+                args.remove(2);
+                self.run(&args)?
+            }
+            Err(e) => return Err(e),
+        };
         let files: Vec<&str> = out.split('\0').filter(|f| !f.is_empty()).collect();
         Ok(paths
             .iter()
@@ -298,6 +313,60 @@ mod tests {
         assert_eq!(
             status, " D active/xy.md\n",
             "a path that only shares a prefix is left alone"
+        );
+    }
+
+    #[test]
+    fn a_commit_retried_after_a_failed_hook_takes_the_staged_deletion_too() {
+        let (dir, git) = repo();
+        fs::create_dir_all(dir.path().join("ideas/active")).expect("mkdir");
+        fs::write(dir.path().join("ideas/active/x.md"), "idea").expect("write");
+        git.run(&["add", "-A"]).expect("add");
+        git.run(&["commit", "-q", "-m", "base"]).expect("commit");
+        // A pre-commit hook that fails once, after gavel's `git add` has staged the move.
+        let hook = dir.path().join(".git/hooks/pre-commit");
+        fs::write(
+            &hook,
+            "#!/bin/sh
+if [ -e .git/failed-once ]; then exit 0; fi
+touch .git/failed-once
+exit 1
+",
+        )
+        .expect("hook");
+        let mut perms = fs::metadata(&hook).expect("meta").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        fs::set_permissions(&hook, perms).expect("chmod");
+        fs::create_dir_all(dir.path().join("ideas/done")).expect("mkdir");
+        fs::rename(
+            dir.path().join("ideas/active/x.md"),
+            dir.path().join("ideas/done/1-x.md"),
+        )
+        .expect("move");
+        let paths = [
+            PathBuf::from("ideas/active/x.md"),
+            PathBuf::from("ideas/done/1-x.md"),
+        ];
+        let first = git.commit_paths(&paths, "gavel: file", "gavel-k3", PriorAttempt::None);
+        assert!(first.is_err(), "the hook fails the first attempt");
+        let since = git.head().expect("head");
+        git.commit_paths(
+            &paths,
+            "gavel: file",
+            "gavel-k3",
+            PriorAttempt::Possible {
+                since: since.as_deref(),
+            },
+        )
+        .expect("the retry commits");
+        let files = git
+            .run(&["show", "--name-status", "--no-renames", "--format=", "HEAD"])
+            .expect("show");
+        assert_eq!(files, "D\tideas/active/x.md\nA\tideas/done/1-x.md\n");
+        let status = git.run(&["status", "--porcelain"]).expect("status");
+        assert_eq!(
+            status, "",
+            "nothing is left staged for the person's next commit"
         );
     }
 

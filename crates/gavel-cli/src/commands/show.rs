@@ -144,6 +144,9 @@ pub fn cmd_show(args: &ShowArgs, state_dir: Option<PathBuf>) -> Result<Exit, Cli
                     sanitize(w)
                 ));
             }
+            if c.ledger.lost {
+                ui.out("     LOST: started, but gavel was killed before the answer was saved; made again (the provider may have charged for it)");
+            }
         }
         ui.out(&format!(
             "  (prompt and answer of call N: gavel show {id} --call N)"

@@ -53,6 +53,15 @@ fn crash_and_resume(point: &str) {
             3,
             "{point}: exactly one repeated call"
         );
+        // Every paid call is in the ledger: the lost one too, marked as such.
+        let calls = env.show("1")["calls"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(calls.len(), 5, "{point}: 3 drafter + 2 reviewer calls");
+        let lost: Vec<_> = calls.iter().filter(|c| c["lost"] == true).collect();
+        assert_eq!(lost.len(), 1, "{point}: one lost call: {calls:#?}");
+        assert_eq!(lost[0]["role"], "drafter");
     } else {
         assert_eq!(env.finished(Role::Drafter), 2, "{point}: drafter calls");
         env.assert_no_finished_call_repeated();
@@ -91,7 +100,15 @@ fn kill_after_every_node_checkpoint_then_resume() {
 
 #[test]
 fn kill_around_every_side_effect_then_resume() {
-    for step in ["call", "labels", "create", "commit"] {
+    // Every journaled step a new run takes (`call-attempt-0`: the marker before the first call).
+    for step in [
+        "call-attempt-0",
+        "call",
+        "labels",
+        "create",
+        "commit-intent",
+        "commit",
+    ] {
         crash_and_resume(&format!("after-effect:{step}"));
         crash_and_resume(&format!("after-journal:{step}"));
     }

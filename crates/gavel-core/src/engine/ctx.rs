@@ -68,6 +68,52 @@ impl<'a> NodeCtx<'a> {
         Ok(value)
     }
 
+    /// Like [`Self::step`] for a side effect whose result refers to blobs (a model's answer):
+    /// `f` returns the result and the blobs' bytes, and both are journaled in one store
+    /// transaction right after `f` returns, nothing in between.
+    pub fn step_with_blobs<T, E>(
+        &mut self,
+        name: &str,
+        f: impl FnOnce() -> Result<(T, Vec<Vec<u8>>), E>,
+    ) -> Result<T, StepError<E>>
+    where
+        T: Serialize + DeserializeOwned,
+    {
+        let id = self.step_id(name);
+        if let Some(bytes) = self.store.get_write(self.run, &id)? {
+            return serde_json::from_slice(&bytes)
+                .map_err(|source| StepError::Decode { step: id, source });
+        }
+        let (value, blobs) = f().map_err(StepError::Step)?;
+        let bytes = serde_json::to_vec(&value).map_err(|source| StepError::Decode {
+            step: id.clone(),
+            source,
+        })?;
+        let blobs: Vec<&[u8]> = blobs.iter().map(Vec::as_slice).collect();
+        self.crash_point(&format!("after-effect:{name}"));
+        self.store.put_write_with_blobs(
+            self.run,
+            &id,
+            &bytes,
+            &blobs,
+            &self.clock.now_rfc3339(),
+        )?;
+        self.crash_point(&format!("after-journal:{name}"));
+        Ok(value)
+    }
+
+    /// A journaled result of step `name` in this node visit, read without running anything
+    /// (`None` when there is none). For results an older gavel journaled.
+    pub fn journaled<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, NodeError> {
+        let id = self.step_id(name);
+        match self.store.get_write(self.run, &id)? {
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| NodeError::Failed(format!("step {id} cannot be read: {e}"))),
+            None => Ok(None),
+        }
+    }
+
     /// Whether step `name` of this node visit already has a journaled result (a replay).
     pub fn has_step(&self, name: &str) -> Result<bool, NodeError> {
         Ok(self

@@ -36,6 +36,7 @@ pub fn events_keep_their_order(store: &dyn Store) {
                 response: gavel_core::ContentHash::of(b"answer"),
                 attempts: 2,
                 warning: Some("requested tier `pro`".into()),
+                lost: false,
             })),
         },
     };

@@ -11,8 +11,7 @@
 use std::sync::Arc;
 
 use gavel_core::{
-    Blobs, CallLedger, ContentHash, EventKind, NodeCtx, NodeError, StepError, StoreError,
-    Transition,
+    Blobs, CallLedger, ContentHash, EventKind, NodeCtx, NodeError, StepError, Transition,
 };
 use gavel_llm::price::usd;
 use gavel_llm::{Call, CallProgress, Provider, ProviderError, Request, Response, Role};
@@ -59,25 +58,30 @@ enum JournaledCall {
 enum CallFailure {
     #[error(transparent)]
     Provider(ProviderError),
-    #[error(transparent)]
-    Store(StoreError),
 }
 
 impl JournaledCall {
-    fn store(mut response: Response, blobs: &Blobs<'_>) -> Result<Self, StoreError> {
-        let text_blob = blobs.put(response.text.as_bytes())?;
-        let raw_blob = if response.raw.is_empty() || response.raw == response.text {
+    /// The journal entry for `response` and the blobs it names, to be stored with it in one
+    /// transaction (only hashing happens here: the answer is paid for and not yet safe).
+    fn prepare(mut response: Response) -> (Self, Vec<Vec<u8>>) {
+        let text = std::mem::take(&mut response.text);
+        let raw = std::mem::take(&mut response.raw);
+        let text_blob = ContentHash::of(text.as_bytes());
+        let mut blobs = Vec::with_capacity(2);
+        let raw_blob = if raw.is_empty() || raw == text {
             None
         } else {
-            Some(blobs.put(response.raw.as_bytes())?)
+            let hash = ContentHash::of(raw.as_bytes());
+            blobs.push(raw.into_bytes());
+            Some(hash)
         };
-        response.text = String::new();
-        response.raw = String::new();
-        Ok(Self::OutOfLine {
+        blobs.insert(0, text.into_bytes());
+        let entry = Self::OutOfLine {
             text_blob,
             raw_blob,
             meta: response,
-        })
+        };
+        (entry, blobs)
     }
 
     /// The whole response, the blob of its text and the blob of its raw answer.
@@ -190,7 +194,12 @@ impl IssueWorkflow {
             o.call_started(role, &provider.describe());
         }
         let blobs = cx.blobs();
-        let result = cx.step("call", || {
+        let lost = if replay {
+            Vec::new()
+        } else {
+            self.mark_attempt(cx)?
+        };
+        let result = cx.step_with_blobs("call", || {
             let response = provider
                 .complete(
                     &request,
@@ -200,14 +209,44 @@ impl IssueWorkflow {
                     },
                 )
                 .map_err(CallFailure::Provider)?;
-            JournaledCall::store(response, &blobs).map_err(CallFailure::Store)
+            Ok::<_, CallFailure>(JournaledCall::prepare(response))
         });
+        if let Err(StepError::Step(CallFailure::Provider(_))) = &result {
+            self.mark_failed(cx)?;
+        }
+        for attempt in lost {
+            s.call_count += 1;
+            cx.event(EventKind::ModelCall {
+                role: role.as_str().into(),
+                provider: provider.describe(),
+                model: model.clone(),
+                ledger: Some(Box::new(CallLedger {
+                    n: s.call_count,
+                    requested_model: model.clone(),
+                    input_tokens: None,
+                    output_tokens: None,
+                    cached_tokens: None,
+                    cost_micros: None,
+                    cost_source: "unknown".into(),
+                    prompt: cx.put_blob_sharing(prompt.as_bytes(), parts)?,
+                    response: cx.put_blob(b"")?,
+                    attempts: 1,
+                    warning: None,
+                    lost: true,
+                })),
+            });
+            cx.event(EventKind::Note {
+                text: format!(
+                    "the {role} call is made again: attempt {} was started, but gavel was killed before its answer was saved (the provider may have charged for it)",
+                    attempt + 1
+                ),
+            });
+        }
         if let (Some(o), false) = (&observer, replay) {
             o.call_finished();
         }
         let (response, text_blob, raw_blob) = match result {
             Ok(journaled) => journaled.load(&blobs)?,
-            Err(StepError::Step(CallFailure::Store(e))) => return Err(NodeError::Store(e)),
             Err(StepError::Step(CallFailure::Provider(ProviderError::Cancelled))) => {
                 return Err(NodeError::Cancelled);
             }
@@ -271,6 +310,7 @@ impl IssueWorkflow {
             response: raw_blob,
             attempts: response.attempts,
             warning: warning.clone(),
+            lost: false,
         };
         cx.event(EventKind::ModelCall {
             role: role.as_str().into(),
@@ -283,6 +323,37 @@ impl IssueWorkflow {
             text_blob,
             warning,
         }))
+    }
+}
+
+impl IssueWorkflow {
+    /// Journals that an attempt at this node visit's call starts (`call-attempt-K`), and
+    /// returns the earlier attempts that neither answered nor failed: gavel died while they
+    /// ran or before their answers were saved, and the provider may have charged for them.
+    fn mark_attempt(&self, cx: &mut NodeCtx<'_>) -> Result<Vec<u32>, NodeError> {
+        let mut k = 0u32;
+        let mut lost = Vec::new();
+        while cx.has_step(&format!("call-attempt-{k}"))? {
+            if !cx.has_step(&format!("call-failed-{k}"))? {
+                lost.push(k);
+            }
+            k += 1;
+        }
+        let marked: Result<(), StepError<std::convert::Infallible>> =
+            cx.step(&format!("call-attempt-{k}"), || Ok(()));
+        marked.map_err(|e| NodeError::Failed(e.to_string()))?;
+        Ok(lost)
+    }
+
+    /// Journals that the latest attempt failed with an error (not lost: nothing was answered).
+    fn mark_failed(&self, cx: &mut NodeCtx<'_>) -> Result<(), NodeError> {
+        let mut k = 0u32;
+        while cx.has_step(&format!("call-attempt-{}", k + 1))? {
+            k += 1;
+        }
+        let marked: Result<(), StepError<std::convert::Infallible>> =
+            cx.step(&format!("call-failed-{k}"), || Ok(()));
+        marked.map_err(|e| NodeError::Failed(e.to_string()))
     }
 }
 

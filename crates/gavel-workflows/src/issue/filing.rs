@@ -130,16 +130,29 @@ impl IssueWorkflow {
         fsutil::move_idempotent(&lineage.abs(), &done_abs)
             .map_err(|e| io_failed("move the lineage folder", &lineage.abs(), e))?;
         let mut paths: Vec<PathBuf> = vec![done_rel.clone(), lineage.rel().to_path_buf()];
+        let mut idea_moved: Option<PathBuf> = None;
         if let Some(idea) = &s.source_idea {
             let to = self
                 .settings
                 .ideas_dir
                 .join("done")
                 .join(format!("{}-{}.md", filed.number, s.slug));
-            fsutil::move_idempotent(&self.root().join(idea), &self.root().join(&to))
-                .map_err(|e| io_failed("move the idea", &self.root().join(idea), e))?;
-            paths.push(PathBuf::from(idea));
-            paths.push(to);
+            // The issue is filed: what a person did to the idea while the run waited (removed
+            // it, renamed it, put something at the target) must not stop the commit. gavel
+            // then leaves the idea alone and says so.
+            match fsutil::move_idempotent(&self.root().join(idea), &self.root().join(&to)) {
+                Ok(()) => {
+                    paths.push(PathBuf::from(idea));
+                    paths.push(to.clone());
+                    idea_moved = Some(to);
+                }
+                Err(e) => cx.event(EventKind::Note {
+                    text: format!(
+                        "the idea {idea} was not moved to {} ({e}); it was changed while the run waited, so gavel left it alone",
+                        to.display()
+                    ),
+                }),
+            }
         }
         paths.extend(filed.paths.iter().cloned());
         let message = format!(
@@ -153,18 +166,12 @@ impl IssueWorkflow {
         // new in this visit, no earlier attempt can have committed; when it is replayed, the
         // commit is looked for by its trailer. Runs journaled by an older gavel recorded the
         // HEAD before the attempt as `commit-base`, which bounds that search.
-        let replay = cx.has_step("commit-intent")? || cx.has_step("commit-base")?;
+        // (Read, never run: a new run has no `commit-base` step.)
+        let base: Option<Option<String>> = cx.journaled("commit-base")?;
+        let replay = base.is_some() || cx.has_step("commit-intent")?;
         let intent: Result<(), StepError<std::convert::Infallible>> =
             cx.step("commit-intent", || Ok(()));
         intent.map_err(|e| NodeError::Failed(e.to_string()))?;
-        let base: Option<Option<String>> = match cx.has_step("commit-base")? {
-            true => {
-                let b: Result<Option<String>, StepError<crate::git::GitError>> =
-                    cx.step("commit-base", || git.head());
-                Some(b.map_err(step_failed)?)
-            }
-            false => None,
-        };
         let prior = if replay {
             PriorAttempt::Possible {
                 since: base.as_ref().and_then(|b| b.as_deref()),
@@ -176,6 +183,11 @@ impl IssueWorkflow {
             cx.step("commit", || git.commit_paths(&paths, &message, &key, prior));
         let commit = match commit {
             Ok(c) => Some(c),
+            // Ctrl-C reaches git too, which then fails with nothing to say: that is an
+            // interruption (resumable, exit 130), not a failed commit.
+            Err(StepError::Step(_)) if cx.cancel().is_cancelled() => {
+                return Err(NodeError::Cancelled);
+            }
             Err(StepError::Step(e)) => {
                 return Err(NodeError::Failed(format!(
                     "issue #{} is filed but the lineage commit failed: {e}",
@@ -187,7 +199,18 @@ impl IssueWorkflow {
         cx.event(EventKind::Artifact {
             path: done_rel.to_string_lossy().into_owned(),
         });
-        let summary = format!("issue #{} filed ({})", filed.number, filed.url);
+        let mut summary = format!(
+            "issue #{} filed ({}); lineage in {}",
+            filed.number,
+            filed.url,
+            done_rel.display()
+        );
+        if let Some(to) = &idea_moved {
+            summary.push_str(&format!(", idea moved to {}", to.display()));
+        }
+        if let Some(c) = &commit {
+            summary.push_str(&format!(", committed as {}", &c[..c.len().min(12)]));
+        }
         s.filed = Some(Filed {
             number: filed.number,
             url: filed.url,
