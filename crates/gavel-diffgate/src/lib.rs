@@ -13,8 +13,9 @@
 //! * `change_ratio = (added + deleted) / (original_lines * 2)`, clamped to `[0, 1]`
 //!   ([`change_ratio`]).
 //! * **REPLACED** when `deleted > 0.5 * original_lines` and `added > 0`.
-//! * **NEW** (not in `HEAD`): ratio 1.0 and *not* flagged. The gate protects existing code; new
-//!   files still appear in the `--stat` summary.
+//! * **NEW** (not in `HEAD`): ratio 1.0 and *not* flagged. The gate protects existing code, but
+//!   a person must still see everything the commit adds: the report lists every new file after
+//!   the `--stat` summary, marked `NEW`, with its line count.
 //! * **DELETED**: ratio 1.0, always flagged.
 //! * A file is flagged when `change_ratio > THRESHOLD` ([`THRESHOLD`] is hard-coded to 0.5, as
 //!   the LLD decided), or it is REPLACED, or it is DELETED ([`classify`]).
