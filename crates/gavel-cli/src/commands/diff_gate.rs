@@ -1,14 +1,14 @@
 //! `gavel diff-gate`: the review of staged changes that every gavel workflow runs before it
 //! commits code (seed 004, in gavel's terms).
 //!
-//! It analyses the staged changes in one pass (see `gavel-diffgate`), prints the `--stat`
-//! summary, a WARNING banner per file over the 50% change ratio (REPLACED and DELETED called
-//! out) with before/after line counts and the file's diff (capped at 500 lines), and then
-//! waits for a person to type `approve`. Anything else but `reject` is asked again; end of
-//! input rejects; no answer within the timeout (30 minutes by default) rejects. Nothing skips or
-//! pre-answers it: it has no `--auto`, reads no variable, and without a terminal it never
-//! approves: it exits at once with its own exit code, leaving the changes staged. Every decision
-//! is appended to `.gavel/audit.jsonl`.
+//! It analyses the staged changes in one pass (see `gavel-diffgate`), prints the report once
+//! (the `--stat` summary, every NEW file with its line count, the counts, and a WARNING banner
+//! per flagged file with before/after line counts and the file's diff, capped at 500 lines),
+//! and then waits for a person to type `approve`. Anything else but `reject` is asked again;
+//! end of input rejects; no answer within the timeout (30 minutes by default) rejects. Nothing
+//! skips or pre-answers it: it has no `--auto`, reads no variable, and without a terminal it
+//! never approves: it exits at once with its own exit code, leaving the changes staged. Every
+//! decision is appended to `.gavel/audit.jsonl`.
 //!
 //! Exempt: gavel's own lineage-only commits (files under the lineage, issues and ideas folders
 //! only), which the issue workflow makes without code changes.
@@ -88,20 +88,8 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, state_dir: Option<PathBuf>) -> Result<
     }
 
     let report = gavel_diffgate::report(&repo, &analysis).map_err(|e| CliError::from_error(&e))?;
+    // The report already says how many files are staged and which are flagged: printed once.
     ctx.ui.out(&report);
-    if flagged.is_empty() {
-        ctx.ui.info(&format!(
-            "{} file(s) staged, none flagged.",
-            analysis.files.len()
-        ));
-    } else {
-        ctx.ui.info(&format!(
-            "{} of {} file(s) flagged: {}",
-            flagged.len(),
-            analysis.files.len(),
-            sanitize(&flagged.join(", "))
-        ));
-    }
     let timeout = ctx.settings.approval_timeout;
     let answers = spawn_reader();
     loop {

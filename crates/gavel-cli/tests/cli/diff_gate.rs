@@ -88,6 +88,28 @@ fn t080_t120_typing_approve_approves_and_pr165_is_flagged_replaced() {
 }
 
 #[test]
+fn issue10_the_summary_lists_new_files_and_is_printed_once() {
+    // Regression (issue 10, defects 1 and 2): new files were not called out, and the counts
+    // were printed twice (by the report and again by the command after it).
+    let env = replaced_state_py();
+    let mut p = spawn(&env, &["diff-gate"]);
+    let shown = p.exp_string(PROMPT).expect("prompt");
+    assert!(shown.contains("NEW  src/small.py (1 line)"), "{shown}");
+    assert_eq!(
+        shown
+            .matches("2 files staged; 1 flagged for review")
+            .count(),
+        1,
+        "{shown}"
+    );
+    assert_eq!(shown.matches("2 files changed, ").count(), 1, "{shown}");
+    assert!(!shown.contains("file(s)"), "summary repeated: {shown}");
+    p.send_line("reject").expect("reject");
+    p.exp_eof().expect("eof");
+    assert_eq!(exit_code(&p), 5);
+}
+
+#[test]
 fn t090_t130_reject_leaves_the_changes_staged_and_is_logged() {
     let env = replaced_state_py();
     let mut p = spawn(&env, &["diff-gate"]);
