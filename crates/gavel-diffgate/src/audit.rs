@@ -1,5 +1,7 @@
 //! The gate's audit trail (LLD #171 requirement 7): every decision, with its time and the
-//! flagged files, appended as one JSON line to a log file that survives the process.
+//! flagged files, appended as one JSON line to a log file that survives the process (by
+//! default [`DEFAULT_AUDIT_LOG`](crate::DEFAULT_AUDIT_LOG), a file a team commits), and handed
+//! back to the caller so a workflow can keep a copy in its lineage (see the crate docs).
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -40,12 +42,17 @@ pub struct AuditEvent {
 }
 
 /// Appends `event` to the JSON-lines file at `path`, creating the file and its parent
-/// directories. The line goes out in one `write` on a file opened with `O_APPEND`, so
-/// concurrent gates never interleave their lines, and is flushed to disk before this returns:
-/// an approval is not recorded until it is durable.
-pub fn append_audit(path: &Path, event: &AuditEvent) -> Result<(), DiffGateError> {
-    let mut line = serde_json::to_vec(event).map_err(DiffGateError::EncodeAudit)?;
-    line.push(b'\n');
+/// directories, and returns the exact line written (the JSON object and its `\n`). The line goes
+/// out in one `write` on a file opened with `O_APPEND`, so concurrent gates never interleave
+/// their lines, and is flushed to disk before this returns: an approval is not recorded until
+/// it is durable.
+///
+/// A workflow that runs the gate writes the returned line, byte for byte, into its lineage
+/// folder (the crate docs' "audit record" contract); nothing is returned unless the team's log
+/// has the line, so the copy never claims a decision the log lacks.
+pub fn append_audit(path: &Path, event: &AuditEvent) -> Result<String, DiffGateError> {
+    let mut line = serde_json::to_string(event).map_err(DiffGateError::EncodeAudit)?;
+    line.push('\n');
     let failed = |source| DiffGateError::WriteAudit {
         path: path.to_path_buf(),
         source,
@@ -58,7 +65,8 @@ pub fn append_audit(path: &Path, event: &AuditEvent) -> Result<(), DiffGateError
         .append(true)
         .open(path)
         .map_err(failed)?;
-    file.write_all(&line).map_err(failed)?;
+    file.write_all(line.as_bytes()).map_err(failed)?;
     file.flush().map_err(failed)?;
-    file.sync_data().map_err(failed)
+    file.sync_data().map_err(failed)?;
+    Ok(line)
 }

@@ -8,7 +8,8 @@
 //! end of input rejects; no answer within the timeout (30 minutes by default) rejects. Nothing
 //! skips or pre-answers it: it has no `--auto`, reads no variable, and without a terminal it
 //! never approves: it exits at once with its own exit code, leaving the changes staged. Every
-//! decision is appended to `.gavel/audit.jsonl`.
+//! decision is appended to the team's audit log (`[diff_gate] audit_log`, default
+//! `docs/audit/diff-gate.jsonl`: a file to commit, not one `.gitignore` hides).
 //!
 //! Exempt: gavel's own lineage-only commits (files under the lineage, issues and ideas folders
 //! only), which the issue workflow makes without code changes.
@@ -56,7 +57,9 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, state_dir: Option<PathBuf>) -> Result<
         return Ok(Exit::Success);
     }
     let flagged: Vec<String> = analysis.flagged().iter().map(|f| f.path.clone()).collect();
-    let audit_path = ctx.settings.state_dir.join("audit.jsonl");
+    // In the repository gavel runs in (where gavel.toml is), also when --worktree reviews
+    // another worktree: the team's log stays in one place.
+    let audit_path = ctx.settings.repo_root.join(&ctx.settings.audit_log);
     let audit = |decision: Decision, reason: Option<String>| -> Result<(), CliError> {
         let event = AuditEvent {
             timestamp: ctx.clock.now_rfc3339(),
@@ -66,7 +69,13 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, state_dir: Option<PathBuf>) -> Result<
             repo: repo.display().to_string(),
             reason,
         };
-        gavel_diffgate::append_audit(&audit_path, &event).map_err(|e| CliError::from_error(&e))
+        gavel_diffgate::append_audit(&audit_path, &event)
+            .map(drop)
+            .map_err(|e| {
+                CliError::from_error(&e).hint(
+                    "nothing was committed; fix the path or set [diff_gate] audit_log in gavel.toml",
+                )
+            })
     };
 
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();

@@ -28,8 +28,15 @@ fn replaced_state_py() -> Env {
     env
 }
 
+/// Where the gate's decisions go by default: a file the team commits.
+const AUDIT_LOG: &str = "docs/audit/diff-gate.jsonl";
+
 fn audit(env: &Env) -> Vec<Value> {
-    std::fs::read_to_string(env.repo.join(".gavel/audit.jsonl"))
+    audit_at(env, AUDIT_LOG)
+}
+
+fn audit_at(env: &Env, path: &str) -> Vec<Value> {
+    std::fs::read_to_string(env.repo.join(path))
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str(l).expect("audit line is JSON"))
@@ -175,6 +182,42 @@ fn t140_without_a_terminal_it_aborts_at_once_with_its_own_code() {
     );
     assert!(staged(&env).contains("src/state.py"));
     assert_eq!(audit(&env)[0]["decision"], "ABORTED_NON_INTERACTIVE");
+}
+
+#[test]
+fn issue10_the_audit_record_goes_to_a_file_the_team_can_commit() {
+    // Regression (issue 10, defect 3): the record went to .gavel/audit.jsonl, which gavel init
+    // puts in .gitignore, so no team ever saw it.
+    let env = replaced_state_py();
+    let gate = |env: &Env| {
+        env.gavel(&["diff-gate"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run")
+    };
+    assert_exit(&gate(&env), 6);
+    assert_eq!(audit(&env).len(), 1);
+    assert!(!env.repo.join(".gavel/audit.jsonl").exists());
+    let status = env.git(&["status", "--porcelain", "--untracked-files=all"]);
+    assert!(
+        status.lines().any(|l| l == format!("?? {AUDIT_LOG}")),
+        "git sees the log, ready to commit:\n{status}"
+    );
+    // [diff_gate] audit_log moves it, relative to the repository root.
+    env.set_config_line("audit_log", "audit_log = \"audit/gate.jsonl\"");
+    assert_exit(&gate(&env), 6);
+    assert_eq!(audit(&env).len(), 1, "the old log is not written");
+    let moved = audit_at(&env, "audit/gate.jsonl");
+    assert_eq!(moved[0]["decision"], "ABORTED_NON_INTERACTIVE");
+    // A path outside the repository is refused before anything is reviewed.
+    env.set_config_line("audit_log", "audit_log = \"../outside.jsonl\"");
+    let out = gate(&env);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("diff_gate.audit_log"),
+        "{}",
+        show_output(&out)
+    );
 }
 
 #[test]

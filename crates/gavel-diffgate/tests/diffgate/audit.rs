@@ -1,7 +1,7 @@
 //! The audit trail: one JSON object per line, appended, with the fields LLD #171 requires
 //! (timestamp, decision, flagged files).
 
-use gavel_diffgate::{AuditEvent, Decision, append_audit};
+use gavel_diffgate::{AuditEvent, DEFAULT_AUDIT_LOG, Decision, append_audit};
 
 fn event(decision: Decision, reason: Option<&str>) -> AuditEvent {
     AuditEvent {
@@ -71,4 +71,33 @@ fn unwritable_audit_log_is_an_error() {
         matches!(err, gavel_diffgate::DiffGateError::WriteAudit { .. }),
         "{err:?}"
     );
+}
+
+#[test]
+fn issue10_append_audit_returns_the_line_it_wrote() {
+    // Regression (issue 10, defect 3): a workflow must copy its gate's record into its lineage
+    // folder, so the record written to the team's log is handed back, byte for byte.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(DEFAULT_AUDIT_LOG);
+    let first = append_audit(&path, &event(Decision::Rejected, Some("end of input"))).unwrap();
+    let second = append_audit(&path, &event(Decision::Approved, None)).unwrap();
+    assert!(
+        first.ends_with('\n') && first.matches('\n').count() == 1,
+        "{first:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        format!("{first}{second}")
+    );
+    let parsed: AuditEvent = serde_json::from_str(&second).unwrap();
+    assert_eq!(parsed, event(Decision::Approved, None));
+}
+
+#[test]
+fn the_default_audit_log_is_outside_gavels_ignored_state_folder() {
+    assert!(
+        !DEFAULT_AUDIT_LOG.starts_with(".gavel"),
+        "{DEFAULT_AUDIT_LOG}"
+    );
+    assert!(std::path::Path::new(DEFAULT_AUDIT_LOG).is_relative());
 }
