@@ -24,7 +24,10 @@ pub enum Decision {
 }
 
 /// One audit record: `{"timestamp":..., "decision":"APPROVED", "flagged_files":[...],
-/// "files_changed":3, "repo":"...", "reason":...}` (`reason` only when set).
+/// "files_changed":3, "repo":"...", "reason":..., "bypass_attempted":true,
+/// "bypass_attempts":["--yes","GAVEL_AUTO_APPROVE"]}` (`reason` only when set,
+/// `bypass_attempts` only when not empty). Fields are only ever added, with defaults, so older
+/// lines still parse.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditEvent {
     /// When the decision was made, RFC 3339 (the caller's clock).
@@ -39,6 +42,16 @@ pub struct AuditEvent {
     /// Why, when the decision alone does not say (e.g. "timed out after 30 minutes").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Someone tried to skip or pre-answer the gate (a `--yes`-style flag, a `GAVEL_*`
+    /// variable; see [`bypass_variables`](crate::bypass_variables)). The decision is still only
+    /// a person's. Always written (`false` in lines from before the field existed); written as
+    /// `true` whenever `bypass_attempts` is not empty.
+    #[serde(default)]
+    pub bypass_attempted: bool,
+    /// What was tried: flag names (`--yes`) and variable names (`GAVEL_AUTO_APPROVE`), never a
+    /// variable's value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bypass_attempts: Vec<String>,
 }
 
 /// Appends `event` to the JSON-lines file at `path`, creating the file and its parent
@@ -51,7 +64,16 @@ pub struct AuditEvent {
 /// folder (the crate docs' "audit record" contract); nothing is returned unless the team's log
 /// has the line, so the copy never claims a decision the log lacks.
 pub fn append_audit(path: &Path, event: &AuditEvent) -> Result<String, DiffGateError> {
-    let mut line = serde_json::to_string(event).map_err(DiffGateError::EncodeAudit)?;
+    let mut line = if event.bypass_attempts.is_empty() || event.bypass_attempted {
+        serde_json::to_string(event)
+    } else {
+        // A named attempt is an attempt, whatever the caller set.
+        serde_json::to_string(&AuditEvent {
+            bypass_attempted: true,
+            ..event.clone()
+        })
+    }
+    .map_err(DiffGateError::EncodeAudit)?;
     line.push('\n');
     let failed = |source| DiffGateError::WriteAudit {
         path: path.to_path_buf(),

@@ -73,6 +73,13 @@
 //! `append_audit` returned, so the lineage never holds a decision the team's log lacks, and the
 //! two can be matched byte for byte.
 //!
+//! **Bypass attempts.** The gate cannot be skipped, but every attempt is recorded: each record
+//! carries `bypass_attempted` and, when true, `bypass_attempts`, naming the `--yes`-style flags
+//! and the `GAVEL_*` variables ([`bypass_variables`]; names only, never values) that tried to
+//! pre-answer or skip it. Running without a terminal is recorded by the decision itself
+//! (`ABORTED_NON_INTERACTIVE`), not as an attempt: CI runs the gate that way without trying
+//! anything.
+//!
 //! **Format.** JSON lines; fields are only ever added, never renamed or removed, and added
 //! fields have defaults, so every older line still parses as an [`AuditEvent`]. Readers should
 //! ignore fields they do not know.
@@ -84,6 +91,7 @@
 
 mod analyze;
 mod audit;
+mod bypass;
 mod catfile;
 mod classify;
 mod error;
@@ -94,6 +102,7 @@ mod sanitize;
 
 pub use analyze::{Analysis, FileAnalysis, analyze_staged};
 pub use audit::{AuditEvent, Decision, append_audit};
+pub use bypass::{KNOWN_VARIABLES, bypass_variables};
 pub use classify::{ChangeType, change_ratio, classify, lost_most_lines};
 pub use error::DiffGateError;
 pub use report::{MAX_LINE_CHARS, report};

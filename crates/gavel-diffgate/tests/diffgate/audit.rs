@@ -11,6 +11,8 @@ fn event(decision: Decision, reason: Option<&str>) -> AuditEvent {
         files_changed: 3,
         repo: "/work/repo".to_owned(),
         reason: reason.map(str::to_owned),
+        bypass_attempted: false,
+        bypass_attempts: Vec::new(),
     }
 }
 
@@ -39,6 +41,7 @@ fn t130_audit_event_is_one_json_line() {
             "flagged_files": ["src/state.py", "old.rs -> new.rs"],
             "files_changed": 3,
             "repo": "/work/repo",
+            "bypass_attempted": false,
         })
     );
     let second: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
@@ -100,4 +103,34 @@ fn the_default_audit_log_is_outside_gavels_ignored_state_folder() {
         "{DEFAULT_AUDIT_LOG}"
     );
     assert!(std::path::Path::new(DEFAULT_AUDIT_LOG).is_relative());
+}
+
+#[test]
+fn issue10_bypass_attempts_are_recorded_by_name() {
+    // Regression (issue 10, defect 4): records had no bypass_attempted (seed 004).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let mut e = event(Decision::AbortedNonInteractive, None);
+    e.bypass_attempted = true;
+    e.bypass_attempts = vec!["--yes".to_owned(), "GAVEL_AUTO_APPROVE".to_owned()];
+    let line = append_audit(&path, &e).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(value["bypass_attempted"], true);
+    assert_eq!(
+        value["bypass_attempts"],
+        serde_json::json!(["--yes", "GAVEL_AUTO_APPROVE"])
+    );
+    // A named attempt is always written as an attempt.
+    e.bypass_attempted = false;
+    let value: serde_json::Value = serde_json::from_str(&append_audit(&path, &e).unwrap()).unwrap();
+    assert_eq!(value["bypass_attempted"], true, "{value}");
+}
+
+#[test]
+fn lines_written_before_the_bypass_fields_still_parse() {
+    let old = r#"{"timestamp":"2026-01-30T14:33:20Z","decision":"REJECTED","flagged_files":["a.rs"],"files_changed":1,"repo":"/r","reason":"end of input"}"#;
+    let parsed: AuditEvent = serde_json::from_str(old).unwrap();
+    assert!(!parsed.bypass_attempted);
+    assert!(parsed.bypass_attempts.is_empty());
+    assert_eq!(parsed.reason.as_deref(), Some("end of input"));
 }
