@@ -69,6 +69,7 @@ struct LimitsConfig {
 #[serde(deny_unknown_fields)]
 struct DiffGateConfig {
     approval_timeout_secs: Option<u64>,
+    audit_log: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -125,6 +126,9 @@ pub struct Settings {
     pub prices: gavel_llm::PriceTable,
     /// How long `gavel diff-gate` waits for `approve` before it rejects.
     pub approval_timeout: std::time::Duration,
+    /// Where the diff gate appends its decisions, relative to `repo_root` (default
+    /// [`gavel_diffgate::DEFAULT_AUDIT_LOG`], a file the team commits).
+    pub audit_log: PathBuf,
     /// Sync every artifact and every checkpoint to disk (survives power loss, not only kill -9).
     pub fsync: bool,
 }
@@ -276,6 +280,14 @@ impl Settings {
                 1800,
                 "approval_timeout_secs",
             )?,
+            audit_log: relative(
+                "diff_gate.audit_log",
+                config
+                    .diff_gate
+                    .audit_log
+                    .as_deref()
+                    .unwrap_or(gavel_diffgate::DEFAULT_AUDIT_LOG),
+            )?,
             fsync: config.storage.fsync.unwrap_or(false),
         })
     }
@@ -309,6 +321,7 @@ fn relative(key: &str, value: &str) -> Result<PathBuf, CliError> {
 
 /// The text `gavel init` writes.
 pub fn default_config_text() -> String {
+    let audit_log = gavel_diffgate::DEFAULT_AUDIT_LOG;
     format!(
         r#"# gavel configuration. See the README's configuration section.
 
@@ -334,6 +347,8 @@ total_secs = 600            # longest a model call may take
 
 [diff_gate]
 approval_timeout_secs = 1800  # no `approve` within this long: the diff gate rejects
+# Every decision of the diff gate, one JSON line each. Commit it: it is the team's audit trail.
+audit_log = "{audit_log}"
 
 [tracker]
 kind = "local"
@@ -385,5 +400,28 @@ mod tests {
         assert!(e.message.contains("max_iteration"), "{}", e.message);
         let e = load("[paths]\nlineage = \"../out\"\n").expect_err("escape");
         assert!(e.message.contains("../out"), "{}", e.message);
+    }
+
+    #[test]
+    fn issue10_the_audit_log_defaults_to_a_tracked_file_and_can_be_moved() {
+        // Regression (issue 10, defect 3): the record went to .gavel/, which git ignores.
+        let s = load("").expect("valid");
+        assert_eq!(s.audit_log, PathBuf::from("docs/audit/diff-gate.jsonl"));
+        assert!(!s.audit_log.starts_with(".gavel"));
+        let s = load(&default_config_text()).expect("valid");
+        assert_eq!(
+            s.audit_log,
+            PathBuf::from(gavel_diffgate::DEFAULT_AUDIT_LOG)
+        );
+        let s = load("[diff_gate]\naudit_log = \"audit/gate.jsonl\"\napproval_timeout_secs = 5\n")
+            .expect("valid");
+        assert_eq!(s.audit_log, PathBuf::from("audit/gate.jsonl"));
+        assert_eq!(s.approval_timeout, std::time::Duration::from_secs(5));
+        for bad in ["../gate.jsonl", "/tmp/gate.jsonl", " "] {
+            let e = load(&format!("[diff_gate]\naudit_log = {bad:?}\n")).expect_err(bad);
+            assert!(e.message.contains("diff_gate.audit_log"), "{}", e.message);
+        }
+        let e = load("[diff_gate]\naudit_path = \"x\"\n").expect_err("unknown key");
+        assert!(e.message.contains("audit_path"), "{}", e.message);
     }
 }

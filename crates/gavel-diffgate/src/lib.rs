@@ -5,7 +5,7 @@
 //! This crate is the half of the gate that looks at the repository. It never prints, prompts
 //! or reads the terminal: [`analyze_staged`] returns an [`Analysis`], [`report`] returns the
 //! (already sanitized) text to show, and [`append_audit`] records the decision the CLI obtained
-//! from a person. The `gavel diff-gate` command in `gavel-cli` does the asking and maps the
+//! from a person and returns the record it wrote. The `gavel diff-gate` command in `gavel-cli` does the asking and maps the
 //! outcome to exit codes.
 //!
 //! # Rules
@@ -13,8 +13,9 @@
 //! * `change_ratio = (added + deleted) / (original_lines * 2)`, clamped to `[0, 1]`
 //!   ([`change_ratio`]).
 //! * **REPLACED** when `deleted > 0.5 * original_lines` and `added > 0`.
-//! * **NEW** (not in `HEAD`): ratio 1.0 and *not* flagged. The gate protects existing code; new
-//!   files still appear in the `--stat` summary.
+//! * **NEW** (not in `HEAD`): ratio 1.0 and *not* flagged. The gate protects existing code, but
+//!   a person must still see everything the commit adds: the report lists every new file after
+//!   the `--stat` summary, marked `NEW`, with its line count.
 //! * **DELETED**: ratio 1.0, always flagged.
 //! * A file is flagged when `change_ratio > THRESHOLD` ([`THRESHOLD`] is hard-coded to 0.5, as
 //!   the LLD decided), or it is REPLACED, or it is DELETED ([`classify`]).
@@ -57,6 +58,32 @@
 //! dropped.) [`report`] runs one `git diff --cached --stat` plus one `git diff` per *flagged*
 //! file, each stopped after [`MAX_DIFF_LINES`] lines. `bench/diff-gate.sh` measures both.
 //!
+//! # The audit record
+//!
+//! [`append_audit`] appends one JSON line per decision ([`AuditEvent`]) to the log a team keeps
+//! and returns the exact line it wrote, newline included. gavel's default log is
+//! [`DEFAULT_AUDIT_LOG`], relative to the repository root: a file meant to be committed (unlike
+//! `.gavel/`, which `gavel init` ignores), so the record travels with the history it judged.
+//! `[diff_gate] audit_log` in `gavel.toml` moves it.
+//!
+//! **Contract for workflows.** A workflow that runs the gate (the implementation workflow runs
+//! it before its merge) must keep a copy of every record its gate wrote in its own lineage
+//! folder: for each decision, in order, it writes the line `append_audit` returned, unchanged,
+//! into a lineage artifact (one JSON line per decision). It writes the copy only after
+//! `append_audit` returned, so the lineage never holds a decision the team's log lacks, and the
+//! two can be matched byte for byte.
+//!
+//! **Bypass attempts.** The gate cannot be skipped, but every attempt is recorded: each record
+//! carries `bypass_attempted` and, when true, `bypass_attempts`, naming the `--yes`-style flags
+//! and the `GAVEL_*` variables ([`bypass_variables`]; names only, never values) that tried to
+//! pre-answer or skip it. Running without a terminal is recorded by the decision itself
+//! (`ABORTED_NON_INTERACTIVE`), not as an attempt: CI runs the gate that way without trying
+//! anything.
+//!
+//! **Format.** JSON lines; fields are only ever added, never renamed or removed, and added
+//! fields have defaults, so every older line still parses as an [`AuditEvent`]. Readers should
+//! ignore fields they do not know.
+//!
 //! # Errors
 //!
 //! Every function fails closed with a [`DiffGateError`]: when the staged changes cannot be
@@ -64,6 +91,7 @@
 
 mod analyze;
 mod audit;
+mod bypass;
 mod catfile;
 mod classify;
 mod error;
@@ -74,6 +102,7 @@ mod sanitize;
 
 pub use analyze::{Analysis, FileAnalysis, analyze_staged};
 pub use audit::{AuditEvent, Decision, append_audit};
+pub use bypass::{KNOWN_VARIABLES, bypass_variables};
 pub use classify::{ChangeType, change_ratio, classify, lost_most_lines};
 pub use error::DiffGateError;
 pub use report::{MAX_LINE_CHARS, report};
@@ -85,3 +114,8 @@ pub const THRESHOLD: f64 = 0.5;
 
 /// At most this many lines of each flagged file's diff go into the report.
 pub const MAX_DIFF_LINES: usize = 500;
+
+/// Where gavel appends the gate's decisions unless `[diff_gate] audit_log` says otherwise,
+/// relative to the repository root. A tracked folder next to `docs/issues` and
+/// `docs/lineage`, so the team commits and reviews it; `.gavel/` would be ignored by git.
+pub const DEFAULT_AUDIT_LOG: &str = "docs/audit/diff-gate.jsonl";

@@ -1,7 +1,8 @@
 //! [`report`]: the text a person reads before approving a commit (LLD #171 §2.5 step 5): the
-//! `git diff --cached --stat` summary, then for every flagged file a WARNING banner with its
-//! before/after line counts and its actual diff, capped at [`MAX_DIFF_LINES`] lines. All of it
-//! is sanitized, because it quotes file contents and names straight onto a terminal.
+//! `git diff --cached --stat` summary, every NEW file with its line count, then for every
+//! flagged file a WARNING banner with its before/after line counts and its actual diff, capped
+//! at [`MAX_DIFF_LINES`] lines. All of it is sanitized, because it quotes file contents and
+//! names straight onto a terminal.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
@@ -45,6 +46,8 @@ pub fn report(repo: &Path, analysis: &Analysis) -> Result<String, DiffGateError>
     }
     out.push('\n');
 
+    new_files(&mut out, analysis);
+
     let binaries: Vec<&FileAnalysis> = analysis.files.iter().filter(|f| f.binary).collect();
     if !binaries.is_empty() {
         out.push_str("Binary files (no lines to count):\n");
@@ -78,6 +81,30 @@ pub fn report(repo: &Path, analysis: &Analysis) -> Result<String, DiffGateError>
         diff(repo, file, &mut out)?;
     }
     Ok(crate::sanitize(&out))
+}
+
+/// Lists every NEW file with its line count. git's `--stat` shows a new file like any other
+/// change, and new files are never flagged, so without this block a person could approve a
+/// commit without noticing what it adds.
+fn new_files(out: &mut String, analysis: &Analysis) {
+    let new: Vec<&FileAnalysis> = analysis
+        .files
+        .iter()
+        .filter(|f| f.change_type == ChangeType::New)
+        .collect();
+    if new.is_empty() {
+        return;
+    }
+    out.push_str("New files (not flagged: the gate protects existing code; still committed):\n");
+    for file in new {
+        let size = if file.binary {
+            "binary file".to_owned()
+        } else {
+            plural_u64(file.new_lines, "line")
+        };
+        let _ = writeln!(out, "  NEW  {} ({size})", shown(file));
+    }
+    out.push('\n');
 }
 
 fn banner(out: &mut String, file: &FileAnalysis) {
@@ -283,6 +310,10 @@ fn shell_quoted(path: &str) -> String {
 }
 
 fn plural(n: usize, word: &str) -> String {
+    plural_u64(u64::try_from(n).unwrap_or(u64::MAX), word)
+}
+
+fn plural_u64(n: u64, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
     } else {

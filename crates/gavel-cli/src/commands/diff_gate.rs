@@ -1,14 +1,17 @@
 //! `gavel diff-gate`: the review of staged changes that every gavel workflow runs before it
 //! commits code (seed 004, in gavel's terms).
 //!
-//! It analyses the staged changes in one pass (see `gavel-diffgate`), prints the `--stat`
-//! summary, a WARNING banner per file over the 50% change ratio (REPLACED and DELETED called
-//! out) with before/after line counts and the file's diff (capped at 500 lines), and then
-//! waits for a person to type `approve`. Anything else but `reject` is asked again; end of
-//! input rejects; no answer within the timeout (30 minutes by default) rejects. Nothing skips or
-//! pre-answers it: it has no `--auto`, reads no variable, and without a terminal it never
-//! approves: it exits at once with its own exit code, leaving the changes staged. Every decision
-//! is appended to `.gavel/audit.jsonl`.
+//! It analyses the staged changes in one pass (see `gavel-diffgate`), prints the report once
+//! (the `--stat` summary, every NEW file with its line count, the counts, and a WARNING banner
+//! per flagged file with before/after line counts and the file's diff, capped at 500 lines),
+//! and then waits for a person to type `approve`. Anything else but `reject` is asked again;
+//! end of input rejects; no answer within the timeout (30 minutes by default) rejects. Nothing
+//! skips or pre-answers it, and without a terminal it never approves: it exits at once with its
+//! own exit code, leaving the changes staged. Attempts are noticed, warned about and recorded,
+//! never obeyed: the hidden flags `--yes`/`-y`, `--auto`, `--force`, `--no-verify`, `--skip`
+//! and `--approve`, and `GAVEL_*` variables that look like answers (their names only). Every
+//! decision is appended to the team's audit log (`[diff_gate] audit_log`, default
+//! `docs/audit/diff-gate.jsonl`: a file to commit, not one `.gitignore` hides).
 //!
 //! Exempt: gavel's own lineage-only commits (files under the lineage, issues and ideas folders
 //! only), which the issue workflow makes without code changes.
@@ -33,6 +36,58 @@ pub struct DiffGateArgs {
     /// Review the staged changes of this worktree instead of the current repository.
     #[arg(long, value_name = "PATH")]
     pub worktree: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub bypass: BypassFlags,
+}
+
+/// Flags people (and agents) reach for to skip a prompt. Accepted so the attempt can be
+/// recorded, hidden from `--help`, and they change nothing: the gate still asks.
+#[derive(Debug, Args)]
+pub struct BypassFlags {
+    #[arg(long, short = 'y', hide = true)]
+    yes: bool,
+    #[arg(long, hide = true)]
+    auto: bool,
+    #[arg(long, hide = true)]
+    force: bool,
+    #[arg(long, hide = true)]
+    no_verify: bool,
+    #[arg(long, hide = true)]
+    skip: bool,
+    #[arg(long, hide = true)]
+    approve: bool,
+}
+
+impl BypassFlags {
+    /// The flags given, by their long names (`-y` is `--yes`).
+    fn given(&self) -> Vec<String> {
+        [
+            (self.yes, "--yes"),
+            (self.auto, "--auto"),
+            (self.force, "--force"),
+            (self.no_verify, "--no-verify"),
+            (self.skip, "--skip"),
+            (self.approve, "--approve"),
+        ]
+        .into_iter()
+        .filter(|(given, _)| *given)
+        .map(|(_, name)| name.to_owned())
+        .collect()
+    }
+}
+
+/// Every attempt to skip or pre-answer the gate: the hidden flags, then the `GAVEL_*`
+/// variables that look like answers (names only; values are never read).
+fn bypass_attempts(flags: &BypassFlags) -> Vec<String> {
+    let names: Vec<String> = std::env::vars_os()
+        .map(|(name, _)| name.to_string_lossy().into_owned())
+        .collect();
+    let mut attempts = flags.given();
+    attempts.extend(gavel_diffgate::bypass_variables(
+        names.iter().map(String::as_str),
+    ));
+    attempts
 }
 
 pub fn cmd_diff_gate(args: &DiffGateArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
@@ -40,6 +95,13 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, state_dir: Option<PathBuf>) -> Result<
         state_dir,
         ..Overrides::default()
     })?;
+    let attempts = bypass_attempts(&args.bypass);
+    for attempt in &attempts {
+        ctx.ui.info(&format!(
+            "warning: ignored {}: the diff gate cannot be skipped",
+            sanitize(attempt)
+        ));
+    }
     let repo = match &args.worktree {
         Some(p) => Git::discover(&context::absolute(p))
             .map_err(|e| CliError::error(e.to_string()).hint("--worktree must be a git worktree"))?
@@ -56,7 +118,9 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, state_dir: Option<PathBuf>) -> Result<
         return Ok(Exit::Success);
     }
     let flagged: Vec<String> = analysis.flagged().iter().map(|f| f.path.clone()).collect();
-    let audit_path = ctx.settings.state_dir.join("audit.jsonl");
+    // In the repository gavel runs in (where gavel.toml is), also when --worktree reviews
+    // another worktree: the team's log stays in one place.
+    let audit_path = ctx.settings.repo_root.join(&ctx.settings.audit_log);
     let audit = |decision: Decision, reason: Option<String>| -> Result<(), CliError> {
         let event = AuditEvent {
             timestamp: ctx.clock.now_rfc3339(),
@@ -65,8 +129,16 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, state_dir: Option<PathBuf>) -> Result<
             files_changed: analysis.files.len(),
             repo: repo.display().to_string(),
             reason,
+            bypass_attempted: !attempts.is_empty(),
+            bypass_attempts: attempts.clone(),
         };
-        gavel_diffgate::append_audit(&audit_path, &event).map_err(|e| CliError::from_error(&e))
+        gavel_diffgate::append_audit(&audit_path, &event)
+            .map(drop)
+            .map_err(|e| {
+                CliError::from_error(&e).hint(
+                    "nothing was committed; fix the path or set [diff_gate] audit_log in gavel.toml",
+                )
+            })
     };
 
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
@@ -88,20 +160,8 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, state_dir: Option<PathBuf>) -> Result<
     }
 
     let report = gavel_diffgate::report(&repo, &analysis).map_err(|e| CliError::from_error(&e))?;
+    // The report already says how many files are staged and which are flagged: printed once.
     ctx.ui.out(&report);
-    if flagged.is_empty() {
-        ctx.ui.info(&format!(
-            "{} file(s) staged, none flagged.",
-            analysis.files.len()
-        ));
-    } else {
-        ctx.ui.info(&format!(
-            "{} of {} file(s) flagged: {}",
-            flagged.len(),
-            analysis.files.len(),
-            sanitize(&flagged.join(", "))
-        ));
-    }
     let timeout = ctx.settings.approval_timeout;
     let answers = spawn_reader();
     loop {

@@ -1,6 +1,7 @@
 //! `gavel diff-gate`, end to end: typed approval through a real terminal, rejection, re-asking,
 //! end of input, the approval timeout, the audit log, failing fast without a terminal, and
-//! every bypass attempt (`--auto`, gavel's variables, closed stdin, `approve` piped in).
+//! every bypass attempt (`--yes`/`--auto`-style flags, gavel's variables, closed stdin,
+//! `approve` piped in), which must change nothing and be recorded.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -28,8 +29,15 @@ fn replaced_state_py() -> Env {
     env
 }
 
+/// Where the gate's decisions go by default: a file the team commits.
+const AUDIT_LOG: &str = "docs/audit/diff-gate.jsonl";
+
 fn audit(env: &Env) -> Vec<Value> {
-    std::fs::read_to_string(env.repo.join(".gavel/audit.jsonl"))
+    audit_at(env, AUDIT_LOG)
+}
+
+fn audit_at(env: &Env, path: &str) -> Vec<Value> {
+    std::fs::read_to_string(env.repo.join(path))
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str(l).expect("audit line is JSON"))
@@ -85,6 +93,28 @@ fn t080_t120_typing_approve_approves_and_pr165_is_flagged_replaced() {
         "only the flagged file: {}",
         log[0]
     );
+}
+
+#[test]
+fn issue10_the_summary_lists_new_files_and_is_printed_once() {
+    // Regression (issue 10, defects 1 and 2): new files were not called out, and the counts
+    // were printed twice (by the report and again by the command after it).
+    let env = replaced_state_py();
+    let mut p = spawn(&env, &["diff-gate"]);
+    let shown = p.exp_string(PROMPT).expect("prompt");
+    assert!(shown.contains("NEW  src/small.py (1 line)"), "{shown}");
+    assert_eq!(
+        shown
+            .matches("2 files staged; 1 flagged for review")
+            .count(),
+        1,
+        "{shown}"
+    );
+    assert_eq!(shown.matches("2 files changed, ").count(), 1, "{shown}");
+    assert!(!shown.contains("file(s)"), "summary repeated: {shown}");
+    p.send_line("reject").expect("reject");
+    p.exp_eof().expect("eof");
+    assert_eq!(exit_code(&p), 5);
 }
 
 #[test]
@@ -156,11 +186,55 @@ fn t140_without_a_terminal_it_aborts_at_once_with_its_own_code() {
 }
 
 #[test]
+fn issue10_the_audit_record_goes_to_a_file_the_team_can_commit() {
+    // Regression (issue 10, defect 3): the record went to .gavel/audit.jsonl, which gavel init
+    // puts in .gitignore, so no team ever saw it.
+    let env = replaced_state_py();
+    let gate = |env: &Env| {
+        env.gavel(&["diff-gate"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run")
+    };
+    assert_exit(&gate(&env), 6);
+    assert_eq!(audit(&env).len(), 1);
+    assert!(!env.repo.join(".gavel/audit.jsonl").exists());
+    let status = env.git(&["status", "--porcelain", "--untracked-files=all"]);
+    assert!(
+        status.lines().any(|l| l == format!("?? {AUDIT_LOG}")),
+        "git sees the log, ready to commit:\n{status}"
+    );
+    // [diff_gate] audit_log moves it, relative to the repository root.
+    env.set_config_line("audit_log", "audit_log = \"audit/gate.jsonl\"");
+    assert_exit(&gate(&env), 6);
+    assert_eq!(audit(&env).len(), 1, "the old log is not written");
+    let moved = audit_at(&env, "audit/gate.jsonl");
+    assert_eq!(moved[0]["decision"], "ABORTED_NON_INTERACTIVE");
+    // A path outside the repository is refused before anything is reviewed.
+    env.set_config_line("audit_log", "audit_log = \"../outside.jsonl\"");
+    let out = gate(&env);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("diff_gate.audit_log"),
+        "{}",
+        show_output(&out)
+    );
+}
+
+#[test]
 fn t110_bypass_attempts_never_approve() {
     let env = replaced_state_py();
-    // --auto does not exist for the gate.
-    let out = env.run(&["diff-gate", "--auto"]);
-    assert_exit(&out, 2);
+    // --auto is accepted only to be recorded: without a terminal the gate still aborts.
+    let out = env
+        .gavel(&["diff-gate", "--auto"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert_exit(&out, 6);
+    assert_eq!(
+        audit(&env)[0]["bypass_attempts"],
+        serde_json::json!(["--auto"])
+    );
     // Every gavel variable, and some that sound like approval.
     let mut cmd = env.gavel(&["diff-gate"]);
     for (k, v) in [
@@ -190,15 +264,115 @@ fn t110_bypass_attempts_never_approve() {
         &env.gavel(&["diff-gate"]).stdin(file).output().expect("run"),
         6,
     );
-    let decisions: Vec<_> = audit(&env)
+    let log = audit(&env);
+    let decisions: Vec<_> = log
         .iter()
         .map(|e| e["decision"].as_str().unwrap_or_default().to_owned())
         .collect();
-    assert!(
-        decisions.iter().all(|d| d == "ABORTED_NON_INTERACTIVE"),
-        "{decisions:?}"
+    assert_eq!(decisions, ["ABORTED_NON_INTERACTIVE"; 4]);
+    // The variables that look like answers are named; gavel's own hooks and CI are not.
+    assert_eq!(
+        log[1]["bypass_attempts"],
+        serde_json::json!([
+            "GAVEL_APPROVE",
+            "GAVEL_AUTO",
+            "GAVEL_DIFF_GATE",
+            "GAVEL_NONINTERACTIVE"
+        ]),
+        "{}",
+        log[1]
     );
-    assert!(!decisions.is_empty());
+    // Nothing was tried in the last two: no terminal alone is the decision, not an attempt.
+    for record in &log[2..] {
+        assert_eq!(record["bypass_attempted"], false, "{record}");
+        assert!(record.get("bypass_attempts").is_none(), "{record}");
+    }
+}
+
+#[test]
+fn issue10_yes_flag_and_approve_variable_are_recorded_and_change_nothing() {
+    // Regression (issue 10, defect 4): attempts to skip the gate were refused (--auto) or
+    // silently ignored (variables) and never recorded.
+    let env = replaced_state_py();
+    let out = env
+        .gavel(&["diff-gate", "--yes"])
+        .env("GAVEL_AUTO_APPROVE", "secret-value-1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert_exit(&out, 6);
+    let err = stderr(&out);
+    let yes = err
+        .find("warning: ignored --yes: the diff gate cannot be skipped")
+        .unwrap_or_else(|| panic!("{}", show_output(&out)));
+    let var = err
+        .find("warning: ignored GAVEL_AUTO_APPROVE: the diff gate cannot be skipped")
+        .unwrap_or_else(|| panic!("{}", show_output(&out)));
+    let abort = err
+        .find("approval needs a person at a terminal")
+        .unwrap_or_else(|| panic!("{}", show_output(&out)));
+    assert!(yes < abort && var < abort, "{}", show_output(&out));
+    let log = audit(&env);
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0]["decision"], "ABORTED_NON_INTERACTIVE");
+    assert_eq!(log[0]["bypass_attempted"], true);
+    assert_eq!(
+        log[0]["bypass_attempts"],
+        serde_json::json!(["--yes", "GAVEL_AUTO_APPROVE"])
+    );
+    let text = std::fs::read_to_string(env.repo.join(AUDIT_LOG)).expect("log");
+    assert!(
+        !text.contains("secret-value-1"),
+        "a value was recorded: {text}"
+    );
+    assert!(!err.contains("secret-value-1"), "a value was shown: {err}");
+    assert!(staged(&env).contains("src/state.py"));
+}
+
+#[test]
+fn issue10_yes_at_a_terminal_still_asks_and_the_approval_records_the_attempt() {
+    let env = replaced_state_py();
+    let mut p = spawn(&env, &["diff-gate", "-y", "--force", "--no-verify"]);
+    let shown = p.exp_string(PROMPT).expect("the prompt, despite -y");
+    let warning = shown
+        .find("warning: ignored --yes: the diff gate cannot be skipped")
+        .unwrap_or_else(|| panic!("{shown}"));
+    let report = shown
+        .find("Staged changes")
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(warning < report, "warned before the report: {shown}");
+    assert!(shown.contains("warning: ignored --no-verify"), "{shown}");
+    p.send_line("approve").expect("approve");
+    p.exp_string("approved").expect("approved");
+    p.exp_eof().expect("eof");
+    assert_eq!(exit_code(&p), 0);
+    let log = audit(&env);
+    assert_eq!(log[0]["decision"], "APPROVED");
+    assert_eq!(
+        log[0]["bypass_attempts"],
+        serde_json::json!(["--yes", "--force", "--no-verify"])
+    );
+    assert_eq!(log[0]["bypass_attempted"], true);
+}
+
+#[test]
+fn the_bypass_flags_are_hidden_from_help() {
+    let env = Env::new();
+    let out = env.run(&["diff-gate", "--help"]);
+    assert_exit(&out, 0);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--worktree"), "{help}");
+    for flag in [
+        "--yes",
+        "--auto",
+        "--force",
+        "--no-verify",
+        "--skip",
+        "--approve",
+        "-y",
+    ] {
+        assert!(!help.contains(flag), "{flag} in help:\n{help}");
+    }
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The audit trail: one JSON object per line, appended, with the fields LLD #171 requires
 //! (timestamp, decision, flagged files).
 
-use gavel_diffgate::{AuditEvent, Decision, append_audit};
+use gavel_diffgate::{AuditEvent, DEFAULT_AUDIT_LOG, Decision, append_audit};
 
 fn event(decision: Decision, reason: Option<&str>) -> AuditEvent {
     AuditEvent {
@@ -11,6 +11,8 @@ fn event(decision: Decision, reason: Option<&str>) -> AuditEvent {
         files_changed: 3,
         repo: "/work/repo".to_owned(),
         reason: reason.map(str::to_owned),
+        bypass_attempted: false,
+        bypass_attempts: Vec::new(),
     }
 }
 
@@ -39,6 +41,7 @@ fn t130_audit_event_is_one_json_line() {
             "flagged_files": ["src/state.py", "old.rs -> new.rs"],
             "files_changed": 3,
             "repo": "/work/repo",
+            "bypass_attempted": false,
         })
     );
     let second: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
@@ -71,4 +74,63 @@ fn unwritable_audit_log_is_an_error() {
         matches!(err, gavel_diffgate::DiffGateError::WriteAudit { .. }),
         "{err:?}"
     );
+}
+
+#[test]
+fn issue10_append_audit_returns_the_line_it_wrote() {
+    // Regression (issue 10, defect 3): a workflow must copy its gate's record into its lineage
+    // folder, so the record written to the team's log is handed back, byte for byte.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(DEFAULT_AUDIT_LOG);
+    let first = append_audit(&path, &event(Decision::Rejected, Some("end of input"))).unwrap();
+    let second = append_audit(&path, &event(Decision::Approved, None)).unwrap();
+    assert!(
+        first.ends_with('\n') && first.matches('\n').count() == 1,
+        "{first:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        format!("{first}{second}")
+    );
+    let parsed: AuditEvent = serde_json::from_str(&second).unwrap();
+    assert_eq!(parsed, event(Decision::Approved, None));
+}
+
+#[test]
+fn the_default_audit_log_is_outside_gavels_ignored_state_folder() {
+    assert!(
+        !DEFAULT_AUDIT_LOG.starts_with(".gavel"),
+        "{DEFAULT_AUDIT_LOG}"
+    );
+    assert!(std::path::Path::new(DEFAULT_AUDIT_LOG).is_relative());
+}
+
+#[test]
+fn issue10_bypass_attempts_are_recorded_by_name() {
+    // Regression (issue 10, defect 4): records had no bypass_attempted (seed 004).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let mut e = event(Decision::AbortedNonInteractive, None);
+    e.bypass_attempted = true;
+    e.bypass_attempts = vec!["--yes".to_owned(), "GAVEL_AUTO_APPROVE".to_owned()];
+    let line = append_audit(&path, &e).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(value["bypass_attempted"], true);
+    assert_eq!(
+        value["bypass_attempts"],
+        serde_json::json!(["--yes", "GAVEL_AUTO_APPROVE"])
+    );
+    // A named attempt is always written as an attempt.
+    e.bypass_attempted = false;
+    let value: serde_json::Value = serde_json::from_str(&append_audit(&path, &e).unwrap()).unwrap();
+    assert_eq!(value["bypass_attempted"], true, "{value}");
+}
+
+#[test]
+fn lines_written_before_the_bypass_fields_still_parse() {
+    let old = r#"{"timestamp":"2026-01-30T14:33:20Z","decision":"REJECTED","flagged_files":["a.rs"],"files_changed":1,"repo":"/r","reason":"end of input"}"#;
+    let parsed: AuditEvent = serde_json::from_str(old).unwrap();
+    assert!(!parsed.bypass_attempted);
+    assert!(parsed.bypass_attempts.is_empty());
+    assert_eq!(parsed.reason.as_deref(), Some("end of input"));
 }

@@ -273,3 +273,38 @@ fn emptied_file_gets_a_banner() {
         "{text}"
     );
 }
+
+#[test]
+fn issue10_new_files_are_listed_with_a_new_marker_and_their_line_counts() {
+    // Regression (issue 10, defect 1): new files were only a line of git's `--stat`,
+    // indistinguishable from edits, so a person could approve without seeing what a commit adds.
+    let repo = TestRepo::with_commit(&[("big.txt", lines("b", 50).as_bytes())]);
+    repo.write("big.txt", lines("rewritten", 50));
+    repo.write("src/added.rs", lines("a", 5));
+    repo.write("one.txt", "single\n");
+    repo.write("logo.png", b"\x89PNG\0\0\0\x01");
+    repo.stage_all();
+    let text = report_of(&repo);
+    let block = "New files (not flagged: the gate protects existing code; still committed):\n  \
+                 NEW  logo.png (binary file)\n  NEW  one.txt (1 line)\n  \
+                 NEW  src/added.rs (5 lines)\n\n";
+    assert!(text.contains(block), "{text}");
+    // Listed before the banners, and still not flagged.
+    assert!(
+        text.find("NEW  src/added.rs") < text.find("WARNING:"),
+        "{text}"
+    );
+    assert_eq!(text.matches("WARNING:").count(), 1, "{text}");
+    assert!(
+        text.contains("4 files staged; 1 flagged for review"),
+        "{text}"
+    );
+}
+
+#[test]
+fn no_new_files_no_new_block() {
+    let repo = TestRepo::with_commit(&[("a.txt", lines("a", 10).as_bytes())]);
+    repo.write("a.txt", lines("b", 10));
+    repo.stage_all();
+    assert!(!report_of(&repo).contains("New files"));
+}
