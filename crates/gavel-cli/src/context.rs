@@ -106,6 +106,10 @@ impl Context {
                 prices: s.prices.clone(),
                 strict_models: s.strict_models,
                 max_output_tokens: s.max_output_tokens,
+                roles: gavel_workflows::issue::Roles {
+                    drafter: s.drafter.to_string(),
+                    reviewer: s.reviewer.to_string(),
+                },
             },
             drafter: provider(&s.drafter),
             reviewer: provider(&s.reviewer),

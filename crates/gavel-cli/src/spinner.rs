@@ -96,6 +96,14 @@ impl CallObserver for Spinner {
         s.attempt.store(p.attempt, Ordering::SeqCst);
     }
 
+    fn call_warning(&self, role: Role, warning: &str) {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "warning: the {role} call was answered by another model than requested: {}",
+            sanitize(warning)
+        );
+    }
+
     fn call_finished(&self) {
         let handle = {
             let mut cur = self

@@ -61,6 +61,8 @@ impl fmt::Debug for RunLock {
 pub enum StoreError {
     #[error("run {0} does not exist")]
     UnknownRun(RunId),
+    #[error("slug `{slug}` is already in use (run {run} is using it)")]
+    SlugTaken { slug: String, run: RunId },
     #[error("run {run} is being driven by another process: {holder}")]
     Locked { run: RunId, holder: LockInfo },
     #[error("checkpoint conflict on run {run}: expected seq {expected}, got {got}")]
@@ -99,6 +101,19 @@ impl StoreError {
 pub trait Store: Send + Sync {
     /// Creates a run whose initial checkpoint (seq 0) holds `state` and will run `next` first.
     fn create_run(
+        &self,
+        workflow: &str,
+        slug: &str,
+        state: &[u8],
+        next: &str,
+        now: &str,
+    ) -> Result<RunId, StoreError>;
+
+    /// Like [`Self::create_run`], but only while no unfinished run (not done, not aborted) of
+    /// `workflow` uses `slug`: the check and the creation are one transaction, so of several
+    /// processes starting the same slug at once exactly one gets a run and the others get
+    /// [`StoreError::SlugTaken`] having written nothing.
+    fn create_run_claiming_slug(
         &self,
         workflow: &str,
         slug: &str,

@@ -34,6 +34,46 @@ struct MemRun {
 }
 
 impl Data {
+    /// Adds a run with its initial checkpoint.
+    fn insert_run(
+        &mut self,
+        workflow: &str,
+        slug: &str,
+        state: &[u8],
+        next: &str,
+        now: &str,
+    ) -> RunId {
+        let state_hash = self.put_blob(state);
+        self.last_id += 1;
+        let id = RunId(self.last_id);
+        let record = RunRecord {
+            id,
+            workflow: workflow.to_owned(),
+            slug: slug.to_owned(),
+            status: RunStatus::Running,
+            created_at: now.to_owned(),
+            updated_at: now.to_owned(),
+            head_seq: 0,
+        };
+        let initial = CheckpointMeta {
+            seq: 0,
+            parent: None,
+            node: None,
+            next: Some(next.to_owned()),
+            state_hash,
+            format: CHECKPOINT_FORMAT,
+            created_at: now.to_owned(),
+        };
+        let run = MemRun {
+            record,
+            checkpoints: vec![initial],
+            writes: HashMap::new(),
+            events: Vec::new(),
+        };
+        self.runs.insert(id, run);
+        id
+    }
+
     fn run_mut(&mut self, id: RunId) -> Result<&mut MemRun, StoreError> {
         self.runs.get_mut(&id).ok_or(StoreError::UnknownRun(id))
     }
@@ -88,6 +128,27 @@ impl MemoryStore {
 }
 
 impl Store for MemoryStore {
+    fn create_run_claiming_slug(
+        &self,
+        workflow: &str,
+        slug: &str,
+        state: &[u8],
+        next: &str,
+        now: &str,
+    ) -> Result<RunId, StoreError> {
+        // One lock over the check and the creation.
+        let mut data = self.data();
+        if let Some(run) = data.runs.values().find(|r| {
+            r.record.workflow == workflow && r.record.slug == slug && !r.record.status.is_terminal()
+        }) {
+            return Err(StoreError::SlugTaken {
+                slug: slug.to_owned(),
+                run: run.record.id,
+            });
+        }
+        Ok(data.insert_run(workflow, slug, state, next, now))
+    }
+
     fn create_run(
         &self,
         workflow: &str,
@@ -96,36 +157,7 @@ impl Store for MemoryStore {
         next: &str,
         now: &str,
     ) -> Result<RunId, StoreError> {
-        let mut data = self.data();
-        let state_hash = data.put_blob(state);
-        data.last_id += 1;
-        let id = RunId(data.last_id);
-        let record = RunRecord {
-            id,
-            workflow: workflow.to_owned(),
-            slug: slug.to_owned(),
-            status: RunStatus::Running,
-            created_at: now.to_owned(),
-            updated_at: now.to_owned(),
-            head_seq: 0,
-        };
-        let initial = CheckpointMeta {
-            seq: 0,
-            parent: None,
-            node: None,
-            next: Some(next.to_owned()),
-            state_hash,
-            format: CHECKPOINT_FORMAT,
-            created_at: now.to_owned(),
-        };
-        let run = MemRun {
-            record,
-            checkpoints: vec![initial],
-            writes: HashMap::new(),
-            events: Vec::new(),
-        };
-        data.runs.insert(id, run);
-        Ok(id)
+        Ok(self.data().insert_run(workflow, slug, state, next, now))
     }
 
     fn run(&self, id: RunId) -> Result<Option<RunRecord>, StoreError> {

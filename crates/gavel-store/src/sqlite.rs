@@ -240,18 +240,43 @@ fn encode_status(status: &RunStatus) -> Result<String, StoreError> {
     serde_json::to_string(status).map_err(|e| StoreError::backend("encoding a run status", e))
 }
 
-impl Store for SqliteStore {
-    fn create_run(
+impl SqliteStore {
+    /// Creates a run; with `claim`, only if no unfinished run of `workflow` uses `slug`,
+    /// checked inside the same write transaction (taken with `BEGIN IMMEDIATE`, so two
+    /// processes cannot both pass the check).
+    fn new_run(
         &self,
         workflow: &str,
         slug: &str,
         state: &[u8],
         next: &str,
         now: &str,
+        claim: bool,
     ) -> Result<RunId, StoreError> {
         let status = encode_status(&RunStatus::Running)?;
         let mut conn = self.conn();
         let tx = self.write_tx(&mut conn)?;
+        if claim {
+            let holders: Vec<(i64, String)> = tx
+                .prepare_cached(
+                    "SELECT id, status FROM runs WHERE workflow = ?1 AND slug = ?2 ORDER BY id",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_map(params![workflow, slug], |row| {
+                        Ok((row.get(0)?, row.get(1)?))
+                    })?
+                    .collect()
+                })
+                .map_err(self.err("looking for runs using a slug"))?;
+            for (id, status) in holders {
+                if !self.decode_status(id, &status)?.is_terminal() {
+                    return Err(StoreError::SlugTaken {
+                        slug: slug.to_owned(),
+                        run: RunId(id),
+                    });
+                }
+            }
+        }
         let hash = self.insert_blob(&tx, state, &[])?;
         tx.prepare_cached(
             "INSERT INTO runs (workflow, slug, status, created_at, updated_at, head_seq)
@@ -269,6 +294,30 @@ impl Store for SqliteStore {
         .map_err(self.err("writing the initial checkpoint"))?;
         tx.commit().map_err(self.err("committing a new run"))?;
         Ok(RunId(id))
+    }
+}
+
+impl Store for SqliteStore {
+    fn create_run(
+        &self,
+        workflow: &str,
+        slug: &str,
+        state: &[u8],
+        next: &str,
+        now: &str,
+    ) -> Result<RunId, StoreError> {
+        self.new_run(workflow, slug, state, next, now, false)
+    }
+
+    fn create_run_claiming_slug(
+        &self,
+        workflow: &str,
+        slug: &str,
+        state: &[u8],
+        next: &str,
+        now: &str,
+    ) -> Result<RunId, StoreError> {
+        self.new_run(workflow, slug, state, next, now, true)
     }
 
     fn run(&self, id: RunId) -> Result<Option<RunRecord>, StoreError> {

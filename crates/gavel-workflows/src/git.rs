@@ -17,6 +17,16 @@ pub enum GitError {
     Failed { args: String, stderr: String },
     #[error("{0} is not inside a git repository")]
     NotARepo(PathBuf),
+    /// git was ended by a signal (Ctrl-C at a terminal reaches git as well as gavel).
+    #[error("`git {args}` was stopped by signal {signal}")]
+    Killed { args: String, signal: i32 },
+}
+
+impl GitError {
+    /// Whether git was stopped by a signal rather than failing on its own.
+    pub fn is_killed(&self) -> bool {
+        matches!(self, Self::Killed { .. })
+    }
 }
 
 /// Whether an earlier attempt at a commit may have made it already.
@@ -266,6 +276,12 @@ fn command(dir: &Path) -> Command {
 fn check(args: &[&str], out: &Output) -> Result<(), GitError> {
     if out.status.success() {
         return Ok(());
+    }
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&out.status) {
+        return Err(GitError::Killed {
+            args: args.join(" "),
+            signal,
+        });
     }
     Err(GitError::Failed {
         args: args.join(" "),

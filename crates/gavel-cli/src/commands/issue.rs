@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use gavel_core::{ContentHash, Engine, RunId, Store};
+use gavel_core::{ContentHash, Engine, EngineError, RunId, RunStatus, Store, StoreError};
 use gavel_workflows::brief::{self, validate_slug};
 use gavel_workflows::issue::{IssueState, WORKFLOW, node};
 
@@ -83,6 +83,18 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
     let source_idea = (rel_brief.parent() == Some(ideas_active.as_path()))
         .then(|| rel_brief.to_string_lossy().into_owned());
 
+    // Check first, write after: a run that cannot start leaves nothing behind, so the same
+    // command works once the problem is fixed.
+    let wf = ctx.issue_workflow(editor_program(&ctx, args.auto)?);
+    let problems = wf.preflight_problems();
+    if !problems.is_empty() {
+        return Err(CliError::error(format!(
+            "pre-flight failed:\n  - {}",
+            problems.join("\n  - ")
+        ))
+        .hint("nothing was written; fix these, then run the same command again"));
+    }
+
     let store = ctx.open_store()?;
     if let Some(existing) = collision(&ctx, &store, &slug)? {
         let choice = match args.on_collision {
@@ -106,8 +118,10 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
                     .hint("choose a new name with --on-collision new --slug NAME")
                 })?;
                 ctx.ui.info(&format!("resuming run {run} ({slug})"));
-                let wf = ctx.issue_workflow(editor_program(&ctx, args.auto)?);
-                return driver::drive(&ctx, &store, &wf, run, None, GateMode::for_ui(&ctx));
+                return crate::commands::resume::cmd_resume(
+                    &crate::commands::resume::ResumeArgs::of(run),
+                    Some(ctx.settings.state_dir.clone()),
+                );
             }
             Collision::New if ctx.ui.interactive() => slug = ask_new_slug(&ctx, &store)?,
             Collision::New => {
@@ -119,9 +133,9 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
         }
     }
 
-    let wf = ctx.issue_workflow(editor_program(&ctx, args.auto)?);
     let now = ctx.clock.now_rfc3339();
     let run_key = run_key(&slug, &text);
+    let text_check = text.clone();
     let mut state = IssueState::new(
         run_key,
         rel_brief.to_string_lossy().into_owned(),
@@ -132,8 +146,35 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
         now,
     );
     state.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
+    state.roles = Some(wf.settings.roles.clone());
     let engine = Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder());
-    let run = engine.start(&slug, &state, node::LOAD_BRIEF)?;
+    let run = match engine.start_claiming_slug(&slug, &state, node::LOAD_BRIEF) {
+        Ok(run) => run,
+        // Another process claimed the slug between the check above and here.
+        Err(EngineError::Store(e @ StoreError::SlugTaken { .. })) => {
+            return Err(CliError::usage(e.to_string()).hint(format!(
+                "another `gavel issue` started it a moment ago; see `gavel runs`, or pass --slug NAME"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    // The slug was free, but the brief may have been filed (and moved) by a run that finished
+    // while this one started: then this run must not file it again.
+    if brief::load_brief(&brief_path).ok().as_deref() != Some(text_check.as_str()) {
+        let reason = format!(
+            "the brief {} changed or moved while this run was starting (another run may have filed it); nothing was done",
+            rel_brief.display()
+        );
+        store.set_status(
+            run,
+            &RunStatus::Aborted {
+                reason: reason.clone(),
+            },
+            &[],
+            &ctx.clock.now_rfc3339(),
+        )?;
+        return Err(CliError::error(reason).hint("`gavel runs` shows the run that filed it"));
+    }
     ctx.ui.info(&format!(
         "run {run} started: {} -> issue ({slug}){}",
         sanitize(&rel_brief.to_string_lossy()),

@@ -28,15 +28,49 @@ pub struct ResumeArgs {
     /// Feedback for a choice that takes it (revise), from a file.
     #[arg(long, value_name = "FILE", requires = "choice")]
     pub feedback_file: Option<PathBuf>,
+    /// Change a role's provider for the rest of the run, e.g. `--role reviewer=gemini:2.5-pro`
+    /// (recorded in the timeline and the next verdict). Without it the run keeps the roles it
+    /// started with, whatever gavel.toml says now.
+    #[arg(long, value_name = "ROLE=PROVIDER")]
+    pub role: Vec<String>,
+}
+
+impl ResumeArgs {
+    /// Resume `run` as it is, with no answer.
+    pub fn of(run: gavel_core::RunId) -> Self {
+        Self {
+            run: run.to_string(),
+            choice: None,
+            budget: None,
+            feedback_file: None,
+            role: Vec::new(),
+        }
+    }
 }
 
 pub fn cmd_resume(args: &ResumeArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
+    let changes = role_changes(&args.role)?;
+    let probe = Context::load(&Overrides {
+        state_dir: state_dir.clone(),
+        ..Overrides::default()
+    })?;
+    let (store, record) = open_run(&probe, &args.run)?;
+    // The run's own roles, unless --role changes one; gavel.toml only for runs started by a
+    // gavel that did not save them.
+    let saved = saved_roles(&store, record.id)?;
+    let pick = |role: &str, saved: Option<String>| {
+        changes
+            .iter()
+            .find(|(r, _)| r == role)
+            .map(|(_, p)| p.clone())
+            .or(saved)
+    };
     let ctx = Context::load(&Overrides {
         state_dir,
         budget: args.budget,
-        ..Overrides::default()
+        drafter: pick("drafter", saved.as_ref().map(|r| r.drafter.clone())),
+        reviewer: pick("reviewer", saved.as_ref().map(|r| r.reviewer.clone())),
     })?;
-    let (store, record) = open_run(&ctx, &args.run)?;
     let run = record.id;
     if record.workflow != WORKFLOW {
         return Err(CliError::error(format!(
@@ -93,6 +127,39 @@ pub fn cmd_resume(args: &ResumeArgs, state_dir: Option<PathBuf>) -> Result<Exit,
     };
     let wf = ctx.issue_workflow(editor_program);
     driver::drive(&ctx, &store, &wf, run, answer, GateMode::for_ui(&ctx))
+}
+
+/// `--role ROLE=PROVIDER` values, checked before anything happens.
+fn role_changes(values: &[String]) -> Result<Vec<(String, String)>, CliError> {
+    values
+        .iter()
+        .map(|v| {
+            let bad = || {
+                CliError::usage(format!("--role {}: expected ROLE=PROVIDER", sanitize(v)))
+                    .hint("ROLE is drafter or reviewer, e.g. --role reviewer=gemini:2.5-pro")
+            };
+            let (role, provider) = v.split_once('=').ok_or_else(bad)?;
+            let role = role.trim();
+            if !matches!(role, "drafter" | "reviewer") || provider.trim().is_empty() {
+                return Err(bad());
+            }
+            Ok((role.to_owned(), provider.trim().to_owned()))
+        })
+        .collect()
+}
+
+/// The roles saved in the run (runs started before they were saved have none).
+fn saved_roles(
+    store: &dyn Store,
+    run: gavel_core::RunId,
+) -> Result<Option<gavel_workflows::issue::Roles>, CliError> {
+    let Some(head) = store.head(run)? else {
+        return Ok(None);
+    };
+    let value: serde_json::Value = serde_json::from_slice(&head.state).unwrap_or_default();
+    Ok(value
+        .get("roles")
+        .and_then(|r| serde_json::from_value(r.clone()).ok()))
 }
 
 fn auto_mode(store: &dyn Store, run: gavel_core::RunId) -> Result<bool, CliError> {

@@ -97,8 +97,8 @@ pub fn row(store: &dyn Store, r: &RunRecord) -> Result<RunRow, CliError> {
             format!("gate {} ({})", gate.id, gate.kind),
             Some(gate.id.clone()),
         ),
-        RunStatus::Halted { reason } => ("halted".to_owned(), first_line(reason), None),
-        RunStatus::Failed { error } => ("failed".to_owned(), first_line(error), None),
+        RunStatus::Halted { reason } => ("halted".to_owned(), one_line(reason), None),
+        RunStatus::Failed { error } => ("failed".to_owned(), one_line(error), None),
         RunStatus::Done { summary } => ("done".to_owned(), summary.clone(), None),
         RunStatus::Aborted { reason } => ("aborted".to_owned(), reason.clone(), None),
     };
@@ -115,6 +115,34 @@ pub fn row(store: &dyn Store, r: &RunRecord) -> Result<RunRow, CliError> {
     })
 }
 
-fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or_default().to_owned()
+/// A reason on one line: a list under a heading (`pre-flight failed:` then `  - ...` lines)
+/// keeps its items, joined with `; `, so the listing shows the cause and not only the heading.
+fn one_line(s: &str) -> String {
+    let mut parts = s
+        .lines()
+        .map(|l| l.trim().trim_start_matches("- ").trim())
+        .filter(|l| !l.is_empty());
+    let Some(first) = parts.next() else {
+        return String::new();
+    };
+    let rest: Vec<&str> = parts.collect();
+    match (rest.is_empty(), first.ends_with(':')) {
+        (true, _) => first.to_owned(),
+        (false, true) => format!("{first} {}", rest.join("; ")),
+        (false, false) => format!("{first}; {}", rest.join("; ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_listed_reason_shows_its_cause_not_only_its_heading() {
+        assert_eq!(
+            one_line("pre-flight failed:\n  - editor `nano` is not on PATH\n  - rubric missing"),
+            "pre-flight failed: editor `nano` is not on PATH; rubric missing"
+        );
+        assert_eq!(one_line("budget exceeded"), "budget exceeded");
+    }
 }

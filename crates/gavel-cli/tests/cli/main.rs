@@ -9,6 +9,7 @@ mod parallel;
 mod pty;
 mod real_cli_faults;
 mod real_clis;
+mod regressions;
 mod scenarios;
 mod scenarios_filing;
 mod spend;

@@ -110,7 +110,21 @@ fn another_model_answering_is_flagged_and_kept_out_of_the_issue() {
         q(APPROVED)
     ));
     let brief = env.brief("dark-mode");
-    assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
+    // A downgraded reviewer is never auto-approved: even with --auto the verdict waits for a
+    // person, and the warning is shown while the run goes, not only in the artifact.
+    let out = env.run(&["issue", &brief, "--auto"]);
+    assert_exit(&out, 3);
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: the reviewer call was answered by another model than requested")
+            && err.contains("warning: the drafter call was answered by another model"),
+        "{}",
+        show_output(&out)
+    );
+    assert!(err.contains("--choice approve"), "{}", show_output(&out));
+    assert_eq!(env.show("1")["status"]["gate"]["kind"], "verdict");
+    assert!(env.issues().is_empty(), "nothing filed without a person");
+    assert_exit(&env.run(&["resume", "1", "--choice", "approve"]), 0);
     let done = done_dir(&env, 1, "dark-mode");
     let d = env.read(&format!("{done}/002-draft.md"));
     assert!(

@@ -105,6 +105,28 @@ impl<'a, W: Workflow> Engine<'a, W> {
         Ok(id)
     }
 
+    /// Like [`Self::start`], claiming `slug`: no other unfinished run of this workflow may use
+    /// it, checked atomically with the creation ([`Store::create_run_claiming_slug`]).
+    pub fn start_claiming_slug(
+        &self,
+        slug: &str,
+        state: &W::State,
+        start: &str,
+    ) -> Result<RunId, EngineError> {
+        let bytes = serde_json::to_vec(state).map_err(|e| EngineError::BadState {
+            run: RunId(0),
+            message: e.to_string(),
+        })?;
+        let id = self.store.create_run_claiming_slug(
+            self.workflow.name(),
+            slug,
+            &bytes,
+            start,
+            &self.clock.now_rfc3339(),
+        )?;
+        Ok(id)
+    }
+
     /// Drives `run` until it finishes, pauses at a gate, halts or fails. `answer` answers the
     /// gate the run is waiting at; without one, a waiting run returns its gate again.
     pub fn drive(&self, run: RunId, answer: Option<GateAnswer>) -> Result<Outcome, EngineError> {

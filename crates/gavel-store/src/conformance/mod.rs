@@ -28,8 +28,9 @@ pub use journal::{
     writes_are_idempotent_and_conflicts_are_refused,
 };
 pub use runs::{
-    commit_advances_the_head, commit_rejects_a_stale_or_wrong_checkpoint, create_run_and_read_back,
-    every_status_round_trips, runs_are_listed_oldest_first, runs_have_independent_sequences,
+    a_claimed_slug_is_refused_while_its_run_is_unfinished, commit_advances_the_head,
+    commit_rejects_a_stale_or_wrong_checkpoint, create_run_and_read_back, every_status_round_trips,
+    runs_are_listed_oldest_first, runs_have_independent_sequences,
 };
 
 /// One named contract check.
@@ -76,6 +77,10 @@ pub const CHECKS: &[Check] = &[
     Check {
         name: "shared_content_round_trips",
         run: shared_content_round_trips,
+    },
+    Check {
+        name: "a_claimed_slug_is_refused_while_its_run_is_unfinished",
+        run: a_claimed_slug_is_refused_while_its_run_is_unfinished,
     },
     Check {
         name: "every_status_round_trips",

@@ -277,3 +277,50 @@ pub fn every_status_round_trips(store: &dyn Store) {
         assert_eq!(listed.first().map(|r| &r.status), Some(status));
     }
 }
+
+/// Claiming a slug: refused while an unfinished run of the same workflow uses it (naming that
+/// run, creating nothing), allowed again once that run is done or aborted, and for another
+/// workflow at any time.
+pub fn a_claimed_slug_is_refused_while_its_run_is_unfinished(store: &dyn Store) {
+    let claim =
+        |workflow: &str| store.create_run_claiming_slug(workflow, "dup", b"{}", "start", T0);
+    let first = ok("first claim", claim("issue"));
+    for status in [
+        RunStatus::Running,
+        RunStatus::Halted {
+            reason: "cap".into(),
+        },
+        RunStatus::Failed {
+            error: "boom".into(),
+        },
+    ] {
+        ok("set_status", store.set_status(first, &status, &[], T1));
+        match claim("issue") {
+            Err(StoreError::SlugTaken { slug, run }) => {
+                assert_eq!((slug.as_str(), run), ("dup", first));
+            }
+            other => {
+                panic!("a second claim while run {first} is {status:?} must fail, got {other:?}")
+            }
+        }
+    }
+    assert_eq!(
+        ok("runs", store.runs()).len(),
+        1,
+        "a refused claim creates nothing"
+    );
+    ok("another workflow", claim("lld"));
+    ok(
+        "set_status",
+        store.set_status(
+            first,
+            &RunStatus::Done {
+                summary: "filed".into(),
+            },
+            &[],
+            T2,
+        ),
+    );
+    let again = ok("claim after done", claim("issue"));
+    assert_ne!(again, first);
+}

@@ -226,6 +226,17 @@ impl Store for DiesOnSetStatus<'_> {
     ) -> Result<RunId, StoreError> {
         self.inner.create_run(workflow, slug, state, next, now)
     }
+    fn create_run_claiming_slug(
+        &self,
+        workflow: &str,
+        slug: &str,
+        state: &[u8],
+        next: &str,
+        now: &str,
+    ) -> Result<RunId, StoreError> {
+        self.inner
+            .create_run_claiming_slug(workflow, slug, state, next, now)
+    }
     fn run(&self, id: RunId) -> Result<Option<RunRecord>, StoreError> {
         self.inner.run(id)
     }

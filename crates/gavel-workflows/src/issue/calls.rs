@@ -24,6 +24,11 @@ pub trait CallObserver: Send + Sync {
     fn call_started(&self, role: Role, provider: &str);
     fn call_progress(&self, progress: CallProgress);
     fn call_finished(&self);
+    /// The call was answered by another model than requested (shown live, not only in the
+    /// artifact).
+    fn call_warning(&self, role: Role, warning: &str) {
+        let _ = (role, warning);
+    }
 }
 
 /// A successful call.
@@ -275,6 +280,9 @@ impl IssueWorkflow {
             response.requested_model.clone()
         };
         let warning = gavel_llm::verify::check(&requested, &response.model);
+        if let (Some(o), Some(w), false) = (&observer, &warning, replay) {
+            o.call_warning(role, w);
+        }
         if let (Some(w), true) = (&warning, self.settings.strict_models) {
             return Err(NodeError::Failed(format!(
                 "model verification failed for the {role} (strict_models = true): {w}"

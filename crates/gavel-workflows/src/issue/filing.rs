@@ -185,7 +185,7 @@ impl IssueWorkflow {
             Ok(c) => Some(c),
             // Ctrl-C reaches git too, which then fails with nothing to say: that is an
             // interruption (resumable, exit 130), not a failed commit.
-            Err(StepError::Step(_)) if cx.cancel().is_cancelled() => {
+            Err(StepError::Step(e)) if interrupted(cx, &e) => {
                 return Err(NodeError::Cancelled);
             }
             Err(StepError::Step(e)) => {
@@ -238,6 +238,26 @@ impl IssueWorkflow {
         gate.detail = Some(error);
         Transition::Gate(gate)
     }
+}
+
+/// Whether a failed git command was Ctrl-C: git was stopped by a signal and the cancel flag
+/// is (or, within a moment, becomes) set. The flag is set by a handler thread, which may run
+/// just after git has already died of the same Ctrl-C.
+fn interrupted(cx: &NodeCtx<'_>, e: &crate::git::GitError) -> bool {
+    if cx.cancel().is_cancelled() {
+        return true;
+    }
+    if !e.is_killed() {
+        return false;
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    while std::time::Instant::now() < deadline {
+        if cx.cancel().is_cancelled() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
 }
 
 fn step_failed<E: std::fmt::Display>(e: StepError<E>) -> NodeError {

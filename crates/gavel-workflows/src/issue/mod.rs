@@ -70,6 +70,17 @@ pub struct IssueSettings {
     pub strict_models: bool,
     /// The output cap of every call.
     pub max_output_tokens: u32,
+    /// The provider strings the workflow's providers were built from.
+    pub roles: Roles,
+}
+
+/// The provider strings of a run's roles. Saved in the run when it starts, so a resumed run
+/// uses the same models whatever `gavel.toml` says by then; only `gavel resume --role` changes
+/// one, and the change is recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Roles {
+    pub drafter: String,
+    pub reviewer: String,
 }
 
 /// A file in the lineage and the hash of the content gavel last read from it.
@@ -85,6 +96,9 @@ pub struct VerdictRecord {
     pub artifact: Artifact,
     pub verdict: Verdict,
     pub rubric_sha256: String,
+    /// Set when another model answered than the reviewer asked for: never auto-approved.
+    #[serde(default)]
+    pub warning: Option<String>,
 }
 
 /// The issue once filed.
@@ -133,6 +147,13 @@ pub struct IssueState {
     /// The run's budget in micro-USD, if it has one.
     #[serde(default)]
     pub budget_micros: Option<u64>,
+    /// The roles' provider strings (`None` only in runs started by an older gavel, which
+    /// take gavel.toml's at their next node).
+    #[serde(default)]
+    pub roles: Option<Roles>,
+    /// A role change not yet shown in a verdict header.
+    #[serde(default)]
+    pub role_change: Option<String>,
 }
 
 impl IssueState {
@@ -167,6 +188,8 @@ impl IssueState {
             call_count: 0,
             spent_micros: 0,
             budget_micros: None,
+            roles: None,
+            role_change: None,
         }
     }
 }
@@ -193,6 +216,39 @@ impl IssueWorkflow {
     fn root(&self) -> &Path {
         &self.settings.repo_root
     }
+
+    /// Records the roles in the run, and any change to them (`gavel resume --role`) in the
+    /// timeline and, through `role_change`, in the next verdict header.
+    fn sync_roles(&self, s: &mut IssueState, cx: &mut NodeCtx<'_>) {
+        let now = &self.settings.roles;
+        let Some(saved) = &s.roles else {
+            s.roles = Some(now.clone());
+            return;
+        };
+        if saved == now {
+            return;
+        }
+        let mut changes = Vec::new();
+        for (role, was, is) in [
+            ("drafter", &saved.drafter, &now.drafter),
+            ("reviewer", &saved.reviewer, &now.reviewer),
+        ] {
+            if was != is {
+                changes.push(format!("{role} {was} -> {is}"));
+            }
+        }
+        let text = changes.join(", ");
+        cx.event(gavel_core::EventKind::Note {
+            text: format!("role changed (gavel resume --role): {text}"),
+        });
+        s.role_change = Some(text);
+        s.roles = Some(now.clone());
+    }
+
+    /// What pre-flight (N1) would report, for a caller to check before it writes anything.
+    pub fn preflight_problems(&self) -> Vec<String> {
+        self.problems()
+    }
 }
 
 impl Workflow for IssueWorkflow {
@@ -208,6 +264,7 @@ impl Workflow for IssueWorkflow {
         s: &mut IssueState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
+        self.sync_roles(s, cx);
         match name {
             node::LOAD_BRIEF => self.load_brief(s, cx),
             node::PREFLIGHT => self.preflight(s, cx),

@@ -43,6 +43,18 @@ impl IssueWorkflow {
         _s: &mut IssueState,
         _cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
+        let problems = self.problems();
+        if problems.is_empty() {
+            return goto(node::DRAFT);
+        }
+        Err(NodeError::Failed(format!(
+            "pre-flight failed:\n  - {}",
+            problems.join("\n  - ")
+        )))
+    }
+
+    /// Every problem pre-flight finds, all at once.
+    pub(super) fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
         if let Some(editor) = &self.settings.editor_program
             && which::find_program(editor).is_none()
@@ -69,13 +81,7 @@ impl IssueWorkflow {
                 problems.push(format!("{path} is missing (run `gavel init` to write it)"));
             }
         }
-        if problems.is_empty() {
-            return goto(node::DRAFT);
-        }
-        Err(NodeError::Failed(format!(
-            "pre-flight failed:\n  - {}",
-            problems.join("\n  - ")
-        )))
+        problems
     }
 
     /// N2: the drafter writes (or revises) the issue.
@@ -239,8 +245,15 @@ impl IssueWorkflow {
             ),
             None => String::new(),
         };
+        let role_change = match s.role_change.take() {
+            Some(c) => format!(
+                "role_change: {}\n",
+                serde_json::to_string(&c).unwrap_or_default()
+            ),
+            None => String::new(),
+        };
         let mut header = format!(
-            "---\nrubric: {RUBRIC_PATH}\nrubric_sha256: {rubric_sha256}\nreviewer: {}\nmodel: {}\n{warning}verdict: {}\nauto_mode: {}\n---\n\n",
+            "---\nrubric: {RUBRIC_PATH}\nrubric_sha256: {rubric_sha256}\nreviewer: {}\nmodel: {}\n{role_change}{warning}verdict: {}\nauto_mode: {}\n---\n\n",
             self.reviewer.describe(),
             response.model,
             serde_json::to_string(&parsed.summary()).unwrap_or_default(),
@@ -271,6 +284,7 @@ impl IssueWorkflow {
             },
             verdict: parsed,
             rubric_sha256,
+            warning: answered.warning.clone(),
         });
         s.verdict_count += 1;
         cx.event(EventKind::Artifact { path });
@@ -290,7 +304,9 @@ impl IssueWorkflow {
             .ok_or_else(|| NodeError::Failed("no verdict to act on".into()))?;
         let gate_id = cx.gate("verdict", "", Vec::new()).id;
         let unparseable = matches!(record.verdict, Verdict::Unparseable { .. });
-        if s.auto && !unparseable {
+        // Fail closed: an unparseable verdict, or one from another model than the reviewer
+        // asked for (a downgrade), is never routed without a person, even with --auto.
+        if s.auto && !unparseable && record.warning.is_none() {
             let clean = record.verdict.is_clean();
             let choice = if clean { "approve" } else { "revise" };
             cx.event(EventKind::GateAnswered {
@@ -320,12 +336,19 @@ impl IssueWorkflow {
                     .with_feedback(),
                 ],
             );
-            gate.detail = Some(verdict_detail(&record.verdict));
+            let mut detail = verdict_detail(&record.verdict);
+            if let Some(w) = &record.warning {
+                detail.push_str(&format!(
+                    "\nWARNING: model verification failed: {w}. This verdict came from another model than the reviewer asked for, so it is not routed automatically: read it and decide."
+                ));
+            }
+            gate.detail = Some(detail);
             gate.artifacts = vec![
                 s.draft.as_ref().map(|d| d.path.clone()).unwrap_or_default(),
                 record.artifact.path.clone(),
             ];
             gate.recommended = match &record.verdict {
+                _ if record.warning.is_some() => None,
                 v if v.is_clean() => Some("approve".into()),
                 Verdict::Parsed { .. } => Some("revise".into()),
                 Verdict::Unparseable { .. } => None,
