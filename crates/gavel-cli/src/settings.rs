@@ -286,11 +286,12 @@ impl Settings {
     }
 }
 
+/// A role's provider string. The error already lists the valid forms ([`gavel_llm::SpecError`]
+/// always does), so no hint repeats them.
 fn role(name: &str, value: &str) -> Result<ProviderSpec, CliError> {
-    value.parse::<ProviderSpec>().map_err(|e| {
-        CliError::usage(format!("the {name} role is invalid: {e}"))
-            .hint(format!("valid forms: {VALID_FORMS}"))
-    })
+    value
+        .parse::<ProviderSpec>()
+        .map_err(|e| CliError::usage(format!("the {name} role is invalid: {e}")))
 }
 
 /// A repository-relative folder that stays inside the repository.
@@ -385,5 +386,13 @@ mod tests {
         assert!(e.message.contains("max_iteration"), "{}", e.message);
         let e = load("[paths]\nlineage = \"../out\"\n").expect_err("escape");
         assert!(e.message.contains("../out"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_bad_role_lists_the_valid_forms_once() {
+        // Regression: the forms were in the message and again in a hint.
+        let e = load("[roles]\ndrafter = \"bogus:x\"\n").expect_err("invalid role");
+        let shown = format!("{} {}", e.message, e.hints.join(" "));
+        assert_eq!(shown.matches("scripted:FILE").count(), 1, "{shown}");
     }
 }

@@ -55,6 +55,16 @@ impl CliTool {
     pub fn install(&self) -> String {
         format!("npm install -g {}", self.npm_package)
     }
+
+    /// How messages name the CLI: `the Claude Code CLI`, `the Gemini CLI`, `the Codex CLI`
+    /// (a name that already ends in "CLI" does not get a second one).
+    pub fn display_name(&self) -> String {
+        if self.name.ends_with("CLI") {
+            format!("the {}", self.name)
+        } else {
+            format!("the {} CLI", self.name)
+        }
+    }
 }
 
 /// The default variable holding the API key of an HTTP provider kind.
@@ -110,4 +120,23 @@ pub fn find_on_path(program: &str) -> Option<PathBuf> {
             p.metadata()
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemini_cli_is_never_called_gemini_cli_cli() {
+        // Regression: messages said "the Gemini CLI CLI" and "the Codex CLI CLI".
+        let names: Vec<String> = CLI_TOOLS.iter().map(CliTool::display_name).collect();
+        assert_eq!(
+            names,
+            ["the Claude Code CLI", "the Gemini CLI", "the Codex CLI"]
+        );
+        for tool in CLI_TOOLS {
+            let message = crate::cli::not_installed(tool).to_string();
+            assert!(!message.contains("CLI CLI"), "{message}");
+        }
+    }
 }

@@ -5,6 +5,7 @@ mod agents;
 mod bad_input;
 mod crash;
 mod diff_gate;
+mod doctor;
 mod parallel;
 mod pty;
 mod real_cli_faults;

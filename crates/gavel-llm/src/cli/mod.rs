@@ -106,8 +106,9 @@ pub(crate) fn not_installed(tool: &CliTool) -> ProviderError {
     ProviderError::Permanent {
         provider: tool.kind.into(),
         message: format!(
-            "the {} CLI (`{}`) is not installed",
-            tool.name, tool.program
+            "{} (`{}`) is not installed",
+            tool.display_name(),
+            tool.program
         ),
         hint: Some(format!(
             "install it with `{}`, then {}",
@@ -186,8 +187,8 @@ pub(crate) fn classify(tool: &CliTool, message: &str, model: &str) -> ProviderEr
             provider,
             message,
             hint: Some(format!(
-                "the {} CLI rejected gavel's request; check its version with `gavel doctor`",
-                tool.name
+                "{} rejected gavel's request; check its version with `gavel doctor`",
+                tool.display_name()
             )),
         };
     }
