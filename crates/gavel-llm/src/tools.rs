@@ -18,6 +18,10 @@ pub struct CliTool {
     pub npm_package: &'static str,
     /// How to log in (or which key the CLI can use instead).
     pub login: &'static str,
+    /// The variable naming the CLI's config home, where a login lives (`[logins]` folders).
+    pub home_env: &'static str,
+    /// The variable the CLI reads an API key from (`[logins]` key variables are passed in it).
+    pub key_env: &'static str,
 }
 
 /// The agent CLIs gavel drives.
@@ -28,6 +32,8 @@ pub const CLI_TOOLS: &[CliTool] = &[
         name: "Claude Code",
         npm_package: "@anthropic-ai/claude-code",
         login: "run `claude` once and /login, or set ANTHROPIC_API_KEY",
+        home_env: "CLAUDE_CONFIG_DIR",
+        key_env: "ANTHROPIC_API_KEY",
     },
     CliTool {
         kind: "gemini",
@@ -35,6 +41,10 @@ pub const CLI_TOOLS: &[CliTool] = &[
         name: "Gemini CLI",
         npm_package: "@google/gemini-cli",
         login: "run `gemini` once and sign in, or set GEMINI_API_KEY",
+        // The Gemini CLI keeps a login in `$GEMINI_CLI_HOME/.gemini/` (default: the home
+        // folder), as its `homedir()` in packages/core/src/utils/paths.ts reads it.
+        home_env: "GEMINI_CLI_HOME",
+        key_env: "GEMINI_API_KEY",
     },
     CliTool {
         kind: "codex",
@@ -42,6 +52,9 @@ pub const CLI_TOOLS: &[CliTool] = &[
         name: "Codex CLI",
         npm_package: "@openai/codex",
         login: "run `codex login`, or set OPENAI_API_KEY",
+        home_env: "CODEX_HOME",
+        // The key variable `codex exec` documents for API-key sign-in.
+        key_env: "CODEX_API_KEY",
     },
 ];
 

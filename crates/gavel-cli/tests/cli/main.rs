@@ -4,6 +4,7 @@
 mod agents;
 mod bad_input;
 mod crash;
+mod credentials;
 mod diff_gate;
 mod doctor;
 mod parallel;

@@ -36,6 +36,8 @@ pub fn events_keep_their_order(store: &dyn Store) {
                 response: gavel_core::ContentHash::of(b"answer"),
                 attempts: 2,
                 warning: Some("requested tier `pro`".into()),
+                credential: Some("ANTHROPIC_API_KEY_2".into()),
+                quota_exhausted: vec!["ANTHROPIC_API_KEY".into()],
             })),
         },
     };

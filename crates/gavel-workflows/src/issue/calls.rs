@@ -271,6 +271,8 @@ impl IssueWorkflow {
             response: raw_blob,
             attempts: response.attempts,
             warning: warning.clone(),
+            credential: response.credential.clone(),
+            quota_exhausted: response.quota_exhausted.clone(),
         };
         cx.event(EventKind::ModelCall {
             role: role.as_str().into(),
