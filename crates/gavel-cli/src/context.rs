@@ -72,22 +72,13 @@ impl Context {
     /// The issue workflow wired to this repository.
     pub fn issue_workflow(&self, editor_program: Option<String>) -> IssueWorkflow {
         let s = &self.settings;
-        let mut key_env = std::collections::BTreeMap::new();
-        for (kind, var) in [
-            ("anthropic", &s.keys.anthropic),
-            ("google", &s.keys.google),
-            ("openai", &s.keys.openai),
-            ("openai-compatible", &s.keys.openai_compatible),
-        ] {
-            if let Some(var) = var {
-                key_env.insert(kind.to_owned(), var.clone());
-            }
-        }
         let provider_settings = gavel_llm::ProviderSettings {
             idle_timeout: s.idle_timeout,
             total_timeout: s.total_timeout,
-            key_env,
+            key_env: s.key_env.clone(),
+            logins: s.logins.clone(),
             cli_workdir: Some(s.state_dir.join("agent-workdir")),
+            rotation: rotation_state(),
         };
         let provider = |spec| -> Box<dyn gavel_llm::Provider> {
             Box::new(gavel_llm::Retrying::new(
@@ -137,6 +128,13 @@ impl Context {
             .map(Path::to_path_buf)
             .unwrap_or_else(|_| path.to_path_buf())
     }
+}
+
+/// Which credential of each provider kind last answered, for the whole process: every
+/// workflow this process builds starts its calls with it (see `gavel_llm::credentials`).
+fn rotation_state() -> gavel_llm::RotationState {
+    static STATE: OnceLock<gavel_llm::RotationState> = OnceLock::new();
+    STATE.get_or_init(gavel_llm::RotationState::default).clone()
 }
 
 fn clock() -> Result<Box<dyn Clock>, CliError> {

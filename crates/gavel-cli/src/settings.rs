@@ -1,12 +1,16 @@
 //! Arguments, then `gavel.toml`, then the environment, resolved into one [`Settings`] value
 //! before any command runs. The engine and workflows never see clap types or raw config.
 
+mod credentials;
+
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-use gavel_llm::{ProviderSpec, VALID_FORMS};
+use gavel_llm::{Login, ProviderSpec, VALID_FORMS};
 use serde::Deserialize;
 
+use self::credentials::{KeysConfig, LoginsConfig};
 use crate::error::CliError;
 
 /// The config file's name, at the repository root.
@@ -28,6 +32,8 @@ struct ConfigFile {
     timeouts: TimeoutsConfig,
     #[serde(default)]
     keys: KeysConfig,
+    #[serde(default)]
+    logins: LoginsConfig,
     #[serde(default)]
     prices: std::collections::BTreeMap<String, gavel_llm::Price>,
     #[serde(default)]
@@ -79,16 +85,6 @@ struct TimeoutsConfig {
     total_secs: Option<u64>,
 }
 
-/// Names of the environment variables holding API keys (defaults: the vendors' usual names).
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KeysConfig {
-    pub anthropic: Option<String>,
-    pub google: Option<String>,
-    pub openai: Option<String>,
-    pub openai_compatible: Option<String>,
-}
-
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TrackerConfig {
@@ -122,7 +118,10 @@ pub struct Settings {
     pub retry: gavel_llm::RetryPolicy,
     pub idle_timeout: std::time::Duration,
     pub total_timeout: std::time::Duration,
-    pub keys: KeysConfig,
+    /// `[keys]`: the variables holding API keys, per HTTP provider kind, in rotation order.
+    pub key_env: BTreeMap<String, Vec<String>>,
+    /// `[logins]`: the logins per agent CLI kind, in rotation order.
+    pub logins: BTreeMap<String, Vec<Login>>,
     pub prices: gavel_llm::PriceTable,
     /// How long `gavel diff-gate` waits for `approve` before it rejects.
     pub approval_timeout: std::time::Duration,
@@ -273,7 +272,11 @@ impl Settings {
             retry,
             idle_timeout,
             total_timeout,
-            keys: config.keys,
+            key_env: credentials::key_env(&config.keys)?,
+            logins: credentials::logins(
+                &config.logins,
+                std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+            )?,
             prices,
             approval_timeout: secs(
                 config.diff_gate.approval_timeout_secs,
@@ -298,11 +301,12 @@ impl Settings {
     }
 }
 
+/// A role's provider string. The error already lists the valid forms ([`gavel_llm::SpecError`]
+/// always does), so no hint repeats them.
 fn role(name: &str, value: &str) -> Result<ProviderSpec, CliError> {
-    value.parse::<ProviderSpec>().map_err(|e| {
-        CliError::usage(format!("the {name} role is invalid: {e}"))
-            .hint(format!("valid forms: {VALID_FORMS}"))
-    })
+    value
+        .parse::<ProviderSpec>()
+        .map_err(|e| CliError::usage(format!("the {name} role is invalid: {e}")))
 }
 
 /// A repository-relative folder that stays inside the repository.
@@ -423,5 +427,35 @@ mod tests {
         }
         let e = load("[diff_gate]\naudit_path = \"x\"\n").expect_err("unknown key");
         assert!(e.message.contains("audit_path"), "{}", e.message);
+    }
+
+    #[test]
+    fn keys_and_logins_resolve_into_the_settings() {
+        let s = load(
+            "[keys]\nanthropic = [\"ANTHROPIC_API_KEY\", \"ANTHROPIC_API_KEY_2\"]\n\
+             [logins]\ncodex = [\"/srv/codex-a\", \"CODEX_KEY_B\"]\n",
+        )
+        .expect("valid");
+        assert_eq!(
+            s.key_env["anthropic"],
+            ["ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY_2"]
+        );
+        assert_eq!(
+            s.logins["codex"],
+            [
+                Login::Folder(PathBuf::from("/srv/codex-a")),
+                Login::KeyVar("CODEX_KEY_B".into())
+            ]
+        );
+        let e = load("[logins]\ncopilot = \"X\"\n").expect_err("unknown CLI");
+        assert!(e.message.contains("copilot"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_bad_role_lists_the_valid_forms_once() {
+        // Regression: the forms were in the message and again in a hint.
+        let e = load("[roles]\ndrafter = \"bogus:x\"\n").expect_err("invalid role");
+        let shown = format!("{} {}", e.message, e.hints.join(" "));
+        assert_eq!(shown.matches("scripted:FILE").count(), 1, "{shown}");
     }
 }

@@ -43,6 +43,14 @@ pub struct CallLedger {
     /// charged for it; its tokens and cost are unknown.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lost: bool,
+    /// The credential that answered, by name (a key's variable or a CLI login's folder), never
+    /// the key itself; absent when the provider used none (and in older events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
+    /// Credentials whose quota was exhausted before `credential` answered, in the order tried
+    /// (credential rotation within the answering attempt; not counted in `attempts`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quota_exhausted: Vec<String>,
 }
 
 /// What happened.
@@ -85,4 +93,34 @@ pub enum EventKind {
     Done { summary: String },
     /// The run was aborted.
     Aborted { reason: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ledger_written_before_credentials_were_recorded_still_loads() {
+        let hash = ContentHash::of(b"x").to_string();
+        let old = format!(
+            r#"{{"n":1,"requested_model":"m","input_tokens":1,"output_tokens":2,
+                "cached_tokens":null,"cost_micros":null,"cost_source":"unknown",
+                "prompt":"{hash}","response":"{hash}","attempts":1}}"#
+        );
+        let ledger: CallLedger = serde_json::from_str(&old).expect("an old ledger loads");
+        assert_eq!(ledger.credential, None);
+        assert!(ledger.quota_exhausted.is_empty());
+        // Without a credential the JSON is what it was.
+        let json = serde_json::to_string(&ledger).expect("serializes");
+        assert!(!json.contains("credential") && !json.contains("quota_exhausted"));
+
+        let rotated = CallLedger {
+            credential: Some("ANTHROPIC_API_KEY_2".into()),
+            quota_exhausted: vec!["ANTHROPIC_API_KEY".into()],
+            ..ledger
+        };
+        let json = serde_json::to_string(&rotated).expect("serializes");
+        let back: CallLedger = serde_json::from_str(&json).expect("loads");
+        assert_eq!(back, rotated);
+    }
 }

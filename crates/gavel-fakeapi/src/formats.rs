@@ -228,3 +228,39 @@ pub fn error_body(api: Api, status: u16, message: &str, retry_after: Option<u64>
         }
     }
 }
+
+/// The vendor's 429 body for a key whose quota is exhausted, as the real services send it.
+pub fn quota_body(api: Api, model: &str, retry_after: Option<u64>) -> Value {
+    match api {
+        Api::Anthropic => {
+            let message = format!(
+                "This request would exceed your organization's rate limit of 50,000 input tokens \
+                 per minute (org: fake, model: {model}). For details, refer to: \
+                 https://docs.claude.com/en/api/rate-limits."
+            );
+            json!({"type": "error", "error": {"type": "rate_limit_error", "message": message},
+                   "request_id": "req_fake_quota"})
+        }
+        Api::Gemini => {
+            let mut details = vec![
+                json!({"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+                    "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                    "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                    "quotaDimensions": {"location": "global", "model": model}, "quotaValue": "50"}]}),
+                json!({"@type": "type.googleapis.com/google.rpc.Help", "links": [{
+                    "description": "Learn more about Gemini API quotas",
+                    "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]}),
+            ];
+            if let Some(secs) = retry_after {
+                details.push(json!({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": format!("{secs}s")}));
+            }
+            json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": details,
+                "message": "You exceeded your current quota, please check your plan and billing details. \
+                            For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits."}})
+        }
+        Api::OpenAiResponses | Api::OpenAiChat => json!({"error": {
+            "message": "You exceeded your current quota, please check your plan and billing details. For more \
+                        information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
+            "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}}),
+    }
+}

@@ -7,14 +7,18 @@
 //! (`/v1/responses`, SSE) and Chat Completions (`/v1/chat/completions`, JSON and SSE). Each
 //! answer comes from a queue of [`Reply`] values, including the faults the providers must
 //! handle: 429 with `retry-after`, 5xx, 401, a stream that stalls, a stream cut mid-message,
-//! malformed JSON, and an answer from a different model than the one asked for. Every request
-//! is recorded for assertions.
+//! malformed JSON, an answer from a different model than the one asked for, and the vendors'
+//! own "quota exhausted" answers. A reply or a standing [`Rule`] may apply only to requests
+//! made with one API key, so credential rotation can be tested. Every request is recorded for
+//! assertions.
 
 mod formats;
 mod http;
+mod reply;
 mod server;
 
-pub use server::{Api, FakeServer, Recorded, Reply, Rule};
+pub use reply::{Reply, Rule};
+pub use server::{Api, FakeServer, Recorded};
 
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,8 @@
 //! `[{"api": "anthropic", "text": "...", "model": "other-model"},
 //!   {"api": "gemini", "error": 429, "retry_after": 1},
 //!   {"api": "openai-responses", "stall": 2}, {"api": "openai-chat", "cut": 3},
-//!   {"api": "anthropic", "malformed": true}]`.
+//!   {"api": "anthropic", "malformed": true}, {"api": "gemini", "quota": true}]`;
+//! `"key": "K"` makes a reply apply only to a request made with API key K.
 //! It prints its URL and serves until killed (or for `--for-secs`, default one hour).
 
 use std::io::Write;
@@ -57,7 +58,10 @@ fn run() -> Result<(), String> {
         FakeServer::start_on(port).map_err(|e| format!("cannot listen on port {port}: {e}"))?;
     for (i, r) in replies.iter().enumerate() {
         let (api, reply) = parse(r).map_err(|e| format!("{file}: reply #{}: {e}", i + 1))?;
-        server.push(api, reply);
+        match r["key"].as_str() {
+            Some(key) => server.push_for_key(api, key, reply),
+            None => server.push(api, reply),
+        }
     }
     let _ = writeln!(std::io::stdout(), "{}", server.url());
     let _ = std::io::stdout().flush();
@@ -92,12 +96,18 @@ fn parse(r: &Value) -> Result<(Api, Reply), String> {
         Reply::Cut {
             after_events: usize::try_from(n).unwrap_or(0),
         }
+    } else if r["quota"].as_bool() == Some(true) {
+        let mut reply = Reply::quota_exhausted();
+        if let Some(secs) = r["retry_after"].as_u64() {
+            reply = reply.retry_after(secs);
+        }
+        reply
     } else if r["malformed"].as_bool() == Some(true) {
         Reply::Malformed
     } else {
         let text = r["text"]
             .as_str()
-            .ok_or("a reply needs text, error, stall, cut or malformed")?;
+            .ok_or("a reply needs text, error, quota, stall, cut or malformed")?;
         let mut reply = Reply::text(text);
         if let Some(m) = r["model"].as_str() {
             reply = reply.with_model(m);

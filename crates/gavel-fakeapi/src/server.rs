@@ -1,5 +1,5 @@
 //! The server: a thread per connection on 127.0.0.1, replies taken from per-API queues (or
-//! persistent rules), every request recorded.
+//! persistent rules), optionally only for one API key, every request recorded.
 
 use std::collections::VecDeque;
 use std::io::{self, BufReader};
@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::formats::{self, Answer};
 use crate::http::{self, Request, Streaming};
+use crate::reply::{Reply, Rule};
 
 /// Which vendor API a request is for (decided by its path).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,106 +22,6 @@ pub enum Api {
     Gemini,
     OpenAiResponses,
     OpenAiChat,
-}
-
-/// What the fake answers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reply {
-    /// A successful answer (streamed when the request asks for a stream).
-    Text {
-        text: String,
-        /// The model named in the answer (default: the model asked for).
-        model: Option<String>,
-        input_tokens: u64,
-        output_tokens: u64,
-        cached_tokens: u64,
-        /// Pause between streamed events.
-        event_delay_ms: u64,
-    },
-    /// An HTTP error in the vendor's format, with an optional `retry-after` (seconds).
-    Error {
-        status: u16,
-        message: String,
-        retry_after: Option<u64>,
-    },
-    /// A stream that sends `after_events` events and then goes silent (until the server stops).
-    Stall { after_events: usize },
-    /// A stream cut after `after_events` events: the connection closes mid-message.
-    Cut { after_events: usize },
-    /// HTTP 200 with a body that is not valid JSON.
-    Malformed,
-}
-
-impl Reply {
-    /// A plain successful answer.
-    pub fn text(text: impl Into<String>) -> Self {
-        let text = text.into();
-        let output_tokens = text.split_whitespace().count() as u64;
-        Self::Text {
-            text,
-            model: None,
-            input_tokens: 100,
-            output_tokens,
-            cached_tokens: 0,
-            event_delay_ms: 0,
-        }
-    }
-
-    /// Names a different answering model.
-    pub fn with_model(mut self, name: &str) -> Self {
-        if let Self::Text { model, .. } = &mut self {
-            *model = Some(name.to_owned());
-        }
-        self
-    }
-
-    /// Sets token counts.
-    pub fn with_usage(mut self, input: u64, output: u64, cached: u64) -> Self {
-        if let Self::Text {
-            input_tokens,
-            output_tokens,
-            cached_tokens,
-            ..
-        } = &mut self
-        {
-            (*input_tokens, *output_tokens, *cached_tokens) = (input, output, cached);
-        }
-        self
-    }
-
-    /// Slows a stream down.
-    pub fn with_event_delay(mut self, ms: u64) -> Self {
-        if let Self::Text { event_delay_ms, .. } = &mut self {
-            *event_delay_ms = ms;
-        }
-        self
-    }
-
-    /// An error answer.
-    pub fn error(status: u16, message: impl Into<String>) -> Self {
-        Self::Error {
-            status,
-            message: message.into(),
-            retry_after: None,
-        }
-    }
-
-    /// Adds `retry-after` to an error.
-    pub fn retry_after(mut self, secs: u64) -> Self {
-        if let Self::Error { retry_after, .. } = &mut self {
-            *retry_after = Some(secs);
-        }
-        self
-    }
-}
-
-/// A standing answer for requests whose model contains `model_contains` (auxiliary calls such
-/// as a CLI's title or routing requests), checked before the queue and never used up.
-#[derive(Debug, Clone)]
-pub struct Rule {
-    pub api: Api,
-    pub model_contains: String,
-    pub reply: Reply,
 }
 
 /// A request as received.
@@ -135,11 +36,15 @@ pub struct Recorded {
     /// The model the request asked for.
     pub model: String,
     pub streamed: bool,
+    /// The API key it was made with (`x-api-key`, `x-goog-api-key`, `?key=` or a bearer token).
+    pub key: Option<String>,
 }
 
 #[derive(Default)]
 struct State {
     queues: std::collections::HashMap<Api, VecDeque<Reply>>,
+    /// Replies for requests made with one key, used before the general queue.
+    keyed: std::collections::HashMap<(Api, String), VecDeque<Reply>>,
     rules: Vec<Rule>,
     requests: Vec<Recorded>,
 }
@@ -197,6 +102,15 @@ impl FakeServer {
             .push_back(reply);
     }
 
+    /// Queues a reply for the next request to `api` made with API key `key`.
+    pub fn push_for_key(&self, api: Api, key: &str, reply: Reply) {
+        lock(&self.state)
+            .keyed
+            .entry((api, key.to_owned()))
+            .or_default()
+            .push_back(reply);
+    }
+
     /// Adds a standing rule.
     pub fn rule(&self, rule: Rule) {
         lock(&self.state).rules.push(rule);
@@ -239,6 +153,26 @@ fn classify(req: &Request) -> Option<Api> {
     } else {
         None
     }
+}
+
+/// The API key a request carries, in whichever place its vendor puts it.
+fn api_key(req: &Request) -> Option<String> {
+    req.header("x-api-key")
+        .or_else(|| req.header("x-goog-api-key"))
+        .map(str::to_owned)
+        .or_else(|| {
+            req.query
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("key="))
+                .map(str::to_owned)
+        })
+        .or_else(|| {
+            let auth = req.header("authorization")?;
+            auth.strip_prefix("Bearer ")
+                .or_else(|| auth.strip_prefix("bearer "))
+                .map(|k| k.trim().to_owned())
+        })
+        .filter(|k| !k.is_empty())
 }
 
 fn serve(
@@ -290,6 +224,7 @@ fn handle(
         Some(Api::Gemini) => req.path.contains(":streamGenerateContent"),
         _ => body.get("stream").and_then(Value::as_bool).unwrap_or(false),
     };
+    let key = api_key(req);
     lock(state).requests.push(Recorded {
         api,
         method: req.method.clone(),
@@ -299,6 +234,7 @@ fn handle(
         body: body.clone(),
         model: model.clone(),
         streamed,
+        key: key.clone(),
     });
 
     // Token counting and model listing answer by themselves.
@@ -352,9 +288,18 @@ fn handle(
         let rule = st
             .rules
             .iter()
-            .find(|r| r.api == api && model.contains(&r.model_contains))
+            .find(|r| r.matches(api, &model, key.as_deref()))
             .map(|r| r.reply.clone());
-        rule.or_else(|| st.queues.get_mut(&api).and_then(VecDeque::pop_front))
+        match rule {
+            Some(reply) => Some(reply),
+            None => {
+                let keyed = key
+                    .clone()
+                    .and_then(|k| st.keyed.get_mut(&(api, k)))
+                    .and_then(VecDeque::pop_front);
+                keyed.or_else(|| st.queues.get_mut(&api).and_then(VecDeque::pop_front))
+            }
+        }
     };
     let reply = reply.unwrap_or_else(|| {
         Reply::error(
@@ -377,6 +322,27 @@ fn handle(
             http::write_full(
                 out,
                 status,
+                "application/json",
+                &extra,
+                body.to_string().as_bytes(),
+            )?;
+            Ok(true)
+        }
+        Reply::QuotaExhausted { retry_after } => {
+            let mut extra = Vec::new();
+            if let Some(secs) = retry_after {
+                extra.push(("retry-after".to_owned(), secs.to_string()));
+            }
+            if api == Api::Anthropic {
+                extra.push((
+                    "anthropic-ratelimit-requests-remaining".to_owned(),
+                    "0".to_owned(),
+                ));
+            }
+            let body = formats::quota_body(api, &model, retry_after);
+            http::write_full(
+                out,
+                429,
                 "application/json",
                 &extra,
                 body.to_string().as_bytes(),

@@ -6,16 +6,25 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::{Api, FakeServer, Reply};
+use crate::{Api, FakeServer, Reply, Rule};
 
 /// Sends one request with `Connection: close` and returns the raw response.
 fn raw(server: &FakeServer, path: &str, body: &str) -> String {
+    raw_with(server, path, &[], body)
+}
+
+/// Like [`raw`], with extra request headers.
+fn raw_with(server: &FakeServer, path: &str, headers: &[(&str, &str)], body: &str) -> String {
     let addr = server.url().trim_start_matches("http://").to_owned();
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(5)))
         .expect("timeout");
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
     let req = format!(
-        "POST {path} HTTP/1.1\r\nHost: fake\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nHost: fake\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{body}",
         body.len()
     );
     s.write_all(req.as_bytes()).expect("write");
@@ -190,4 +199,95 @@ fn a_stalled_stream_sends_nothing_more() {
         got.contains("response.in_progress") && !got.contains("response.completed"),
         "{got}"
     );
+}
+
+#[test]
+fn replies_can_apply_to_one_api_key_only() {
+    let server = FakeServer::start().expect("start");
+    server.rule(Rule::for_key(
+        Api::Anthropic,
+        "key-a",
+        Reply::quota_exhausted(),
+    ));
+    server.push(Api::Anthropic, Reply::text("for any other key"));
+    let body = r#"{"model":"m"}"#;
+    // The rule answers key-a every time and leaves the queue alone.
+    for _ in 0..2 {
+        let out = raw_with(&server, "/v1/messages", &[("x-api-key", "key-a")], body);
+        assert!(out.starts_with("HTTP/1.1 429"), "{out}");
+    }
+    let out = raw_with(&server, "/v1/messages", &[("x-api-key", "key-b")], body);
+    assert!(out.contains("for any other key"), "{out}");
+
+    // A queued reply for one key is used by that key only, before the general queue.
+    server.push_for_key(Api::OpenAiResponses, "key-o", Reply::text("for key-o"));
+    let bearer = [("Authorization", "Bearer key-x")];
+    let out = raw_with(&server, "/v1/responses", &bearer, body);
+    assert!(out.contains("no reply queued"), "{out}");
+    let bearer = [("Authorization", "Bearer key-o")];
+    let out = raw_with(&server, "/v1/responses", &bearer, body);
+    assert!(out.contains("for key-o"), "{out}");
+
+    // Gemini's key travels in a header or in the query.
+    let path = "/v1beta/models/g:generateContent";
+    raw_with(&server, path, &[("x-goog-api-key", "key-g")], "{}");
+    raw(&server, &format!("{path}?key=key-q"), "{}");
+    let keys: Vec<Option<String>> = server.requests().into_iter().map(|r| r.key).collect();
+    let key = |k: &str| Some(k.to_owned());
+    assert_eq!(
+        keys,
+        [
+            key("key-a"),
+            key("key-a"),
+            key("key-b"),
+            key("key-x"),
+            key("key-o"),
+            key("key-g"),
+            key("key-q")
+        ]
+    );
+}
+
+#[test]
+fn an_exhausted_quota_is_each_vendors_own_429() {
+    let server = FakeServer::start().expect("start");
+    let body = r#"{"model":"m"}"#;
+    server.push(Api::Anthropic, Reply::quota_exhausted().retry_after(4));
+    let out = raw(&server, "/v1/messages", body);
+    assert!(
+        out.starts_with("HTTP/1.1 429")
+            && out.contains("retry-after: 4")
+            && out.contains(r#""type":"rate_limit_error""#),
+        "{out}"
+    );
+
+    server.push(Api::Gemini, Reply::quota_exhausted().retry_after(7));
+    let out = raw(
+        &server,
+        "/v1beta/models/gemini-2.5-pro:generateContent",
+        "{}",
+    );
+    let json: Value =
+        serde_json::from_str(out.split("\r\n\r\n").nth(1).unwrap_or_default()).expect("json");
+    assert_eq!(json["error"]["status"], "RESOURCE_EXHAUSTED");
+    assert_eq!(json["error"]["code"], 429);
+    let details = json["error"]["details"].as_array().expect("details");
+    assert!(details.iter().any(|d| {
+        d["@type"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("QuotaFailure"))
+    }));
+    assert!(details.iter().any(|d| d["retryDelay"] == "7s"));
+
+    for (api, path) in [
+        (Api::OpenAiResponses, "/v1/responses"),
+        (Api::OpenAiChat, "/v1/chat/completions"),
+    ] {
+        server.push(api, Reply::quota_exhausted());
+        let out = raw(&server, path, body);
+        assert!(
+            out.starts_with("HTTP/1.1 429") && out.contains(r#""code":"insufficient_quota""#),
+            "{out}"
+        );
+    }
 }

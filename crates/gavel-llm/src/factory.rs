@@ -1,14 +1,15 @@
-//! Building the provider for a provider string, with the timeouts, key variables and working
-//! folder from gavel's settings.
+//! Building the provider for a provider string, with the timeouts, key variables, CLI logins
+//! and working folder from gavel's settings.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::CliSettings;
 use crate::cli::claude::ClaudeProvider;
 use crate::cli::codex::CodexProvider;
 use crate::cli::gemini::GeminiProvider;
+use crate::cli::{CliSettings, Login};
+use crate::credentials::RotationState;
 use crate::http::{HttpProvider, HttpSettings};
 use crate::provider::{Provider, UnavailableProvider};
 use crate::scripted::ScriptedProvider;
@@ -22,10 +23,15 @@ pub struct ProviderSettings {
     /// The longest one call may take.
     pub total_timeout: Duration,
     /// Key variables by provider kind (`anthropic`, `google`, `openai`, `openai-compatible`),
-    /// replacing the vendors' usual names.
-    pub key_env: BTreeMap<String, String>,
+    /// replacing the vendors' usual names; several rotate (see [`crate::credentials`]).
+    pub key_env: BTreeMap<String, Vec<String>>,
+    /// Logins by CLI kind (`claude`, `gemini`, `codex`), rotated the same way.
+    pub logins: BTreeMap<String, Vec<Login>>,
     /// Where agent CLIs run.
     pub cli_workdir: Option<PathBuf>,
+    /// Which credential of each kind last answered, shared by every provider built with these
+    /// settings.
+    pub rotation: RotationState,
 }
 
 impl Default for ProviderSettings {
@@ -34,7 +40,9 @@ impl Default for ProviderSettings {
             idle_timeout: Duration::from_secs(120),
             total_timeout: Duration::from_secs(600),
             key_env: BTreeMap::new(),
+            logins: BTreeMap::new(),
             cli_workdir: None,
+            rotation: RotationState::default(),
         }
     }
 }
@@ -49,7 +57,14 @@ pub fn build_with(
         idle_timeout: settings.idle_timeout,
         total_timeout: settings.total_timeout,
         env: Vec::new(),
+        env_remove: Vec::new(),
         workdir: settings.cli_workdir.clone(),
+        logins: settings
+            .logins
+            .get(spec.kind())
+            .cloned()
+            .unwrap_or_default(),
+        rotation: settings.rotation.clone(),
     };
     match spec {
         ProviderSpec::Scripted { path } => {
@@ -62,10 +77,14 @@ pub fn build_with(
             let http = HttpSettings {
                 idle_timeout: settings.idle_timeout,
                 total_timeout: settings.total_timeout,
-                key_env: settings.key_env.get(spec.kind()).cloned(),
+                key_env: settings
+                    .key_env
+                    .get(spec.kind())
+                    .cloned()
+                    .unwrap_or_default(),
             };
             match HttpProvider::new(spec, http) {
-                Some(p) => Box::new(p),
+                Some(p) => Box::new(p.with_rotation(settings.rotation.clone())),
                 None => Box::new(UnavailableProvider::new(spec.clone())),
             }
         }

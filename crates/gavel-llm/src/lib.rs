@@ -7,6 +7,7 @@
 //! values and errors and never prints.
 
 pub mod cli;
+pub mod credentials;
 pub mod factory;
 pub mod http;
 pub mod price;
@@ -20,6 +21,8 @@ pub mod tokens;
 pub mod tools;
 pub mod verify;
 
+pub use cli::Login;
+pub use credentials::RotationState;
 pub use factory::{ProviderSettings, build_with};
 pub use http::{HttpProvider, HttpSettings};
 pub use price::{Price, PriceTable};

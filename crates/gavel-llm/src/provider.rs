@@ -103,6 +103,14 @@ pub struct Response {
     /// How many attempts the call took (1 without retries).
     #[serde(default = "one")]
     pub attempts: u32,
+    /// The credential that answered, by NAME (the variable holding the key, or the login
+    /// folder), never its value; `None` when the provider used no named credential.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
+    /// Credentials whose quota was exhausted before [`Response::credential`] answered, in the
+    /// order they were tried (within the answering attempt).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quota_exhausted: Vec<String>,
 }
 
 fn one() -> u32 {
@@ -119,6 +127,9 @@ pub enum ProviderError {
         message: String,
         /// How long the service asked us to wait (`retry-after`), in milliseconds.
         retry_after_ms: Option<u64>,
+        /// The vendor's quota or rate-limit answer (HTTP 429 and its equivalents): another
+        /// credential may answer at once (see [`crate::credentials`]).
+        quota: bool,
     },
     /// Retrying will not help until someone changes something (credentials, model name, script).
     #[error("{provider} call failed: {message}")]
@@ -139,6 +150,11 @@ impl ProviderError {
     /// Whether retrying the same call may succeed.
     pub fn is_transient(&self) -> bool {
         matches!(self, Self::Transient { .. })
+    }
+
+    /// Whether the failure is the vendor's quota or rate-limit answer for the credential used.
+    pub fn is_quota_exhausted(&self) -> bool {
+        matches!(self, Self::Transient { quota: true, .. })
     }
 
     /// A suggestion for the person running gavel, if there is one.

@@ -83,17 +83,14 @@ impl Provider for Retrying {
                     response.attempts = attempt;
                     return Ok(response);
                 }
-                Err(ProviderError::Transient {
-                    provider,
-                    message,
-                    retry_after_ms,
-                }) if attempt <= self.policy.max_retries => {
+                Err(ProviderError::Transient { retry_after_ms, .. })
+                    if attempt <= self.policy.max_retries =>
+                {
                     let wait = self.policy.delay(
                         attempt,
                         retry_after_ms.map(Duration::from_millis),
                         jitter(),
                     );
-                    let _ = (provider, message);
                     sleep_unless_cancelled(wait, call.cancelled)?;
                     attempt += 1;
                 }
@@ -101,11 +98,13 @@ impl Provider for Retrying {
                     provider,
                     message,
                     retry_after_ms,
+                    quota,
                 }) if attempt > 1 => {
                     return Err(ProviderError::Transient {
                         provider,
                         message: format!("{message} (gave up after {attempt} attempts)"),
                         retry_after_ms,
+                        quota,
                     });
                 }
                 Err(e) => return Err(e),
@@ -176,6 +175,8 @@ mod tests {
                     cost_usd: None,
                     raw: String::new(),
                     attempts: 1,
+                    credential: None,
+                    quota_exhausted: Vec::new(),
                 });
             }
             Err(q.remove(0))
@@ -187,6 +188,7 @@ mod tests {
             provider: "flaky".into(),
             message: "503".into(),
             retry_after_ms: ms,
+            quota: false,
         }
     }
 

@@ -207,6 +207,7 @@ impl Provider for ScriptedProvider {
                         provider: PROVIDER.to_owned(),
                         message: failure.clone(),
                         retry_after_ms: entry.retry_after_ms,
+                        quota: false,
                     }
                 });
             }
@@ -235,6 +236,8 @@ impl Provider for ScriptedProvider {
             model: entry.model.clone().unwrap_or_else(|| requested.clone()),
             requested_model: requested,
             attempts: 1,
+            credential: None,
+            quota_exhausted: Vec::new(),
         })
     }
 }

@@ -18,6 +18,10 @@ pub struct CliTool {
     pub npm_package: &'static str,
     /// How to log in (or which key the CLI can use instead).
     pub login: &'static str,
+    /// The variable naming the CLI's config home, where a login lives (`[logins]` folders).
+    pub home_env: &'static str,
+    /// The variable the CLI reads an API key from (`[logins]` key variables are passed in it).
+    pub key_env: &'static str,
 }
 
 /// The agent CLIs gavel drives.
@@ -28,6 +32,8 @@ pub const CLI_TOOLS: &[CliTool] = &[
         name: "Claude Code",
         npm_package: "@anthropic-ai/claude-code",
         login: "run `claude` once and /login, or set ANTHROPIC_API_KEY",
+        home_env: "CLAUDE_CONFIG_DIR",
+        key_env: "ANTHROPIC_API_KEY",
     },
     CliTool {
         kind: "gemini",
@@ -35,6 +41,10 @@ pub const CLI_TOOLS: &[CliTool] = &[
         name: "Gemini CLI",
         npm_package: "@google/gemini-cli",
         login: "run `gemini` once and sign in, or set GEMINI_API_KEY",
+        // The Gemini CLI keeps a login in `$GEMINI_CLI_HOME/.gemini/` (default: the home
+        // folder), as its `homedir()` in packages/core/src/utils/paths.ts reads it.
+        home_env: "GEMINI_CLI_HOME",
+        key_env: "GEMINI_API_KEY",
     },
     CliTool {
         kind: "codex",
@@ -42,6 +52,9 @@ pub const CLI_TOOLS: &[CliTool] = &[
         name: "Codex CLI",
         npm_package: "@openai/codex",
         login: "run `codex login`, or set OPENAI_API_KEY",
+        home_env: "CODEX_HOME",
+        // The key variable `codex exec` documents for API-key sign-in.
+        key_env: "CODEX_API_KEY",
     },
 ];
 
@@ -54,6 +67,16 @@ impl CliTool {
     /// The install command.
     pub fn install(&self) -> String {
         format!("npm install -g {}", self.npm_package)
+    }
+
+    /// How messages name the CLI: `the Claude Code CLI`, `the Gemini CLI`, `the Codex CLI`
+    /// (a name that already ends in "CLI" does not get a second one).
+    pub fn display_name(&self) -> String {
+        if self.name.ends_with("CLI") {
+            format!("the {}", self.name)
+        } else {
+            format!("the {} CLI", self.name)
+        }
     }
 }
 
@@ -110,4 +133,23 @@ pub fn find_on_path(program: &str) -> Option<PathBuf> {
             p.metadata()
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemini_cli_is_never_called_gemini_cli_cli() {
+        // Regression: messages said "the Gemini CLI CLI" and "the Codex CLI CLI".
+        let names: Vec<String> = CLI_TOOLS.iter().map(CliTool::display_name).collect();
+        assert_eq!(
+            names,
+            ["the Claude Code CLI", "the Gemini CLI", "the Codex CLI"]
+        );
+        for tool in CLI_TOOLS {
+            let message = crate::cli::not_installed(tool).to_string();
+            assert!(!message.contains("CLI CLI"), "{message}");
+        }
+    }
 }

@@ -1,9 +1,11 @@
 //! `gavel doctor`: which agent CLIs are installed (and their versions), which API keys are set,
-//! what each role resolves to, and what is missing, with the fix for each.
+//! which configured CLI logins can be used, what each role resolves to, and what is missing,
+//! with the fix for each.
 
 use std::path::PathBuf;
 
 use clap::Args;
+use gavel_llm::cli::logins::login_env;
 use gavel_llm::tools::{self, CLI_TOOLS};
 use gavel_llm::{Provider, ProviderSpec};
 use serde::Serialize;
@@ -38,6 +40,16 @@ struct KeyRow {
 }
 
 #[derive(Debug, Serialize)]
+struct LoginRow {
+    /// The login's name: its folder or its key variable.
+    login: String,
+    usable: bool,
+    /// Why it cannot be used (no such folder, variable not set).
+    problem: Option<String>,
+    used_by: String,
+}
+
+#[derive(Debug, Serialize)]
 struct RoleRow {
     role: &'static str,
     provider: String,
@@ -50,6 +62,7 @@ struct RoleRow {
 struct Report {
     clis: Vec<CliRow>,
     keys: Vec<KeyRow>,
+    logins: Vec<LoginRow>,
     roles: Vec<RoleRow>,
 }
 
@@ -72,29 +85,47 @@ pub fn cmd_doctor(args: &DoctorArgs, state_dir: Option<PathBuf>) -> Result<Exit,
         })
         .collect();
     let s = &ctx.settings;
-    let keys: Vec<KeyRow> = [
-        ("anthropic", s.keys.anthropic.clone()),
-        ("google", s.keys.google.clone()),
-        ("openai", s.keys.openai.clone()),
-        ("openai-compatible", s.keys.openai_compatible.clone()),
-    ]
-    .into_iter()
-    .filter_map(|(kind, configured)| {
-        let variable = configured.or_else(|| tools::default_key_env(kind).map(String::from))?;
-        let set = std::env::var(&variable).is_ok_and(|v| !v.trim().is_empty());
-        Some((variable, set, kind))
-    })
-    .fold(Vec::<KeyRow>::new(), |mut rows, (variable, set, kind)| {
-        match rows.iter_mut().find(|r| r.variable == variable) {
-            Some(r) => r.used_by.push_str(&format!(", {kind}:*")),
-            None => rows.push(KeyRow {
-                variable,
-                set,
-                used_by: format!("{kind}:*"),
-            }),
-        }
-        rows
-    });
+    let keys: Vec<KeyRow> = ["anthropic", "google", "openai", "openai-compatible"]
+        .into_iter()
+        .flat_map(|kind| {
+            let variables = s.key_env.get(kind).cloned().unwrap_or_else(|| {
+                tools::default_key_env(kind)
+                    .map(String::from)
+                    .into_iter()
+                    .collect()
+            });
+            variables.into_iter().map(move |variable| {
+                let set = std::env::var(&variable).is_ok_and(|v| !v.trim().is_empty());
+                (variable, set, kind)
+            })
+        })
+        .fold(Vec::<KeyRow>::new(), |mut rows, (variable, set, kind)| {
+            match rows.iter_mut().find(|r| r.variable == variable) {
+                Some(r) => r.used_by.push_str(&format!(", {kind}:*")),
+                None => rows.push(KeyRow {
+                    variable,
+                    set,
+                    used_by: format!("{kind}:*"),
+                }),
+            }
+            rows
+        });
+    let lookup = |name: &str| std::env::var(name).ok();
+    let logins: Vec<LoginRow> = CLI_TOOLS
+        .iter()
+        .flat_map(|t| {
+            let configured = s.logins.get(t.kind).cloned().unwrap_or_default();
+            configured.into_iter().map(move |login| {
+                let problem = login_env(t, &login, &lookup).err();
+                LoginRow {
+                    login: login.name(),
+                    usable: problem.is_none(),
+                    problem,
+                    used_by: format!("{}:*", t.kind),
+                }
+            })
+        })
+        .collect();
     let wf = ctx.issue_workflow(None);
     let roles: Vec<RoleRow> = [
         ("drafter", &s.drafter, wf.drafter.as_ref()),
@@ -104,7 +135,12 @@ pub fn cmd_doctor(args: &DoctorArgs, state_dir: Option<PathBuf>) -> Result<Exit,
     .map(|(role, spec, provider)| role_row(role, spec, provider))
     .collect();
     let ready = roles.iter().all(|r| r.ready);
-    let report = Report { clis, keys, roles };
+    let report = Report {
+        clis,
+        keys,
+        logins,
+        roles,
+    };
     if args.json {
         ctx.ui.out(
             &serde_json::to_string_pretty(&report).map_err(|e| CliError::error(e.to_string()))?,
@@ -160,6 +196,22 @@ fn print(ctx: &Context, r: &Report) {
             "  {state}  {:<20} used by {}",
             k.variable, k.used_by
         ));
+    }
+    if !r.logins.is_empty() {
+        ui.out("CLI logins:");
+        for l in &r.logins {
+            let state = if l.usable { "usable  " } else { "unusable" };
+            let problem = l
+                .problem
+                .as_ref()
+                .map(|p| format!(" ({p})"))
+                .unwrap_or_default();
+            ui.out(&format!(
+                "  {state} {} used by {}{problem}",
+                sanitize(&l.login),
+                l.used_by
+            ));
+        }
     }
     ui.out("Roles:");
     for role in &r.roles {

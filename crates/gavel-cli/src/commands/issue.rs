@@ -152,9 +152,9 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
         Ok(run) => run,
         // Another process claimed the slug between the check above and here.
         Err(EngineError::Store(e @ StoreError::SlugTaken { .. })) => {
-            return Err(CliError::usage(e.to_string()).hint(format!(
-                "another `gavel issue` started it a moment ago; see `gavel runs`, or pass --slug NAME"
-            )));
+            return Err(CliError::usage(e.to_string()).hint(
+                "another `gavel issue` started it a moment ago; see `gavel runs`, or pass --slug NAME",
+            ));
         }
         Err(e) => return Err(e.into()),
     };

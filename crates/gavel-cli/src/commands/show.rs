@@ -147,6 +147,9 @@ pub fn cmd_show(args: &ShowArgs, state_dir: Option<PathBuf>) -> Result<Exit, Cli
             if c.ledger.lost {
                 ui.out("     LOST: started, but gavel was killed before the answer was saved; made again (the provider may have charged for it)");
             }
+            if let Some(line) = credential_line(&c.ledger) {
+                ui.out(&format!("     {line}"));
+            }
         }
         ui.out(&format!(
             "  (prompt and answer of call N: gavel show {id} --call N)"
@@ -204,11 +207,28 @@ fn show_call(
             sanitize(w)
         ));
     }
+    if let Some(line) = credential_line(&call.ledger) {
+        ui.out(&line);
+    }
     ui.out(&format!("==== prompt ({}) ====", call.ledger.prompt));
     ui.out(&sanitize(&shown.prompt));
     ui.out(&format!("==== raw answer ({}) ====", call.ledger.response));
     ui.out(&sanitize(&shown.response));
     Ok(Exit::Success)
+}
+
+/// `credential NAME`, and the credentials whose quota ran out before it answered.
+fn credential_line(ledger: &gavel_core::CallLedger) -> Option<String> {
+    let name = ledger.credential.as_deref()?;
+    let rotated = if ledger.quota_exhausted.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (after quota exhausted: {})",
+            sanitize(&ledger.quota_exhausted.join(", "))
+        )
+    };
+    Some(format!("credential {}{rotated}", sanitize(name)))
 }
 
 fn line(kind: &EventKind) -> String {

@@ -215,3 +215,16 @@ fn outside_a_git_repository_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn a_bad_provider_string_lists_the_valid_forms_once() {
+    // Regression: the forms were printed in the error and again in a hint.
+    let env = Env::new();
+    env.write("ok.md", "# idea\n");
+    env.git(&["add", "ok.md"]);
+    let out = env.run(&["issue", "ok.md", "--drafter", "bogus:x"]);
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert_eq!(err.matches("scripted:FILE").count(), 1, "{err}");
+    assert!(err.contains("bogus"), "{err}");
+}

@@ -4,7 +4,9 @@
 mod agents;
 mod bad_input;
 mod crash;
+mod credentials;
 mod diff_gate;
+mod doctor;
 mod parallel;
 mod pty;
 mod real_cli_faults;

@@ -15,7 +15,7 @@
 
 use serde_json::Value;
 
-use super::{CliSettings, approx_tokens, classify, last_line, run_cli};
+use super::{CliSettings, LoginEnv, approx_tokens, classify, last_line, run_cli};
 use crate::provider::{Call, Provider, ProviderError, Request, Response};
 use crate::tools::{CliTool, cli_tool};
 
@@ -130,15 +130,29 @@ impl Provider for ClaudeProvider {
     }
 
     fn preflight(&self) -> Result<(), ProviderError> {
-        super::preflight(Self::tool())
+        super::preflight(Self::tool(), &self.settings)
     }
 
     fn complete(&self, req: &Request, call: &Call<'_>) -> Result<Response, ProviderError> {
+        super::logins::with_logins(Self::tool(), &self.settings, call, |login| {
+            self.complete_as(req, call, login)
+        })
+    }
+}
+
+impl ClaudeProvider {
+    /// One call under one login (the default sign-in when `login` is empty).
+    fn complete_as(
+        &self,
+        req: &Request,
+        call: &Call<'_>,
+        login: &LoginEnv,
+    ) -> Result<Response, ProviderError> {
         let tool = Self::tool();
-        let settings = CliSettings {
+        let settings = login.apply(CliSettings {
             env: self.env(),
             ..self.settings.clone()
-        };
+        });
         let mut streamed = 0u64;
         let out = run_cli(tool, self.args(), &req.prompt, &settings, call, |line| {
             let v: Value = serde_json::from_str(line).ok()?;
@@ -179,6 +193,7 @@ impl Provider for ClaudeProvider {
             return Err(match status {
                 Some(401 | 403) | Some(400) | Some(404) => classify(tool, &message, &self.model),
                 _ => ProviderError::Transient {
+                    quota: status == Some(429) || super::quota_exhausted(&message),
                     provider: "claude".into(),
                     message,
                     retry_after_ms: None,
@@ -201,6 +216,8 @@ impl Provider for ClaudeProvider {
             cost_usd: result["total_cost_usd"].as_f64(),
             raw: out.stdout,
             attempts: 1,
+            credential: None,
+            quota_exhausted: Vec::new(),
         })
     }
 }

@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use super::{CliSettings, approx_tokens, classify, last_line, run_cli};
+use super::{CliSettings, LoginEnv, approx_tokens, classify, last_line, run_cli};
 use crate::provider::{Call, Provider, ProviderError, Request, Response};
 use crate::tools::{CliTool, cli_tool};
 
@@ -137,23 +137,31 @@ impl Provider for CodexProvider {
     }
 
     fn preflight(&self) -> Result<(), ProviderError> {
-        super::preflight(Self::tool())
+        super::preflight(Self::tool(), &self.settings)
     }
 
     fn complete(&self, req: &Request, call: &Call<'_>) -> Result<Response, ProviderError> {
+        super::logins::with_logins(Self::tool(), &self.settings, call, |login| {
+            self.complete_as(req, call, login)
+        })
+    }
+}
+
+impl CodexProvider {
+    /// One call under one login (the default sign-in when `login` is empty).
+    fn complete_as(
+        &self,
+        req: &Request,
+        call: &Call<'_>,
+        login: &LoginEnv,
+    ) -> Result<Response, ProviderError> {
         let tool = Self::tool();
-        let out = run_cli(
-            tool,
-            self.args(),
-            &req.prompt,
-            &self.settings,
-            call,
-            |line| {
-                let v: Value = serde_json::from_str(line).ok()?;
-                (v["item"]["type"] == "agent_message")
-                    .then(|| approx_tokens(v["item"]["text"].as_str().unwrap_or_default()))
-            },
-        )?;
+        let settings = login.apply(self.settings.clone());
+        let out = run_cli(tool, self.args(), &req.prompt, &settings, call, |line| {
+            let v: Value = serde_json::from_str(line).ok()?;
+            (v["item"]["type"] == "agent_message")
+                .then(|| approx_tokens(v["item"]["text"].as_str().unwrap_or_default()))
+        })?;
         let p = parse(&out.stdout);
         match (out.status.success(), p.completed, p.text) {
             (true, true, Some(text)) => Ok(Response {
@@ -167,6 +175,8 @@ impl Provider for CodexProvider {
                 cost_usd: None,
                 raw: out.stdout,
                 attempts: 1,
+                credential: None,
+                quota_exhausted: Vec::new(),
             }),
             _ => {
                 let message = p.failure.unwrap_or_else(|| {

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::{CliSettings, approx_tokens, classify, last_line, run_cli};
+use super::{CliSettings, LoginEnv, approx_tokens, classify, last_line, run_cli};
 use crate::provider::{Call, Provider, ProviderError, Request, Response};
 use crate::tools::{CliTool, cli_tool};
 
@@ -164,10 +164,24 @@ impl Provider for GeminiProvider {
     }
 
     fn preflight(&self) -> Result<(), ProviderError> {
-        super::preflight(Self::tool())
+        super::preflight(Self::tool(), &self.settings)
     }
 
     fn complete(&self, req: &Request, call: &Call<'_>) -> Result<Response, ProviderError> {
+        super::logins::with_logins(Self::tool(), &self.settings, call, |login| {
+            self.complete_as(req, call, login)
+        })
+    }
+}
+
+impl GeminiProvider {
+    /// One call under one login (the default sign-in when `login` is empty).
+    fn complete_as(
+        &self,
+        req: &Request,
+        call: &Call<'_>,
+        login: &LoginEnv,
+    ) -> Result<Response, ProviderError> {
         let tool = Self::tool();
         let (workdir, settings_file) = self.workspace();
         let written = settings_file
@@ -182,11 +196,11 @@ impl Provider for GeminiProvider {
             ),
             hint: None,
         })?;
-        let settings = CliSettings {
+        let settings = login.apply(CliSettings {
             env: self.env(),
             workdir: Some(workdir),
             ..self.settings.clone()
-        };
+        });
         let prompt = format!("{PROMPT_HEADER}{}", req.prompt);
         let mut streamed = 0u64;
         let out = run_cli(tool, self.args(), &prompt, &settings, call, |line| {
@@ -214,6 +228,8 @@ impl Provider for GeminiProvider {
                 cost_usd: None,
                 raw: out.stdout,
                 attempts: 1,
+                credential: None,
+                quota_exhausted: Vec::new(),
             });
         }
         // The exit code is the HTTP status modulo 256 for API errors.
@@ -241,7 +257,8 @@ impl Provider for GeminiProvider {
         Err(match http {
             Some(401 | 403) => classify(tool, &format!("401 {message}"), &self.model),
             Some(400) => classify(tool, &message, &self.model),
-            Some(_) => ProviderError::Transient {
+            Some(code) => ProviderError::Transient {
+                quota: code == 429 || super::quota_exhausted(&message),
                 provider: "gemini".into(),
                 message,
                 retry_after_ms: None,
@@ -250,6 +267,7 @@ impl Provider for GeminiProvider {
                 classify(tool, &format!("model not found: {message}"), &self.model)
             }
             None => ProviderError::Transient {
+                quota: super::quota_exhausted(&message),
                 provider: "gemini".into(),
                 message,
                 retry_after_ms: None,

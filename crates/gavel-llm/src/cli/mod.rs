@@ -11,10 +11,13 @@
 pub mod claude;
 pub mod codex;
 pub mod gemini;
+pub mod logins;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use self::logins::{Login, LoginEnv};
+use crate::credentials::RotationState;
 use crate::process::{self, ProcessError, ProcessOutput, ProcessSpec};
 use crate::provider::{Call, CallProgress, ProviderError};
 use crate::tools::{self, CliTool};
@@ -28,8 +31,14 @@ pub struct CliSettings {
     pub total_timeout: Duration,
     /// Extra environment for the child (tests point the CLIs at a fake server this way).
     pub env: Vec<(String, String)>,
+    /// Variables removed from the child's environment.
+    pub env_remove: Vec<String>,
     /// Where the CLI runs (an empty folder, so it sees no project files).
     pub workdir: Option<PathBuf>,
+    /// The logins to rotate through (empty: the CLI's own default sign-in).
+    pub logins: Vec<Login>,
+    /// Which login last answered (shared with the other providers of the process).
+    pub rotation: RotationState,
 }
 
 impl Default for CliSettings {
@@ -38,7 +47,10 @@ impl Default for CliSettings {
             idle_timeout: Duration::from_secs(120),
             total_timeout: Duration::from_secs(600),
             env: Vec::new(),
+            env_remove: Vec::new(),
             workdir: None,
+            logins: Vec::new(),
+            rotation: RotationState::default(),
         }
     }
 }
@@ -67,7 +79,7 @@ pub(crate) fn run_cli(
         program,
         args,
         env: settings.env.clone(),
-        env_remove: Vec::new(),
+        env_remove: settings.env_remove.clone(),
         cwd: settings.workdir.clone(),
         stdin: prompt.to_owned(),
         idle_timeout: settings.idle_timeout,
@@ -92,6 +104,7 @@ pub(crate) fn run_cli(
                 provider: tool.kind.into(),
                 message: e.to_string(),
                 retry_after_ms: None,
+                quota: false,
             })
         }
         Err(e @ ProcessError::Spawn { .. }) => Err(ProviderError::Permanent {
@@ -106,8 +119,9 @@ pub(crate) fn not_installed(tool: &CliTool) -> ProviderError {
     ProviderError::Permanent {
         provider: tool.kind.into(),
         message: format!(
-            "the {} CLI (`{}`) is not installed",
-            tool.name, tool.program
+            "{} (`{}`) is not installed",
+            tool.display_name(),
+            tool.program
         ),
         hint: Some(format!(
             "install it with `{}`, then {}",
@@ -117,16 +131,16 @@ pub(crate) fn not_installed(tool: &CliTool) -> ProviderError {
     }
 }
 
-/// Pre-flight for a CLI provider: the program is on PATH.
-pub(crate) fn preflight(tool: &CliTool) -> Result<(), ProviderError> {
-    tools::find_on_path(tool.program)
-        .map(drop)
-        .ok_or_else(|| not_installed(tool))
+/// Pre-flight for a CLI provider: the program is on PATH, and a configured login is usable.
+pub(crate) fn preflight(tool: &CliTool, settings: &CliSettings) -> Result<(), ProviderError> {
+    tools::find_on_path(tool.program).ok_or_else(|| not_installed(tool))?;
+    logins::usable(tool, settings).map(drop)
 }
 
 /// Classifies a CLI's error message. Authentication and bad-request/unknown-model errors are
 /// permanent (retrying cannot help); everything else (rate limits, 5xx, overload, timeouts,
-/// truncated or malformed streams, network trouble) is transient.
+/// truncated or malformed streams, network trouble) is transient, and a rate limit or an
+/// exhausted quota is marked as such (another login may answer at once).
 pub(crate) fn classify(tool: &CliTool, message: &str, model: &str) -> ProviderError {
     let m = message.to_ascii_lowercase();
     let any = |needles: &[&str]| needles.iter().any(|n| m.contains(n));
@@ -186,16 +200,43 @@ pub(crate) fn classify(tool: &CliTool, message: &str, model: &str) -> ProviderEr
             provider,
             message,
             hint: Some(format!(
-                "the {} CLI rejected gavel's request; check its version with `gavel doctor`",
-                tool.name
+                "{} rejected gavel's request; check its version with `gavel doctor`",
+                tool.display_name()
             )),
         };
     }
     ProviderError::Transient {
+        quota: quota_exhausted(&message),
         provider,
         message,
         retry_after_ms: None,
     }
+}
+
+/// Whether a CLI's error message is the vendor's quota or rate-limit answer: a 429 status,
+/// Anthropic's `rate_limit_error`, Gemini's `RESOURCE_EXHAUSTED`, OpenAI's `insufficient_quota`
+/// or `rate_limit_exceeded`, or the CLIs' own words for a used-up plan ("usage limit",
+/// "hit your limit", "quota exceeded").
+pub(crate) fn quota_exhausted(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    let status_429 = m.match_indices("429").any(|(at, _)| {
+        let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit());
+        !digit(m[..at].chars().next_back()) && !digit(m[at + 3..].chars().next())
+    });
+    status_429
+        || [
+            "too many requests",
+            "rate limit",
+            "rate_limit",
+            "resource_exhausted",
+            "insufficient_quota",
+            "quota exceeded",
+            "exceeded your current quota",
+            "usage limit",
+            "hit your limit",
+        ]
+        .iter()
+        .any(|n| m.contains(n))
 }
 
 /// A rough token count for progress while text streams in.
@@ -242,6 +283,31 @@ mod tests {
             ("Overloaded", true),
         ] {
             assert_eq!(classify(t, msg, "m").is_transient(), transient, "{msg}");
+        }
+    }
+
+    #[test]
+    fn quota_answers_are_told_apart_from_other_transient_failures() {
+        let t = cli_tool("claude").expect("claude");
+        for msg in [
+            "API status 429: rate_limit_error: This request would exceed your rate limit",
+            "exceeded retry limit, last status: 429 Too Many Requests",
+            "[API Error: RESOURCE_EXHAUSTED: Quota exceeded for quota metric 'Requests']",
+            "You exceeded your current quota, please check your plan (insufficient_quota)",
+            "Claude AI usage limit reached|1767200000",
+            "You've hit your limit · resets 3pm",
+        ] {
+            let err = classify(t, msg, "m");
+            assert!(err.is_quota_exhausted(), "{msg}: {err:?}");
+        }
+        for msg in [
+            "API status 529: Overloaded",
+            "API status 500: internal error",
+            "stream disconnected before completion",
+            "used 14290 tokens",
+        ] {
+            let err = classify(t, msg, "m");
+            assert!(err.is_transient() && !err.is_quota_exhausted(), "{msg}");
         }
     }
 }

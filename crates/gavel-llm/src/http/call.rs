@@ -126,6 +126,8 @@ pub(crate) async fn run(
         cost_usd: None,
         raw: log.transcript,
         attempts: 1,
+        credential: None,
+        quota_exhausted: Vec::new(),
     })
 }
 

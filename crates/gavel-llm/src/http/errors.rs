@@ -32,6 +32,18 @@ impl Ctx {
             provider: self.kind.to_owned(),
             message,
             retry_after_ms,
+            quota: false,
+        }
+    }
+
+    /// The vendor's quota or rate-limit answer for this call's key: transient, and another key
+    /// may answer at once.
+    pub fn quota(&self, message: String, retry_after_ms: Option<u64>) -> ProviderError {
+        ProviderError::Transient {
+            provider: self.kind.to_owned(),
+            message,
+            retry_after_ms,
+            quota: true,
         }
     }
 
@@ -49,7 +61,7 @@ impl Ctx {
             Some(var) => format!("check that {var} holds a valid API key for {}", self.label),
             None => format!(
                 "the server at {} wants an API key: put it in an environment variable and name \
-                 that variable with `key_env` in the configuration",
+                 that variable in `[keys] openai_compatible` in gavel.toml",
                 self.base_url
             ),
         }
@@ -140,7 +152,18 @@ pub(crate) fn malformed(detail: &str) -> String {
     format!("the service sent malformed JSON: {}", shorten(detail))
 }
 
-/// Sorts an HTTP error status.
+/// The vendors' codes for an exhausted quota or a rate limit: Anthropic's `rate_limit_error`,
+/// Gemini's `RESOURCE_EXHAUSTED`, OpenAI's `insufficient_quota` and `rate_limit_exceeded`.
+const QUOTA_CODES: &[&str] = &[
+    "rate_limit_error",
+    "RESOURCE_EXHAUSTED",
+    "insufficient_quota",
+    "rate_limit_exceeded",
+];
+
+/// Sorts an HTTP error status. A 429 is the vendor's quota or rate-limit answer (Anthropic
+/// `rate_limit_error`, Gemini `RESOURCE_EXHAUSTED`, OpenAI `insufficient_quota` or
+/// `rate_limit_exceeded`).
 pub(crate) fn from_status(
     status: u16,
     retry_after_ms: Option<u64>,
@@ -149,7 +172,8 @@ pub(crate) fn from_status(
 ) -> ProviderError {
     let message = format!("HTTP {status}: {}", vendor_message(body));
     match status {
-        408 | 409 | 425 | 429 | 500..=599 => ctx.transient(message, retry_after_ms),
+        429 => ctx.quota(message, retry_after_ms),
+        408 | 409 | 425 | 500..=599 => ctx.transient(message, retry_after_ms),
         401 | 403 => ctx.permanent(message, Some(ctx.key_hint())),
         400 | 404 | 422 => ctx.permanent(message, Some(ctx.model_hint())),
         _ => ctx.permanent(message, None),
@@ -157,7 +181,8 @@ pub(crate) fn from_status(
 }
 
 /// Sorts an error the vendor sent inside an otherwise successful stream (Anthropic's
-/// `event: error`, OpenAI's `response.failed`): overloads and server errors are transient.
+/// `event: error`, OpenAI's `response.failed`): overloads and server errors are transient, a
+/// quota or rate-limit code is the quota answer.
 pub(crate) fn from_error_event(body: &Value, ctx: &Ctx) -> ProviderError {
     let codes: Vec<&str> = [
         "/error/type",
@@ -191,6 +216,8 @@ pub(crate) fn from_error_event(body: &Value, ctx: &Ctx) -> ProviderError {
         "NOT_FOUND",
     ]) {
         ctx.permanent(message, Some(ctx.model_hint()))
+    } else if has(QUOTA_CODES) {
+        ctx.quota(message, None)
     } else {
         ctx.transient(message, None)
     }
@@ -346,6 +373,35 @@ mod tests {
                 .unwrap();
         let err = from_error_event(&auth, &c);
         assert!(err.hint().unwrap().contains("GEMINI_API_KEY"));
+    }
+
+    #[test]
+    fn the_vendors_quota_answers_are_marked_and_others_are_not() {
+        let c = ctx();
+        // The vendors' real 429 bodies.
+        for body in [
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization"}}"#,
+            r#"{"error":{"code":429,"message":"You exceeded your current quota","status":"RESOURCE_EXHAUSTED"}}"#,
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#,
+            r#"{"error":{"message":"Rate limit reached for gpt-5","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#,
+        ] {
+            let err = from_status(429, None, body, &c);
+            assert!(err.is_quota_exhausted(), "{body}");
+        }
+        for status in [408, 500, 503, 529] {
+            let err = from_status(status, None, "{}", &c);
+            assert!(err.is_transient() && !err.is_quota_exhausted(), "{status}");
+        }
+        // Inside a stream: a rate-limit event is the quota answer, an overload is not.
+        let limited: Value = serde_json::from_str(
+            r#"{"type":"response.failed","response":{"error":{"code":"rate_limit_exceeded","message":"slow down"}}}"#,
+        )
+        .unwrap();
+        assert!(from_error_event(&limited, &c).is_quota_exhausted());
+        let overloaded: Value =
+            serde_json::from_str(r#"{"type":"error","error":{"type":"overloaded_error"}}"#)
+                .unwrap();
+        assert!(!from_error_event(&overloaded, &c).is_quota_exhausted());
     }
 
     #[test]

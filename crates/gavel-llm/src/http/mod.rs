@@ -39,8 +39,12 @@
 //! # Keys, base URLs, runtime
 //!
 //! Keys come from `ANTHROPIC_API_KEY`, `GEMINI_API_KEY` and `OPENAI_API_KEY`, or from the
-//! variable named by [`HttpSettings::key_env`]. A compatible server gets a key only from a
-//! variable named that way: a first-party key is never sent to a third-party URL. The
+//! variables named by [`HttpSettings::key_env`]. A compatible server gets a key only from a
+//! variable named that way: a first-party key is never sent to a third-party URL. With several
+//! variables, unset ones are skipped and the rest rotate (see [`crate::credentials`]): a key
+//! whose quota is exhausted (HTTP 429, or the vendor's quota code inside a stream) hands the
+//! same call to the next key at once, and the response names the variable that answered. A
+//! key's value never appears in an error: any error text that echoes it is redacted. The
 //! first-party base URLs can be moved with `ANTHROPIC_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`
 //! (both without the API version, as the vendors' own tools read them) and `OPENAI_BASE_URL`
 //! (with `/v1`). Each call is a task on one shared tokio runtime (created on first use) while the
@@ -62,6 +66,7 @@ use genai::{Client, WebConfig};
 use self::call::Plan;
 use self::errors::Ctx;
 use self::wire::{Api, Wire};
+use crate::credentials::{Rotation, RotationState};
 use crate::provider::{Call, CallProgress, Provider, ProviderError, Request, Response};
 use crate::spec::ProviderSpec;
 
@@ -77,8 +82,9 @@ pub struct HttpSettings {
     pub idle_timeout: Duration,
     /// A call fails (transiently) when the whole answer takes longer than this.
     pub total_timeout: Duration,
-    /// The environment variable holding the API key, instead of the vendor's usual one.
-    pub key_env: Option<String>,
+    /// The environment variables holding API keys, in rotation order, instead of the vendor's
+    /// usual one (empty: the vendor's variable; for a compatible server, no key at all).
+    pub key_env: Vec<String>,
 }
 
 impl Default for HttpSettings {
@@ -86,7 +92,7 @@ impl Default for HttpSettings {
         Self {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             total_timeout: DEFAULT_TOTAL_TIMEOUT,
-            key_env: None,
+            key_env: Vec::new(),
         }
     }
 }
@@ -99,6 +105,8 @@ pub struct HttpProvider {
     api: Api,
     settings: HttpSettings,
     env: Box<EnvLookup>,
+    /// Which key last answered (shared with the other providers of the process).
+    rotation: RotationState,
     /// Built once so connections are reused; an error is reported by every call.
     client: Result<Client, String>,
 }
@@ -127,8 +135,16 @@ impl HttpProvider {
             api,
             settings,
             env: Box::new(|name| std::env::var(name).ok()),
+            rotation: RotationState::default(),
             client,
         })
+    }
+
+    /// Shares the rotation position with other providers (see [`crate::credentials`]).
+    #[must_use]
+    pub fn with_rotation(mut self, state: RotationState) -> Self {
+        self.rotation = state;
+        self
     }
 
     /// Reads variables through `lookup` instead of the process environment (for tests and
@@ -142,12 +158,18 @@ impl HttpProvider {
         self
     }
 
-    /// The variable the key is read from; `None` for a compatible server called without a key.
-    pub fn key_env(&self) -> Option<&str> {
-        self.settings
-            .key_env
-            .as_deref()
-            .or(self.api.default_key_env)
+    /// The variables keys are read from, in rotation order; empty for a compatible server
+    /// called without a key.
+    pub fn key_vars(&self) -> Vec<String> {
+        if self.settings.key_env.is_empty() {
+            self.api
+                .default_key_env
+                .map(str::to_owned)
+                .into_iter()
+                .collect()
+        } else {
+            self.settings.key_env.clone()
+        }
     }
 
     /// The base URL calls go to, after any environment override.
@@ -168,38 +190,49 @@ impl HttpProvider {
             kind: self.api.kind,
             label: self.spec.to_string(),
             model: self.api.model.clone(),
-            key_env: self.key_env().map(str::to_owned),
+            key_env: self.key_vars().into_iter().next(),
             base_url: self.base_url(),
             idle_timeout: self.settings.idle_timeout,
         }
     }
 
-    /// Resolves key, endpoint and limits, or says what is missing.
-    fn plan(&self) -> Result<Plan, ProviderError> {
+    /// Resolves endpoint and limits (a plan without a key) and the keys that are set, as
+    /// (variable, key) in rotation order, or says what is missing.
+    fn plan(&self) -> Result<(Plan, Vec<(String, String)>), ProviderError> {
         let ctx = self.ctx();
         if let Err(message) = &self.client {
             return Err(ctx.permanent(message.clone(), None));
         }
-        let key = match self.key_env() {
-            Some(var) => match self.var(var) {
-                Some(key) => Some(key.trim().to_owned()),
-                None => {
-                    return Err(ctx.permanent(
-                        format!("{var} is not set, so {} has no API key", self.spec),
-                        Some(format!("set {var} to your {} API key", self.vendor())),
-                    ));
+        let vars = self.key_vars();
+        let keys: Vec<(String, String)> = vars
+            .iter()
+            .filter_map(|var| Some((var.clone(), self.var(var)?.trim().to_owned())))
+            .collect();
+        if keys.is_empty() && !vars.is_empty() {
+            let (message, hint) = match vars.as_slice() {
+                [var] => (
+                    format!("{var} is not set, so {} has no API key", self.spec),
+                    format!("set {var} to your {} API key", self.vendor()),
+                ),
+                _ => {
+                    let list = vars.join(", ");
+                    (
+                        format!("none of {list} is set, so {} has no API key", self.spec),
+                        format!("set one of {list} to your {} API key", self.vendor()),
+                    )
                 }
-            },
-            None => None,
-        };
-        Ok(Plan {
+            };
+            return Err(ctx.permanent(message, Some(hint)));
+        }
+        let plan = Plan {
             endpoint: self.api.endpoint(&ctx.base_url),
             api: self.api.clone(),
-            key,
+            key: None,
             ctx,
             idle_timeout: self.settings.idle_timeout,
             total_timeout: self.settings.total_timeout,
-        })
+        };
+        Ok((plan, keys))
     }
 
     fn vendor(&self) -> &'static str {
@@ -225,7 +258,31 @@ impl Provider for HttpProvider {
         if (call.cancelled)() {
             return Err(ProviderError::Cancelled);
         }
-        let plan = self.plan()?;
+        let (plan, keys) = self.plan()?;
+        if keys.is_empty() {
+            return self.attempt(plan, req, call);
+        }
+        let names: Vec<String> = keys.iter().map(|(var, _)| var.clone()).collect();
+        let rotation = Rotation::new(self.api.kind, self.rotation.clone());
+        let result = rotation.run(&names, call.cancelled, |i| {
+            let mut plan = plan.clone();
+            plan.key = Some(keys[i].1.clone());
+            plan.ctx.key_env = Some(names[i].clone());
+            self.attempt(plan, req, call)
+        });
+        let secrets: Vec<&str> = keys.iter().map(|(_, key)| key.as_str()).collect();
+        result.map_err(|e| redact(e, &secrets))
+    }
+}
+
+impl HttpProvider {
+    /// One call with the key in `plan` (or none).
+    fn attempt(
+        &self,
+        plan: Plan,
+        req: &Request,
+        call: &Call<'_>,
+    ) -> Result<Response, ProviderError> {
         let ctx = plan.ctx.clone();
         let client = match &self.client {
             Ok(client) => client.clone(),
@@ -242,7 +299,7 @@ impl Provider for HttpProvider {
         let (prompt, max_tokens) = (req.prompt.clone(), req.max_output_tokens);
         let task = runtime.spawn(async move {
             let result = call::run(client, plan, prompt, max_tokens, report).await;
-            drop(tx.send(Event::Done(result)));
+            drop(tx.send(Event::Done(Box::new(result))));
         });
         loop {
             if (call.cancelled)() {
@@ -254,7 +311,7 @@ impl Provider for HttpProvider {
                     output_tokens,
                     attempt: 1,
                 }),
-                Ok(Event::Done(result)) => return result,
+                Ok(Event::Done(result)) => return *result,
                 Err(RecvTimeoutError::Timeout) => {}
                 // The task panicked: a bug that retrying the same call would only repeat.
                 Err(RecvTimeoutError::Disconnected) => {
@@ -268,13 +325,47 @@ impl Provider for HttpProvider {
     }
 }
 
+/// `err` with every key in `secrets` (of a plausible key's length) replaced by `[redacted]`,
+/// in case a service or proxy echoed one back in its error.
+fn redact(err: ProviderError, secrets: &[&str]) -> ProviderError {
+    let clean = |text: String| {
+        secrets
+            .iter()
+            .filter(|s| s.len() >= 8)
+            .fold(text, |t, s| t.replace(s, "[redacted]"))
+    };
+    match err {
+        ProviderError::Transient {
+            provider,
+            message,
+            retry_after_ms,
+            quota,
+        } => ProviderError::Transient {
+            provider,
+            message: clean(message),
+            retry_after_ms,
+            quota,
+        },
+        ProviderError::Permanent {
+            provider,
+            message,
+            hint,
+        } => ProviderError::Permanent {
+            provider,
+            message: clean(message),
+            hint: hint.map(clean),
+        },
+        other => other,
+    }
+}
+
 /// How often the caller's cancel flag is polled while the call runs.
 const CANCEL_POLL: Duration = Duration::from_millis(50);
 
 /// What the call's task tells the waiting thread.
 enum Event {
     Progress(u64),
-    Done(Result<Response, ProviderError>),
+    Done(Box<Result<Response, ProviderError>>),
 }
 
 /// The runtime every HTTP call runs on, created on first use.

@@ -87,6 +87,8 @@ fn response_reports_provider_model_and_approximate_tokens() {
             cost_usd: None,
             raw: "# First draft\nbody\n".into(),
             attempts: 1,
+            credential: None,
+            quota_exhausted: Vec::new(),
         }
     );
     let f = fixture("model: scripted-model-1\nreviewer:\n  - text: ok\n");

@@ -20,7 +20,7 @@ fn preflight_passes_when_the_key_is_set() {
         h.provider
             .preflight()
             .unwrap_or_else(|e| panic!("{}: {e:?}", kind.name));
-        assert_eq!(h.provider.key_env(), Some(kind.key_var));
+        assert_eq!(h.provider.key_vars(), [kind.key_var]);
         assert!(
             h.fake.requests().is_empty(),
             "preflight must not call the service"
@@ -66,11 +66,11 @@ fn vendor(kind: &Kind) -> &'static str {
 #[test]
 fn key_env_replaces_the_vendors_variable() {
     let mut with_own_key = settings(&ANTHROPIC);
-    with_own_key.key_env = Some("TEAM_ANTHROPIC_KEY".to_owned());
+    with_own_key.key_env = vec!["TEAM_ANTHROPIC_KEY".to_owned()];
     let h = Harness::build(&ANTHROPIC, with_own_key, |env| {
         env.insert("TEAM_ANTHROPIC_KEY".to_owned(), "team-key".to_owned());
     });
-    assert_eq!(h.provider.key_env(), Some("TEAM_ANTHROPIC_KEY"));
+    assert_eq!(h.provider.key_vars(), ["TEAM_ANTHROPIC_KEY"]);
     h.push(Reply::text("ok"));
     h.ask().unwrap();
     assert_eq!(header(&h.only_request(), "x-api-key"), Some("team-key"));
@@ -79,11 +79,11 @@ fn key_env_replaces_the_vendors_variable() {
 #[test]
 fn a_compatible_server_without_key_env_gets_no_key_not_even_openais() {
     let mut keyless = settings(&COMPATIBLE);
-    keyless.key_env = None;
+    keyless.key_env = Vec::new();
     let h = Harness::build(&COMPATIBLE, keyless, |env| {
         env.insert("OPENAI_API_KEY".to_owned(), "first-party-secret".to_owned());
     });
-    assert_eq!(h.provider.key_env(), None);
+    assert!(h.provider.key_vars().is_empty());
     h.provider.preflight().unwrap();
     h.push(Reply::text("local answer"));
     assert_eq!(h.ask().unwrap().text, "local answer");
@@ -94,7 +94,7 @@ fn a_compatible_server_without_key_env_gets_no_key_not_even_openais() {
     // A keyless server that turns out to want a key: the hint says how to give it one.
     h.push(Reply::error(401, "missing bearer token"));
     let (_, hint) = permanent(&COMPATIBLE, h.ask());
-    assert!(hint.contains("key_env"), "{hint}");
+    assert!(hint.contains("[keys] openai_compatible"), "{hint}");
 }
 
 #[test]

@@ -27,6 +27,8 @@ pub fn answers_with_text_tokens_and_model(kind: &'static Kind) {
     assert_eq!(response.output_tokens, Some(9));
     assert_eq!(response.cost_usd, None);
     assert_eq!(response.attempts, 1);
+    assert_eq!(response.credential.as_deref(), Some(kind.key_var));
+    assert!(response.quota_exhausted.is_empty());
     assert!(response.raw.contains("last element."), "{}", response.raw);
     assert!(response.raw.contains(kind.final_marker), "{}", response.raw);
 

@@ -218,7 +218,7 @@ pub fn settings(kind: &Kind) -> HttpSettings {
     HttpSettings {
         idle_timeout: IDLE,
         total_timeout: Duration::from_secs(20),
-        key_env: kind.key_env.map(str::to_owned),
+        key_env: kind.key_env.map(str::to_owned).into_iter().collect(),
     }
 }
 
@@ -254,6 +254,7 @@ pub fn transient(kind: &Kind, result: Result<Response, ProviderError>) -> (Strin
             provider,
             message,
             retry_after_ms,
+            ..
         }) => {
             assert_eq!(provider, kind.name);
             (message, retry_after_ms)

@@ -37,6 +37,8 @@ pub fn events_keep_their_order(store: &dyn Store) {
                 attempts: 2,
                 warning: Some("requested tier `pro`".into()),
                 lost: false,
+                credential: Some("ANTHROPIC_API_KEY_2".into()),
+                quota_exhausted: vec!["ANTHROPIC_API_KEY".into()],
             })),
         },
     };

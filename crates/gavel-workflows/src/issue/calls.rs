@@ -238,6 +238,8 @@ impl IssueWorkflow {
                     attempts: 1,
                     warning: None,
                     lost: true,
+                    credential: None,
+                    quota_exhausted: Vec::new(),
                 })),
             });
             cx.event(EventKind::Note {
@@ -319,6 +321,8 @@ impl IssueWorkflow {
             attempts: response.attempts,
             warning: warning.clone(),
             lost: false,
+            credential: response.credential.clone(),
+            quota_exhausted: response.quota_exhausted.clone(),
         };
         cx.event(EventKind::ModelCall {
             role: role.as_str().into(),
