@@ -111,8 +111,9 @@ impl Context {
 
     /// Who holds a run's lock while this process drives it.
     pub fn holder(&self) -> LockInfo {
-        let command = std::env::args()
-            .map(|a| a.replace('\n', " "))
+        // args_os: an argument that is not UTF-8 (a file name) must not panic here.
+        let command = std::env::args_os()
+            .map(|a| a.to_string_lossy().replace('\n', " "))
             .collect::<Vec<_>>()
             .join(" ");
         LockInfo {

@@ -80,8 +80,8 @@ impl From<EngineError> for CliError {
             | EngineError::WrongGate { .. }
             | EngineError::NotWaiting { .. }
             | EngineError::AlreadyAnswered { .. } => Self::from_error(&e).with_exit(Exit::Usage),
-            EngineError::Finished { .. } => {
-                Self::from_error(&e).hint("`gavel show RUN` shows what it did")
+            EngineError::Finished { run, .. } => {
+                Self::from_error(&e).hint(format!("`gavel show {run}` shows what it did"))
             }
             other => Self::from_error(&other),
         }

@@ -36,3 +36,40 @@ impl From<Exit> for ExitCode {
         ExitCode::from(e.code())
     }
 }
+
+/// The exit codes, as `gavel --help` lists them (the README has the same table).
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0    success (a run finished, a listing printed, a collision or a selection quit)
+  1    error: bad input, failed pre-flight, unknown or finished run, unusable state, a locked run
+  2    usage: invalid arguments, --choice, --role or provider string; a slug already in use
+  3    paused at a human gate: the printed `gavel resume RUN --choice ...` continues it
+  4    halted, resumable: an iteration cap, a budget, a failed model call
+  5    rejected: a person aborted the run at a gate, or the diff gate was rejected
+  6    diff gate without a terminal: nothing is committed, the changes stay staged
+  130  interrupted by Ctrl-C: the run is resumable";
+
+/// The answers `gavel resume RUN --choice C` takes, gate by gate (`gavel resume --help`).
+pub const CHOICES_HELP: &str = "\
+Choices (--choice), by the gate the run waits at (`gavel runs` shows it):
+  draft gate (N3)       send      send the draft to the reviewer
+                        revise    back to the drafter (with --feedback-file F)
+  verdict gate (N5)     approve   file the issue
+                        revise    back to the drafter with the verdict (with --feedback-file F)
+  filing error (N6)     retry     try filing again
+                        edit      back to the verdict gate
+                        abort     stop; the lineage stays in active/
+
+Exit codes: 0 done, 1 error, 2 usage (a choice the gate does not take), 3 paused at the next
+gate, 4 halted, 5 aborted, 130 interrupted. `gavel --help` lists them all.";
+
+/// `gavel diff-gate --help`: what its exit codes mean.
+pub const DIFF_GATE_HELP: &str = "\
+Answers: type `approve` to let the commit proceed, or `reject`. Nothing else approves: no flag,
+variable or setting skips the gate, and attempts to are recorded in the audit log.
+
+Exit codes:
+  0    approved (or nothing staged)
+  1    error (not a git repository, the audit log cannot be written)
+  5    rejected: `reject`, end of input, or no answer within the timeout
+  6    no terminal: nobody can approve, nothing is committed, the changes stay staged";

@@ -82,6 +82,9 @@ pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
     let version =
         user_version(&conn).map_err(|e| classify(path, "reading the schema version", e))?;
     check_version(path, version)?;
+    if version == 0 {
+        check_not_foreign(path, &conn)?;
+    }
     let mode = switch_to_wal(&conn).map_err(|e| classify(path, "switching to WAL mode", e))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StoreError::Corrupt {
@@ -98,6 +101,28 @@ pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
         migrate(path, &mut conn)?;
     }
     Ok(conn)
+}
+
+/// Refuses a SQLite database that is not gavel's: schema version 0 (gavel's own start at 1)
+/// with tables in it. Checked by reading only, so such a file is left exactly as it was (no
+/// schema added, no switch to WAL).
+fn check_not_foreign(path: &Path, conn: &Connection) -> Result<(), StoreError> {
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")
+        .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
+        .map_err(|e| classify(path, "reading the database's tables", e))?;
+    if tables.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
+    Err(StoreError::Corrupt {
+        path: path.display().to_string(),
+        message: format!(
+            "it is a SQLite database but not gavel's (it has {}{}); gavel left it untouched",
+            shown.join(", "),
+            if tables.len() > 5 { ", ..." } else { "" }
+        ),
+    })
 }
 
 /// Puts the database in WAL mode (a persistent setting, so usually already on). Switching needs

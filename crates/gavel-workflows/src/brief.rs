@@ -18,6 +18,8 @@ pub enum BriefError {
     NotFound(PathBuf),
     #[error("brief {0} is a directory, not a file")]
     IsDirectory(PathBuf),
+    #[error("brief {0} is not a regular file (a pipe, socket or device cannot be a brief)")]
+    NotAFile(PathBuf),
     #[error("brief {path} is {size} bytes; the limit is {MAX_BRIEF_BYTES} bytes (1 MB)")]
     TooLarge { path: PathBuf, size: u64 },
     #[error("brief {path} is not valid UTF-8 (first bad byte at offset {offset})")]
@@ -50,6 +52,11 @@ pub fn load_brief(path: &Path) -> Result<String, BriefError> {
     };
     if meta.is_dir() {
         return Err(BriefError::IsDirectory(path.to_path_buf()));
+    }
+    // A FIFO, socket or device would block the read forever (or never end): only a regular
+    // file is a brief.
+    if !meta.is_file() {
+        return Err(BriefError::NotAFile(path.to_path_buf()));
     }
     if meta.len() > MAX_BRIEF_BYTES {
         return Err(BriefError::TooLarge {

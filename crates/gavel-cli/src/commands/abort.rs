@@ -24,6 +24,13 @@ pub fn cmd_abort(args: &AbortArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
     })?;
     let (store, record) = open_run(&ctx, &args.run)?;
     let run = record.id;
+    if record.status.is_terminal() {
+        return Err(CliError::error(format!(
+            "run {run} is already {}; there is nothing to abort",
+            record.status.name()
+        ))
+        .hint(format!("`gavel show {run}` shows what it did")));
+    }
     let wf = ctx.issue_workflow(None);
     Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder())
         .abort(run, "aborted by a person (`gavel abort`)")?;

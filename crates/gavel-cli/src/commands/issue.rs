@@ -45,6 +45,10 @@ pub struct IssueArgs {
     /// Stop before any model call that would take the run's spend over USD.
     #[arg(long, value_name = "USD")]
     pub budget: Option<f64>,
+    /// When the issue is filed, open its lineage folder (docs/lineage/done/N-slug) in your
+    /// editor, e.g. to read what an --auto run decided.
+    #[arg(long)]
+    pub open: bool,
 }
 
 /// The answers to a slug collision.
@@ -68,8 +72,21 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
     let ctx = Context::load(&overrides)?;
     let brief_path = match &args.brief {
         Some(p) => context::absolute(p),
-        None => select_idea(&ctx)?,
+        None => match select_idea(&ctx)? {
+            Some(p) => p,
+            None => {
+                ctx.ui.info("no idea selected; nothing was done");
+                return Ok(Exit::Success);
+            }
+        },
     };
+    if brief_path.to_str().is_none() {
+        return Err(CliError::usage(format!(
+            "the brief's path {} is not valid UTF-8",
+            sanitize(&brief_path.to_string_lossy())
+        ))
+        .hint("rename the file; gavel records paths as text in the lineage and the issue"));
+    }
     let text = brief::load_brief(&brief_path)?;
     let mut slug = match &args.slug {
         Some(s) => {
@@ -180,7 +197,35 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
         sanitize(&rel_brief.to_string_lossy()),
         if args.auto { ", auto mode" } else { "" }
     ));
-    driver::drive(&ctx, &store, &wf, run, None, GateMode::for_ui(&ctx))
+    let exit = driver::drive(&ctx, &store, &wf, run, None, GateMode::for_ui(&ctx))?;
+    if args.open && exit == Exit::Success {
+        open_lineage(&ctx, &store, run);
+    }
+    Ok(exit)
+}
+
+/// `--open`: the filed run's lineage folder in the editor. The issue is filed and committed
+/// by now, so an editor that cannot start is a warning, not a failure.
+fn open_lineage(ctx: &Context, store: &dyn Store, run: RunId) {
+    let lineage = store
+        .head(run)
+        .ok()
+        .flatten()
+        .and_then(|head| serde_json::from_slice::<IssueState>(&head.state).ok())
+        .and_then(|s| s.filed)
+        .map(|f| f.lineage);
+    let Some(lineage) = lineage else {
+        return;
+    };
+    let opened =
+        editor::resolve().and_then(|e| editor::open(&e, &ctx.settings.repo_root, &[&lineage]));
+    match opened {
+        Ok(()) => ctx.ui.info(&format!("opened {lineage}")),
+        Err(e) => ctx.ui.info(&format!(
+            "warning: could not open {lineage} in the editor: {}",
+            e.message
+        )),
+    }
 }
 
 /// The editor pre-flight must find: only when a person will be asked at gates.
@@ -250,8 +295,8 @@ fn ask_new_slug(ctx: &Context, store: &dyn Store) -> Result<String, CliError> {
     }
 }
 
-/// `--select`: a numbered picker over `ideas/active/`.
-fn select_idea(ctx: &Context) -> Result<PathBuf, CliError> {
+/// `--select`: a numbered picker over `ideas/active/`. `None`: the person chose to quit.
+fn select_idea(ctx: &Context) -> Result<Option<PathBuf>, CliError> {
     let dir = ctx
         .settings
         .repo_root
@@ -294,10 +339,10 @@ fn select_idea(ctx: &Context) -> Result<PathBuf, CliError> {
         };
         let input = input.trim();
         if input.eq_ignore_ascii_case("q") {
-            return Err(CliError::usage("no idea selected"));
+            return Ok(None);
         }
         match input.parse::<usize>() {
-            Ok(n) if (1..=ideas.len()).contains(&n) => return Ok(ideas[n - 1].clone()),
+            Ok(n) if (1..=ideas.len()).contains(&n) => return Ok(Some(ideas[n - 1].clone())),
             _ => ctx.ui.info(&format!(
                 "`{}` is not a number from 1 to {}; try again.",
                 sanitize(input),

@@ -20,7 +20,7 @@ use crate::exit::Exit;
 
 /// gavel: governed, auditable, multi-model development workflows.
 #[derive(Debug, Parser)]
-#[command(name = "gavel", version, about, long_about = None)]
+#[command(name = "gavel", version, about, long_about = None, after_help = crate::exit::EXIT_CODES_HELP)]
 pub struct Cli {
     /// Where the state database lives (default: .gavel/ at the repository root).
     #[arg(long, global = true, env = "GAVEL_STATE_DIR", value_name = "DIR")]
@@ -41,10 +41,12 @@ pub enum Command {
     /// Show one run's timeline of nodes, gates and artifacts.
     Show(show::ShowArgs),
     /// Continue a paused, halted or interrupted run.
+    #[command(after_help = crate::exit::CHOICES_HELP)]
     Resume(resume::ResumeArgs),
     /// Stop a run for good (its lineage stays in active/).
     Abort(abort::AbortArgs),
     /// Review the staged changes before a commit: type `approve` to let it proceed.
+    #[command(after_help = crate::exit::DIFF_GATE_HELP)]
     DiffGate(diff_gate::DiffGateArgs),
     /// Check the agent CLIs, API keys and roles, and say how to fix what is missing.
     Doctor(doctor::DoctorArgs),

@@ -398,6 +398,26 @@ fn random_bytes_are_refused_as_corrupt_and_left_alone() {
 }
 
 #[test]
+fn another_programs_sqlite_database_is_refused_and_left_alone() {
+    // Regression (issue 10): gavel added its schema to such a file and switched it to WAL.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("gavel.db");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("create");
+        conn.execute_batch(
+            "CREATE TABLE invoices (id INTEGER, total REAL); INSERT INTO invoices VALUES (1, 9.5);",
+        )
+        .expect("setup");
+    }
+    let before = fs::read(&path).expect("read");
+    assert_refused_untouched(&path, &before, "not gavel's (it has invoices)");
+    assert!(
+        !dir.path().join("gavel.db-wal").exists(),
+        "no write-ahead log was started"
+    );
+}
+
+#[test]
 fn a_database_from_a_newer_gavel_is_refused_and_left_alone() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("gavel.db");
