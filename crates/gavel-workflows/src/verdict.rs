@@ -1,12 +1,61 @@
 //! Reading a reviewer's verdict without trusting the reviewer.
 //!
-//! Routing never comes from a model saying "approved" in prose. The reviewer is asked for a
-//! fenced JSON block (`{"verdict": "APPROVED" | "REVISE" | "BLOCK", "findings": [...]}`); the
-//! seeds' checkbox form (`[x] **APPROVED**`) is also accepted. Anything else, including two
-//! forms that disagree or several checked boxes, is [`Verdict::Unparseable`] and fails closed:
-//! it goes to a person, never to filing.
+//! Routing never comes from a model saying "approved" in prose: APPROVED files an issue, REVISE
+//! and BLOCK go back to the drafter, and whatever this module cannot read with certainty is
+//! [`Verdict::Unparseable`], which fails closed and waits for a person. The answer is read as
+//! CommonMark with GFM task lists from pulldown-cmark's event stream (never by grepping lines;
+//! CRLF and LF alike), with this grammar:
+//!
+//! - A **verdict word** is `APPROVED`, `REVISE` or `BLOCK` in any case (`APPROVE` and `BLOCKED`
+//!   too), as a whole word: `Block-level` and `Approved_x` are not one.
+//! - A **line** is the inline text of a paragraph, heading or list item up to a line break, with
+//!   emphasis and strong markers removed; inline code and inline HTML count as their text (so
+//!   `<del>APPROVED</del>` is not a verdict word), and a link keeps its brackets.
+//! - A **JSON verdict block** is a fenced block (backticks or tildes, any fence length) whose
+//!   info string's first word is `json` (any case) or empty, and whose content is one JSON object
+//!   with exactly one member named `verdict` (any case) holding a verdict word, and at most one
+//!   named `findings` (any case) holding an array. A json or unlabelled block that mentions a
+//!   verdict (below) but is not such an object, or holds another word, is **malformed**.
+//! - A **verdict box** is the first line of a checked task-list item (`- [x]`, `1. [X]`), or a
+//!   line that starts with `[x]` or `[X]` (a box without its list marker), whose rest is one
+//!   verdict word, then nothing or a reason after `:`, `–`, `—`, or a space and `-`.
+//!   `- [X] **BLOCK** - no tests` is a box; `- [x] Approve button is present` is a checklist
+//!   item and is ignored.
+//! - A **verdict mention** is code (any other fenced block, an indented block) or an HTML block
+//!   (comments too) whose text contains `"verdict"` or `'verdict'` (any case), or has a line
+//!   that starts with `verdict` and then `:` or `=` (YAML, TOML, quoted prose).
+//! - A **prose verdict line** is a line of the reviewer's own text (not in a block quote or
+//!   code) that starts with `Verdict` (any case), then optionally `:`, `-`, `–` or `—`, then a
+//!   verdict word.
+//!
+//! Only the top level decides: a JSON verdict block that is a direct child of the document, and
+//! a box in a paragraph or heading of the document or in an item of a list that is. The answer is
+//! **Parsed** when it has exactly one of these, or one JSON block and one box that agree (form
+//! `json`, findings from the JSON), and no prose verdict line names another decision. Otherwise
+//! it is **Unparseable**, with a reason naming the first problem found:
+//! - a malformed verdict at the top level;
+//! - a *quoted* verdict, which makes the answer ambiguous: a JSON verdict block or box in a
+//!   block quote, a JSON verdict block in a list item, a box in a nested list, any verdict
+//!   mention, or a JSON verdict block or box inside any code block that is not itself a JSON
+//!   verdict block. Such blocks (```` ````markdown ````, `~~~md`, ```` ```text ````...) are read
+//!   again as documents, 8 levels deep; an answer wrapped whole in a fence is all quoted;
+//! - two top-level JSON verdict blocks, or two checked boxes, even if they agree; a JSON block
+//!   and a box that disagree; a prose verdict line that disagrees with them;
+//! - with [`parse_review`]: a top-level JSON verdict block whose text appears verbatim in the
+//!   draft under review, or that equals (same decision and findings) a JSON verdict object
+//!   anywhere in the draft (in or out of code); or a box whose decision is checked in a box
+//!   anywhere in the draft. The reviewer may be quoting the draft, which is no verdict at all;
+//! - no top-level JSON verdict block or box at all: prose alone never decides.
 
+mod json;
+mod scan;
+
+use json::{JsonVerdict, json_objects};
+use scan::{What, scan};
 use serde::{Deserialize, Serialize};
+
+/// How many code blocks deep quoted documents are read again for verdicts.
+const MAX_DEPTH: usize = 8;
 
 /// The reviewer's decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,211 +126,139 @@ impl Verdict {
     }
 }
 
-/// Parses a reviewer's answer.
-pub fn parse(text: &str) -> Verdict {
-    let json = match parse_json_blocks(text) {
-        Ok(v) => v,
-        Err(reason) => return Verdict::Unparseable { reason },
-    };
-    let checkbox = match parse_checkboxes(text) {
-        Ok(v) => v,
-        Err(reason) => return Verdict::Unparseable { reason },
-    };
-    match (json, checkbox) {
-        (Some((decision, findings)), None) => Verdict::Parsed {
-            decision,
-            findings,
-            form: "json".into(),
-        },
-        (None, Some(decision)) => Verdict::Parsed {
-            decision,
-            findings: Vec::new(),
-            form: "checkbox".into(),
-        },
-        (Some((a, findings)), Some(b)) if a == b => Verdict::Parsed {
-            decision: a,
-            findings,
-            form: "json".into(),
-        },
-        (Some((a, _)), Some(b)) => Verdict::Unparseable {
-            reason: format!(
+/// Parses a reviewer's answer, with no draft to compare against (see [`parse_review`]).
+pub fn parse(answer: &str) -> Verdict {
+    judge(answer, None)
+}
+
+/// Parses a reviewer's answer to `draft`: like [`parse`], but a verdict that the draft itself
+/// contains is taken for a quote of the draft and decides nothing.
+pub fn parse_review(answer: &str, draft: &str) -> Verdict {
+    judge(answer, Some(draft))
+}
+
+fn unparseable(reason: impl Into<String>) -> Verdict {
+    Verdict::Unparseable {
+        reason: reason.into(),
+    }
+}
+
+fn judge(answer: &str, draft: Option<&str>) -> Verdict {
+    let (mut jsons, mut boxes, mut prose) = (Vec::new(), Vec::new(), Vec::new());
+    for hit in scan(answer, 0, None) {
+        match (hit.what, hit.place) {
+            (What::Malformed(reason), None) => return unparseable(reason),
+            (what, Some(place)) => {
+                return unparseable(format!("{} {place}; a person decides", what.describe()));
+            }
+            (What::Json(j), None) => jsons.push(j),
+            (What::Box(d), None) => boxes.push(d),
+            (What::Prose(d), None) => prose.push(d),
+            (What::Mention, None) => return unparseable("a verdict is mentioned in code"),
+        }
+    }
+    if jsons.len() > 1 {
+        let words = words(jsons.iter().map(|j| j.decision));
+        let n = jsons.len();
+        return unparseable(format!(
+            "found {n} JSON verdict blocks ({words}); the answer must have exactly one"
+        ));
+    }
+    if boxes.len() > 1 {
+        let words = words(boxes.iter().copied());
+        return unparseable(format!("more than one verdict box is checked ({words})"));
+    }
+    let (json, checked) = (jsons.pop(), boxes.pop());
+    if let Some(draft) = draft
+        && let Some(reason) = quoted_from_draft(json.as_ref(), checked, draft)
+    {
+        return unparseable(reason);
+    }
+    let (decision, findings, form) = match (json, checked) {
+        (Some(j), None) => (j.decision, j.findings, "json"),
+        (None, Some(b)) => (b, Vec::new(), "checkbox"),
+        (Some(j), Some(b)) if j.decision == b => (j.decision, j.findings, "json"),
+        (Some(j), Some(b)) => {
+            return unparseable(format!(
                 "the JSON verdict says {} but the checkbox says {}",
-                a.as_str(),
+                j.decision.as_str(),
                 b.as_str()
-            ),
-        },
-        (None, None) => Verdict::Unparseable {
-            reason: "no JSON verdict block and no checked verdict box found".into(),
-        },
+            ));
+        }
+        (None, None) => {
+            let mut reason = String::from("no JSON verdict block and no checked verdict box found");
+            if let Some(p) = prose.first() {
+                reason.push_str(&format!(
+                    " (the text says {}, which decides nothing)",
+                    p.as_str()
+                ));
+            }
+            return unparseable(reason);
+        }
+    };
+    if let Some(p) = prose.iter().find(|p| **p != decision) {
+        let block = if form == "json" {
+            "verdict block"
+        } else {
+            "checked box"
+        };
+        return unparseable(format!(
+            "the text says {} but the {block} says {}",
+            p.as_str(),
+            decision.as_str()
+        ));
+    }
+    Verdict::Parsed {
+        decision,
+        findings,
+        form: form.into(),
     }
 }
 
-#[derive(Deserialize)]
-struct JsonVerdict {
-    verdict: String,
-    #[serde(default)]
-    findings: Vec<serde_json::Value>,
+fn words(decisions: impl Iterator<Item = Decision>) -> String {
+    decisions
+        .map(Decision::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-fn parse_json_blocks(text: &str) -> Result<Option<(Decision, Vec<String>)>, String> {
-    let mut found: Option<(Decision, Vec<String>)> = None;
-    for block in fenced_blocks(text) {
-        let Ok(v) = serde_json::from_str::<JsonVerdict>(block) else {
-            if block.contains("\"verdict\"") {
-                return Err(
-                    "a JSON block mentions \"verdict\" but is not valid verdict JSON".into(),
-                );
-            }
-            continue;
-        };
-        let decision = Decision::parse(&v.verdict).ok_or_else(|| {
-            format!(
-                "unknown verdict {:?} (expected APPROVED, REVISE or BLOCK)",
-                v.verdict
-            )
-        })?;
-        let findings = v.findings.iter().filter_map(finding_text).collect();
-        if let Some((prev, _)) = &found
-            && *prev != decision
+/// Why the answer's verdict may be a quote of the draft, if it may.
+fn quoted_from_draft(
+    json: Option<&JsonVerdict>,
+    checked: Option<Decision>,
+    draft: &str,
+) -> Option<String> {
+    if json.is_none() && checked.is_none() {
+        return None;
+    }
+    let in_draft = scan(draft, 0, None);
+    if let Some(j) = json {
+        let same = |o: &JsonVerdict| o.decision == j.decision && o.findings == j.findings;
+        let verbatim = draft.replace("\r\n", "\n").contains(&j.body);
+        if verbatim
+            || in_draft
+                .iter()
+                .any(|h| matches!(&h.what, What::Json(o) if same(o)))
+            || json_objects(draft).iter().any(same)
         {
-            return Err("several JSON verdict blocks disagree".into());
+            return Some(format!(
+                "the JSON verdict block ({}) also appears in the draft under review; a person decides",
+                j.decision.as_str()
+            ));
         }
-        found = Some((decision, findings));
     }
-    Ok(found)
-}
-
-fn finding_text(v: &serde_json::Value) -> Option<String> {
-    match v {
-        serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
-        serde_json::Value::Object(map) => ["text", "description", "summary", "issue", "message"]
+    if let Some(b) = checked
+        && in_draft
             .iter()
-            .find_map(|k| map.get(*k).and_then(|x| x.as_str()))
-            .map(|s| s.trim().to_owned())
-            .or_else(|| Some(v.to_string())),
-        serde_json::Value::Null => None,
-        other => Some(other.to_string()),
+            .any(|h| matches!(h.what, What::Box(d) if d == b))
+    {
+        return Some(format!(
+            "the checked {} box also appears in the draft under review; a person decides",
+            b.as_str()
+        ));
     }
-}
-
-/// The bodies of ```json (or unlabelled) fenced blocks.
-fn fenced_blocks(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("```") {
-        let after = &rest[start + 3..];
-        let Some(nl) = after.find('\n') else { break };
-        let lang = after[..nl].trim();
-        let body_start = &after[nl + 1..];
-        let Some(end) = body_start.find("```") else {
-            break;
-        };
-        if lang.is_empty() || lang.eq_ignore_ascii_case("json") {
-            out.push(body_start[..end].trim());
-        }
-        rest = &body_start[end + 3..];
-    }
-    out
-}
-
-fn parse_checkboxes(text: &str) -> Result<Option<Decision>, String> {
-    let mut checked = Vec::new();
-    for line in text.lines() {
-        let l = line.trim_start_matches(|c: char| c.is_whitespace() || c == '-' || c == '*');
-        let lower = l.to_ascii_lowercase();
-        if let Some(rest) = lower.strip_prefix("[x]") {
-            let word = rest.trim().trim_matches('*').trim();
-            let word = word
-                .split(|c: char| !c.is_ascii_alphabetic())
-                .next()
-                .unwrap_or("");
-            if let Some(d) = Decision::parse(word)
-                && !checked.contains(&d)
-            {
-                checked.push(d);
-            }
-        }
-    }
-    match checked.as_slice() {
-        [] => Ok(None),
-        [one] => Ok(Some(*one)),
-        _ => Err("more than one verdict box is checked".into()),
-    }
+    None
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_verdict_with_findings_is_not_clean() {
-        let v = parse(
-            "Review\n```json\n{\"verdict\": \"REVISE\", \"findings\": [\"no AC\", {\"text\": \"vague\"}]}\n```\n",
-        );
-        assert_eq!(
-            v,
-            Verdict::Parsed {
-                decision: Decision::Revise,
-                findings: vec!["no AC".into(), "vague".into()],
-                form: "json".into()
-            }
-        );
-        assert!(!v.is_clean());
-        assert_eq!(v.summary(), "REVISE (2 findings)");
-    }
-
-    #[test]
-    fn approved_json_without_findings_is_clean() {
-        assert!(parse("```json\n{\"verdict\":\"APPROVED\",\"findings\":[]}\n```").is_clean());
-    }
-
-    #[test]
-    fn approved_with_findings_still_goes_to_revision() {
-        assert!(
-            !parse("```json\n{\"verdict\":\"APPROVED\",\"findings\":[\"nit\"]}\n```").is_clean()
-        );
-    }
-
-    #[test]
-    fn seed_checkbox_form_is_accepted() {
-        let v = parse("## Verdict\n- [x] **APPROVED**\n- [ ] **REVISE**\n");
-        assert!(v.is_clean());
-        let v = parse("- [ ] **APPROVED**\n- [X] **BLOCK** - missing tests\n");
-        assert!(matches!(
-            v,
-            Verdict::Parsed {
-                decision: Decision::Block,
-                ..
-            }
-        ));
-    }
-
-    #[test]
-    fn prose_approval_fails_closed() {
-        for text in [
-            "Looks great, APPROVED!",
-            "The tests pass. I approve.",
-            "",
-            "```json\n{\"verdict\": \"LGTM\"}\n```",
-        ] {
-            assert!(
-                matches!(parse(text), Verdict::Unparseable { .. }),
-                "{text:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn conflicting_forms_fail_closed() {
-        let text = "```json\n{\"verdict\":\"APPROVED\"}\n```\n[x] **REVISE**\n";
-        assert!(matches!(parse(text), Verdict::Unparseable { .. }));
-        assert!(matches!(
-            parse("[x] **APPROVED**\n[x] **REVISE**"),
-            Verdict::Unparseable { .. }
-        ));
-        assert!(matches!(
-            parse("```json\n{\"verdict\": \"APPROVED\",}\n```"),
-            Verdict::Unparseable { .. }
-        ));
-    }
-}
+mod tests;
