@@ -236,7 +236,7 @@ impl IssueWorkflow {
                 Err(halt) => return Ok(halt),
             };
         let response = &answered.response;
-        let parsed = verdict::parse(&response.text);
+        let parsed = verdict::parse_review(&response.text, &draft_text);
         let warning = match &answered.warning {
             Some(w) => format!(
                 "warning: {}\n",
