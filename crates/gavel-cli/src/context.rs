@@ -30,11 +30,10 @@ pub struct Context {
 }
 
 impl Context {
-    /// Finds the repository around the current folder and loads its settings.
+    /// Finds the repository around the current folder (or the one `--repo` names) and loads
+    /// its settings.
     pub fn load(overrides: &Overrides) -> Result<Self, CliError> {
-        let cwd = std::env::current_dir()
-            .map_err(|e| CliError::error(format!("cannot read the current folder: {e}")))?;
-        Self::load_in(&cwd, overrides)
+        Self::load_in(&work_dir()?, overrides)
     }
 
     /// Like [`Context::load`], from `dir`.
@@ -193,6 +192,33 @@ pub fn crash_hook() -> Option<Box<CrashHook>> {
             }
         }
     }))
+}
+
+/// The repository `--repo PATH` names, set once from the command line before any command runs.
+static REPO: OnceLock<PathBuf> = OnceLock::new();
+
+/// Makes every command work in the repository at `path` instead of the current folder's
+/// (seed 001's `repo_root`). Paths the person types (a brief, a feedback file) are still
+/// relative to the current folder.
+pub fn set_repo(path: &Path) -> Result<(), CliError> {
+    let abs = absolute(path);
+    if !abs.is_dir() {
+        return Err(
+            CliError::error(format!("--repo {}: no such folder", abs.display()))
+                .hint("--repo takes the path of a git repository"),
+        );
+    }
+    let _ = REPO.set(abs);
+    Ok(())
+}
+
+/// Where a command looks for its repository: `--repo`'s folder, else the current folder.
+pub fn work_dir() -> Result<PathBuf, CliError> {
+    if let Some(repo) = REPO.get() {
+        return Ok(repo.clone());
+    }
+    std::env::current_dir()
+        .map_err(|e| CliError::error(format!("cannot read the current folder: {e}")))
 }
 
 /// Resolves a user-supplied path against the current folder.

@@ -3,7 +3,8 @@
 //! It makes a temporary git repository, runs `gavel init` there, writes a sample brief and a
 //! script for the offline `scripted` provider (the first verdict asks for a revision, the
 //! second approves), runs the workflow in auto mode with the local tracker, and prints the
-//! lineage folder and the filed issue.
+//! lineage folder and the filed issue. `--interactive` stops at the person's gates instead, so
+//! a newcomer sees the draft in their editor and answers send / revise / approve.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,10 @@ pub struct DemoArgs {
     /// Build the demo repository here and keep it (default: a temporary folder, removed after).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Stop at the person's gates (the draft in your editor, then send / revise, the verdict,
+    /// then approve / revise) instead of running in auto mode. Needs a terminal.
+    #[arg(long)]
+    pub interactive: bool,
 }
 
 const BRIEF: &str = "# Dark mode\n\nPeople using the dashboard at night find it too bright. Add a dark theme that follows the\nsystem setting, with a toggle in the header. Keep contrast accessible.\n";
@@ -79,6 +84,10 @@ reviewer:
 "#;
 
 pub fn cmd_demo(args: &DemoArgs) -> Result<Exit, CliError> {
+    if args.interactive && !crate::ui::Ui::detect().interactive() {
+        return Err(CliError::usage("gavel demo --interactive needs a terminal")
+            .hint("run it in a terminal, or drop --interactive for the auto-mode demo"));
+    }
     let temp;
     let dir = match &args.dir {
         Some(d) => {
@@ -104,14 +113,14 @@ pub fn cmd_demo(args: &DemoArgs) -> Result<Exit, CliError> {
             temp.path().to_path_buf()
         }
     };
-    let exit = run_demo(&dir)?;
+    let exit = run_demo(&dir, args.interactive)?;
     if args.dir.is_none() {
         ui_info("(removing the temporary demo repository; keep one with `gavel demo --dir DIR`)");
     }
     Ok(exit)
 }
 
-fn run_demo(dir: &Path) -> Result<Exit, CliError> {
+fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
     git(dir, &["init", "-q", "-b", "main"])?;
     git(dir, &["config", "user.name", "gavel demo"])?;
     git(dir, &["config", "user.email", "demo@gavel.invalid"])?;
@@ -148,7 +157,12 @@ fn run_demo(dir: &Path) -> Result<Exit, CliError> {
     )?;
     ctx.ui.info(&format!("demo repository: {}", dir.display()));
     let store = ctx.open_store()?;
-    let wf = ctx.issue_workflow(None);
+    let editor = if interactive {
+        crate::editor::resolve()?.into_iter().next()
+    } else {
+        None
+    };
+    let wf = ctx.issue_workflow(editor);
     let brief = "ideas/active/dark-mode.md";
     let state = IssueState::new(
         "demo".into(),
@@ -156,7 +170,7 @@ fn run_demo(dir: &Path) -> Result<Exit, CliError> {
         BRIEF.into(),
         "dark-mode".into(),
         Some(brief.into()),
-        true,
+        !interactive,
         ctx.clock.now_rfc3339(),
     );
     let run = Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder()).start(
@@ -164,10 +178,15 @@ fn run_demo(dir: &Path) -> Result<Exit, CliError> {
         &state,
         node::LOAD_BRIEF,
     )?;
+    let (mode, gates) = if interactive {
+        (GateMode::Ask, "you decide at each gate")
+    } else {
+        (GateMode::Pause, "auto mode")
+    };
     ctx.ui.info(&format!(
-        "run {run}: {brief} -> issue, auto mode, scripted drafter and reviewer"
+        "run {run}: {brief} -> issue, {gates}, scripted drafter and reviewer"
     ));
-    let exit = driver::drive(&ctx, &store, &wf, run, None, GateMode::Pause)?;
+    let exit = driver::drive(&ctx, &store, &wf, run, None, mode)?;
     if exit != Exit::Success {
         return Ok(exit);
     }

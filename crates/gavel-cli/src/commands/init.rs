@@ -25,8 +25,7 @@ pub enum Action {
 }
 
 pub fn cmd_init(_args: &InitArgs) -> Result<Exit, CliError> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::error(format!("cannot read the current folder: {e}")))?;
+    let cwd = crate::context::work_dir()?;
     let git = Git::discover(&cwd)
         .map_err(|e| CliError::error(e.to_string()).hint("run `git init` first"))?;
     let ui = Ui::detect();

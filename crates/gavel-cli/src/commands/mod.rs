@@ -26,6 +26,11 @@ pub struct Cli {
     #[arg(long, global = true, env = "GAVEL_STATE_DIR", value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
 
+    /// Work in the git repository at PATH instead of the current folder's (paths you type,
+    /// such as a brief, stay relative to the current folder).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -59,6 +64,9 @@ pub enum Command {
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<Exit, CliError> {
     let state_dir = cli.state_dir;
+    if let Some(repo) = &cli.repo {
+        crate::context::set_repo(repo)?;
+    }
     match cli.command {
         Command::Init(args) => init::cmd_init(&args),
         Command::Issue(args) => issue::cmd_issue(&args, state_dir),

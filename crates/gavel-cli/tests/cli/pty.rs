@@ -12,7 +12,7 @@ use rexpect::session::{PtySession, spawn_command};
 use crate::util::*;
 
 /// A fake editor: appends a marker line to every file it is given, like a person's edit.
-fn fake_editor(env: &Env) -> PathBuf {
+pub(crate) fn fake_editor(env: &Env) -> PathBuf {
     let path = env.root.join("fake-editor");
     std::fs::write(
         &path,
@@ -23,13 +23,13 @@ fn fake_editor(env: &Env) -> PathBuf {
     path
 }
 
-fn spawn(env: &Env, args: &[&str], editor: &str) -> PtySession {
+pub(crate) fn spawn(env: &Env, args: &[&str], editor: &str) -> PtySession {
     let mut cmd = env.gavel(args);
     cmd.env("EDITOR", editor).env("TERM", "dumb");
     spawn_command(cmd, Some(30_000)).expect("spawn in a pty")
 }
 
-fn exit_code(p: &PtySession) -> i32 {
+pub(crate) fn exit_code(p: &PtySession) -> i32 {
     match p.process().wait().expect("wait") {
         WaitStatus::Exited(_, code) => code,
         other => panic!("unexpected wait status {other:?}"),

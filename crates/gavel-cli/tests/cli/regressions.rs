@@ -434,3 +434,92 @@ fn hostile_reviewer_answers_wait_for_a_person_under_auto() {
         assert!(v.contains("verdict: \"UNPARSEABLE"), "{what}:\n{v}");
     }
 }
+
+#[test]
+fn quitting_the_idea_picker_is_exit_0() {
+    let env = Env::new();
+    env.brief("alpha");
+    let editor = crate::pty::fake_editor(&env);
+    let mut p = crate::pty::spawn(&env, &["issue", "--select"], &editor.to_string_lossy());
+    p.exp_string("Select idea [1-1, q]: ").expect("picker");
+    p.send_line("q").expect("quit");
+    p.exp_string("no idea selected").expect("says so");
+    p.exp_eof().expect("eof");
+    assert_eq!(crate::pty::exit_code(&p), 0);
+    assert!(!env.state_db().exists(), "quitting writes nothing");
+}
+
+#[test]
+fn the_interactive_demo_shows_a_person_every_gate() {
+    let env = Env::new();
+    let editor = crate::pty::fake_editor(&env);
+    let dir = env.root.join("demo");
+    let mut p = crate::pty::spawn(
+        &env,
+        &["demo", "--interactive", "--dir", &dir.to_string_lossy()],
+        &editor.to_string_lossy(),
+    );
+    p.exp_string("you decide at each gate")
+        .expect("interactive demo");
+    p.exp_string("Your choice [S/R/P]: ").expect("draft gate");
+    p.send_line("S").expect("send");
+    p.exp_string("REVISE").expect("the first verdict");
+    p.exp_string("Your choice [A/R/E/P]: ")
+        .expect("verdict gate");
+    p.send_line("R").expect("revise");
+    p.exp_string("Feedback for the drafter")
+        .expect("feedback prompt");
+    p.send_line("").expect("no feedback");
+    p.exp_string("Draft #2").expect("second draft");
+    p.exp_string("Your choice [S/R/P]: ").expect("draft gate");
+    p.send_line("S").expect("send");
+    p.exp_string("Your choice [A/R/E/P]: ")
+        .expect("verdict gate");
+    p.send_line("A").expect("approve");
+    p.exp_string("filed issue #1").expect("filed");
+    p.exp_eof().expect("eof");
+    assert_eq!(crate::pty::exit_code(&p), 0);
+    let out = env.run(&["demo", "--interactive"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("needs a terminal"),
+        "{}",
+        show_output(&out)
+    );
+}
+
+#[test]
+fn repo_targets_another_repository_from_anywhere() {
+    let env = Env::new();
+    env.script(&script(1, &[APPROVED]));
+    let brief = env.brief("dark-mode");
+    let elsewhere = env.root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let repo = env.repo.to_string_lossy().into_owned();
+    let brief_abs = env.repo.join(&brief).to_string_lossy().into_owned();
+    let out = env
+        .gavel(&["--repo", &repo, "issue", &brief_abs, "--auto"])
+        .current_dir(&elsewhere)
+        .output()
+        .expect("run");
+    assert_exit(&out, 0);
+    assert_eq!(env.issues(), ["0001-dark-mode.md"]);
+    assert!(
+        env.exists("ideas/done/1-dark-mode.md"),
+        "the idea moved in the target repo"
+    );
+    let runs = env
+        .gavel(&["--repo", &repo, "runs"])
+        .current_dir(&elsewhere)
+        .output()
+        .expect("runs");
+    assert_exit(&runs, 0);
+    assert!(String::from_utf8_lossy(&runs.stdout).contains("dark-mode"));
+    let missing = env.run(&["--repo", "no-such-folder", "runs"]);
+    assert_exit(&missing, 1);
+    assert!(
+        stderr(&missing).contains("no-such-folder"),
+        "{}",
+        show_output(&missing)
+    );
+}
