@@ -111,10 +111,26 @@ fn check_not_foreign(path: &Path, conn: &Connection) -> Result<(), StoreError> {
         .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")
         .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
         .map_err(|e| classify(path, "reading the database's tables", e))?;
-    if tables.is_empty() {
+    // gavel's own tables at version 0: another process is creating the store right now
+    // (its version is written after them), so this is gavel's, not a foreign file.
+    const OURS: [&str; 6] = [
+        "blobs",
+        "checkpoints",
+        "events",
+        "runs",
+        "sqlite_sequence",
+        "writes",
+    ];
+    let foreign: Vec<&str> = tables
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !OURS.contains(t))
+        .collect();
+    if foreign.is_empty() {
         return Ok(());
     }
-    let shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
+    let tables = foreign;
+    let shown: Vec<&str> = tables.iter().take(5).copied().collect();
     Err(StoreError::Corrupt {
         path: path.display().to_string(),
         message: format!(

@@ -12,6 +12,7 @@ mod pty;
 mod real_cli_faults;
 mod real_clis;
 mod regressions;
+mod regressions_cli;
 mod scenarios;
 mod scenarios_filing;
 mod spend;
