@@ -91,18 +91,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
 
     /// Creates a run whose first node is `start`.
     pub fn start(&self, slug: &str, state: &W::State, start: &str) -> Result<RunId, EngineError> {
-        let bytes = serde_json::to_vec(state).map_err(|e| EngineError::BadState {
-            run: RunId(0),
-            message: e.to_string(),
-        })?;
-        let id = self.store.create_run(
-            self.workflow.name(),
-            slug,
-            &bytes,
-            start,
-            &self.clock.now_rfc3339(),
-        )?;
-        Ok(id)
+        self.create(slug, state, start, false)
     }
 
     /// Like [`Self::start`], claiming `slug`: no other unfinished run of this workflow may use
@@ -113,17 +102,27 @@ impl<'a, W: Workflow> Engine<'a, W> {
         state: &W::State,
         start: &str,
     ) -> Result<RunId, EngineError> {
+        self.create(slug, state, start, true)
+    }
+
+    fn create(
+        &self,
+        slug: &str,
+        state: &W::State,
+        start: &str,
+        claim: bool,
+    ) -> Result<RunId, EngineError> {
         let bytes = serde_json::to_vec(state).map_err(|e| EngineError::BadState {
             run: RunId(0),
             message: e.to_string(),
         })?;
-        let id = self.store.create_run_claiming_slug(
-            self.workflow.name(),
-            slug,
-            &bytes,
-            start,
-            &self.clock.now_rfc3339(),
-        )?;
+        let (workflow, now) = (self.workflow.name(), self.clock.now_rfc3339());
+        let id = if claim {
+            self.store
+                .create_run_claiming_slug(workflow, slug, &bytes, start, &now)?
+        } else {
+            self.store.create_run(workflow, slug, &bytes, start, &now)?
+        };
         Ok(id)
     }
 
