@@ -258,3 +258,37 @@ fn repo_targets_another_repository_from_anywhere() {
         show_output(&missing)
     );
 }
+
+#[test]
+fn auto_open_opens_the_filed_lineage_folder_in_the_editor() {
+    let env = Env::new();
+    env.script(&script(1, &[APPROVED]));
+    let brief = env.brief("dark-mode");
+    // An editor that records what it was asked to open.
+    let editor = env.root.join("record-editor");
+    let opened = env.root.join("opened.txt");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{}'\n",
+            opened.display()
+        ),
+    )
+    .expect("editor");
+    let mut perms = std::fs::metadata(&editor).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&editor, perms).expect("chmod");
+    let out = env
+        .gavel(&["issue", &brief, "--auto", "--open"])
+        .env("EDITOR", &editor)
+        .output()
+        .expect("run");
+    assert_exit(&out, 0);
+    let args = std::fs::read_to_string(&opened).expect("the editor ran");
+    assert_eq!(args.trim(), "docs/lineage/done/1-dark-mode");
+    assert!(
+        stderr(&out).contains("opened docs/lineage/done/1-dark-mode"),
+        "{}",
+        show_output(&out)
+    );
+}
