@@ -9,11 +9,7 @@ use crate::util::*;
 
 /// Makes `.git/hooks/pre-commit` run `body` (a shell script).
 fn pre_commit_hook(env: &Env, body: &str) {
-    let hook = env.repo.join(".git/hooks/pre-commit");
-    std::fs::write(&hook, format!("#!/bin/sh\n{body}\n")).expect("hook");
-    let mut perms = std::fs::metadata(&hook).expect("meta").permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&hook, perms).expect("chmod");
+    write_script(&env.repo.join(".git/hooks/pre-commit"), body);
 }
 
 #[test]

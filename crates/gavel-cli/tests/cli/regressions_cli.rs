@@ -267,17 +267,10 @@ fn auto_open_opens_the_filed_lineage_folder_in_the_editor() {
     // An editor that records what it was asked to open.
     let editor = env.root.join("record-editor");
     let opened = env.root.join("opened.txt");
-    std::fs::write(
+    write_script(
         &editor,
-        format!(
-            "#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{}'\n",
-            opened.display()
-        ),
-    )
-    .expect("editor");
-    let mut perms = std::fs::metadata(&editor).expect("meta").permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&editor, perms).expect("chmod");
+        &format!("printf '%s\\n' \"$@\" >> '{}'", opened.display()),
+    );
     let out = env
         .gavel(&["issue", &brief, "--auto", "--open"])
         .env("EDITOR", &editor)

@@ -408,3 +408,11 @@ pub fn wait_for_call_start(env: &Env, role: gavel_llm::Role) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Writes an executable shell script (a fake editor, a git hook).
+pub fn write_script(path: &std::path::Path, body: &str) {
+    fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("write script");
+    let mut perms = fs::metadata(path).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    fs::set_permissions(path, perms).expect("chmod");
+}
