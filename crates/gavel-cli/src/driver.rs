@@ -145,32 +145,43 @@ pub fn print_gate(ctx: &Context, run: RunId, gate: &GateRequest) {
     }
 }
 
-/// Asks a gate at the terminal. `None`: the person paused (or input ended).
+/// Asks a gate at the terminal, as its [`gavel_core::Presentation`] describes it (what to open,
+/// preview and call feedback, and whether a key or the whole word confirms). `None`: the person
+/// paused (or input ended).
 fn ask_gate(ctx: &Context, run: RunId, gate: &GateRequest) -> Result<Option<GateAnswer>, CliError> {
     let ui = &ctx.ui;
-    let files: Vec<&str> = gate
+    let present = &gate.present;
+    let listed: Vec<&str> = gate
         .artifacts
         .iter()
         .map(String::as_str)
         .filter(|a| !a.is_empty())
         .collect();
+    let editable: Vec<&str> = present
+        .editable
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.is_empty())
+        .collect();
     let editor_cmd = editor::resolve()?;
-    if gate.kind == "draft"
-        && let Err(e) = editor::open(&editor_cmd, &ctx.settings.repo_root, &files)
+    let open: Vec<&str> = present.open.iter().map(String::as_str).collect();
+    if !open.is_empty()
+        && let Err(e) = editor::open(&editor_cmd, &ctx.settings.repo_root, &open)
     {
         ui.info(&format!("warning: {}", e.message));
     }
-    let can_edit = gate.kind == "verdict";
+    let can_edit = !editable.is_empty();
+    let word = present.confirm == gavel_core::Confirm::Word;
     loop {
         ui.info("");
-        if can_edit && let Some(verdict) = files.get(1) {
-            print_preview(ctx, verdict);
+        if let Some(preview) = &present.preview {
+            print_preview(ctx, preview);
         }
         ui.info(&format!("== {} ==", sanitize(&gate.title)));
         if let Some(detail) = &gate.detail {
             ui.info(&sanitize(detail));
         }
-        for f in &files {
+        for f in &listed {
             ui.info(&format!("  {f}"));
         }
         for c in &gate.choices {
@@ -179,20 +190,29 @@ fn ask_gate(ctx: &Context, run: RunId, gate: &GateRequest) -> Result<Option<Gate
             } else {
                 ""
             };
-            ui.info(&format!(
-                "[{}]{} - {}{rec}",
-                c.key,
-                &c.name[c.key.len_utf8().min(c.name.len())..],
-                c.help
-            ));
+            let label = if word { c.name.clone() } else { c.label() };
+            ui.info(&format!("{label} - {}{rec}", sanitize(&c.help)));
         }
         if can_edit {
-            ui.info("[E]dit - open the draft and the verdict in your editor, then decide");
+            ui.info(&format!(
+                "[E]dit - open {} in your editor, then decide",
+                editable.join(" and ")
+            ));
         }
         ui.info(&format!(
             "[P]ause - save and exit; `gavel resume {run}` asks again"
         ));
-        let mut keys: Vec<String> = gate.choices.iter().map(|c| c.key.to_string()).collect();
+        let mut keys: Vec<String> = gate
+            .choices
+            .iter()
+            .map(|c| {
+                if word {
+                    c.name.clone()
+                } else {
+                    c.key.to_string()
+                }
+            })
+            .collect();
         if can_edit {
             keys.push("E".into());
         }
@@ -205,12 +225,12 @@ fn ask_gate(ctx: &Context, run: RunId, gate: &GateRequest) -> Result<Option<Gate
             return Ok(None);
         }
         if can_edit && (input.eq_ignore_ascii_case("e") || input.eq_ignore_ascii_case("edit")) {
-            if let Err(e) = editor::open(&editor_cmd, &ctx.settings.repo_root, &files) {
+            if let Err(e) = editor::open(&editor_cmd, &ctx.settings.repo_root, &editable) {
                 ui.info(&format!("warning: {}", e.message));
             }
             continue;
         }
-        let Some(choice) = gate.choice(input) else {
+        let Some(choice) = gate.typed_choice(input) else {
             ui.info(&format!(
                 "`{}` is not one of {}; try again.",
                 sanitize(input),
@@ -219,8 +239,11 @@ fn ask_gate(ctx: &Context, run: RunId, gate: &GateRequest) -> Result<Option<Gate
             continue;
         };
         let feedback = if choice.takes_feedback {
-            let text =
-                ui.ask_multiline("Feedback for the drafter (optional; finish with an empty line):");
+            let label = present.feedback_label.as_deref().unwrap_or("Feedback");
+            let text = ui.ask_multiline(&format!(
+                "{} (optional; finish with an empty line):",
+                sanitize(label)
+            ));
             Some(text).filter(|t| !t.trim().is_empty())
         } else {
             None

@@ -60,9 +60,83 @@ pub struct GateRequest {
     /// The choice the workflow recommends, if any.
     #[serde(default)]
     pub recommended: Option<String>,
+    /// How the gate is shown and answered; every field defaults, so gates stored by an older
+    /// gavel still load (and are asked plainly).
+    /// (Boxed: most gates leave it at its default, and a gate travels inside run statuses.)
+    #[serde(default)]
+    pub present: Box<Presentation>,
+}
+
+/// How a gate is put to a person: what to open and show, what to call feedback, and how an
+/// answer is confirmed. The workflow describes it; the CLI renders it without knowing the
+/// workflow.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Presentation {
+    /// Files (repository-relative) opened in the person's editor when the gate is first asked
+    /// at a terminal, before the question (a draft to read and edit).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open: Vec<String>,
+    /// Files the person may reopen from the prompt with `[E]dit` (a draft and its verdict); the
+    /// workflow re-reads them after the answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub editable: Vec<String>,
+    /// A file whose first lines are shown above the question (a verdict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
+    /// The prompt for free-text feedback, for choices that take it ("Feedback for the
+    /// drafter").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback_label: Option<String>,
+    /// How a choice is confirmed at a terminal.
+    #[serde(default, skip_serializing_if = "Confirm::is_key")]
+    pub confirm: Confirm,
+}
+
+/// How a person confirms a choice at a terminal.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confirm {
+    /// A choice's key or name (`S`, `send`).
+    #[default]
+    Key,
+    /// Only the choice's name typed in full (`approve`): for decisions that must not be made
+    /// by a stray key press.
+    Word,
+}
+
+impl Confirm {
+    fn is_key(&self) -> bool {
+        matches!(self, Self::Key)
+    }
+}
+
+impl Choice {
+    /// The label a prompt shows: `[S]end` when the key is the name's first letter, otherwise
+    /// `[K] name`. Works for any characters (never slices a name by bytes).
+    pub fn label(&self) -> String {
+        let mut chars = self.name.chars();
+        match chars.next() {
+            Some(first) if first.to_lowercase().eq(self.key.to_lowercase()) => {
+                format!("[{}]{}", self.key, chars.as_str())
+            }
+            _ => format!("[{}] {}", self.key, self.name),
+        }
+    }
 }
 
 impl GateRequest {
+    /// The choice a person typed at a terminal: by name or key, or (with [`Confirm::Word`])
+    /// only by the full name.
+    pub fn typed_choice(&self, input: &str) -> Option<&Choice> {
+        match self.present.confirm {
+            Confirm::Key => self.choice(input),
+            Confirm::Word => {
+                let input = input.trim();
+                self.choices.iter().find(|c| c.name == input)
+            }
+        }
+    }
+
     /// Finds a choice by name (`send`) or key (`S`/`s`).
     pub fn choice(&self, input: &str) -> Option<&Choice> {
         let input = input.trim();
@@ -111,7 +185,34 @@ mod tests {
                 Choice::new("revise", 'R', "revise"),
             ],
             recommended: None,
+            present: Box::default(),
         }
+    }
+
+    #[test]
+    fn labels_never_slice_a_name_by_bytes() {
+        // Regression (issue 11): `[K]` + name[1..] mislabelled a choice whose key is not its
+        // first letter, and panicked on a non-ASCII first letter.
+        assert_eq!(Choice::new("send", 'S', "").label(), "[S]end");
+        assert_eq!(Choice::new("approve", 'y', "").label(), "[y] approve");
+        assert_eq!(Choice::new("étendre", 'É', "").label(), "[É]tendre");
+        assert_eq!(Choice::new("ümlaut", 'x', "").label(), "[x] ümlaut");
+    }
+
+    #[test]
+    fn a_word_gate_takes_only_the_whole_word() {
+        let mut g = gate();
+        g.present.confirm = Confirm::Word;
+        assert!(g.typed_choice("s").is_none(), "a key is not enough");
+        assert!(g.typed_choice("Send").is_none(), "the word as written");
+        assert_eq!(g.typed_choice(" send ").map(|c| c.key), Some('S'));
+    }
+
+    #[test]
+    fn a_gate_stored_without_presentation_still_loads() {
+        let json = r#"{"id":"N3@2","node":"N3","kind":"draft","title":"t","choices":[]}"#;
+        let g: GateRequest = serde_json::from_str(json).expect("old gate");
+        assert_eq!(*g.present, Presentation::default());
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub use engine::{
     Outcome, Progress, Session, StepError, Transition, Workflow,
 };
 pub use event::{CallLedger, Event, EventKind};
-pub use gate::{Choice, GateAnswer, GateRequest};
+pub use gate::{Choice, Confirm, GateAnswer, GateRequest, Presentation};
 pub use hash::ContentHash;
 pub use run::{CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
 pub use store::{LockInfo, RunLock, Store, StoreError};

@@ -143,6 +143,7 @@ impl<'a> NodeCtx<'a> {
             artifacts: Vec::new(),
             choices,
             recommended: None,
+            present: Box::default(),
         }
     }
 

@@ -171,6 +171,12 @@ fn gate() -> GateRequest {
             Choice::new("revise", 'R', "redo").with_feedback(),
         ],
         recommended: Some("send".into()),
+        present: Box::new(gavel_core::Presentation {
+            open: vec!["issue.md".into()],
+            feedback_label: Some("Feedback".into()),
+            confirm: gavel_core::Confirm::Word,
+            ..gavel_core::Presentation::default()
+        }),
     }
 }
 

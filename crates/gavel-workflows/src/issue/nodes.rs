@@ -3,7 +3,9 @@
 
 use std::fs;
 
-use gavel_core::{Choice, ContentHash, EventKind, GateAnswer, NodeCtx, NodeError, Transition};
+use gavel_core::{
+    Choice, ContentHash, EventKind, GateAnswer, NodeCtx, NodeError, Presentation, Transition,
+};
 use gavel_llm::{ProviderError, Role};
 
 use super::prompts::{self, DraftInput};
@@ -197,6 +199,11 @@ impl IssueWorkflow {
                         .with_feedback(),
                 ],
             );
+            gate.present = Box::new(Presentation {
+                open: vec![draft.path.clone()],
+                feedback_label: Some("Feedback for the drafter".into()),
+                ..Presentation::default()
+            });
             gate.artifacts = vec![draft.path];
             return Ok(Transition::Gate(gate));
         };
@@ -347,6 +354,12 @@ impl IssueWorkflow {
                 s.draft.as_ref().map(|d| d.path.clone()).unwrap_or_default(),
                 record.artifact.path.clone(),
             ];
+            gate.present = Box::new(Presentation {
+                editable: gate.artifacts.clone(),
+                preview: Some(record.artifact.path.clone()),
+                feedback_label: Some("Feedback for the drafter".into()),
+                ..Presentation::default()
+            });
             gate.recommended = match &record.verdict {
                 _ if record.warning.is_some() => None,
                 v if v.is_clean() => Some("approve".into()),
