@@ -1,5 +1,5 @@
 //! What every run-driving command sets up: the repository, settings, the store, the clock,
-//! Ctrl-C handling, the test hooks, and the workflow with its providers and tracker.
+//! Ctrl-C handling, the test hooks, and the providers every workflow's roles are built from.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,8 +9,6 @@ use std::sync::atomic::Ordering;
 use gavel_core::{CancelToken, Clock, CrashHook, FixedClock, LockInfo, SystemClock};
 use gavel_store::SqliteStore;
 use gavel_workflows::git::Git;
-use gavel_workflows::issue::{IssueSettings, IssueWorkflow};
-use gavel_workflows::tracker::local::LocalTracker;
 
 use crate::error::CliError;
 use crate::settings::{Overrides, Settings};
@@ -68,8 +66,9 @@ impl Context {
         self.open_store().map(Some)
     }
 
-    /// The issue workflow wired to this repository.
-    pub fn issue_workflow(&self, editor_program: Option<String>) -> IssueWorkflow {
+    /// The provider for a role's provider string, with this repository's timeouts, keys,
+    /// logins and retry policy (every workflow's model calls go through one of these).
+    pub fn provider(&self, spec: &gavel_llm::ProviderSpec) -> Box<dyn gavel_llm::Provider> {
         let s = &self.settings;
         let provider_settings = gavel_llm::ProviderSettings {
             idle_timeout: s.idle_timeout,
@@ -79,33 +78,10 @@ impl Context {
             cli_workdir: Some(s.state_dir.join("agent-workdir")),
             rotation: rotation_state(),
         };
-        let provider = |spec| -> Box<dyn gavel_llm::Provider> {
-            Box::new(gavel_llm::Retrying::new(
-                gavel_llm::build_with(spec, &s.repo_root, &provider_settings),
-                s.retry,
-            ))
-        };
-        IssueWorkflow {
-            settings: IssueSettings {
-                repo_root: s.repo_root.clone(),
-                lineage_dir: s.lineage_dir.clone(),
-                ideas_dir: s.ideas_dir.clone(),
-                max_iterations: s.max_iterations,
-                editor_program,
-                budget_override: s.budget_override,
-                prices: s.prices.clone(),
-                strict_models: s.strict_models,
-                max_output_tokens: s.max_output_tokens,
-                roles: gavel_workflows::issue::Roles {
-                    drafter: s.drafter.to_string(),
-                    reviewer: s.reviewer.to_string(),
-                },
-            },
-            drafter: provider(&s.drafter),
-            reviewer: provider(&s.reviewer),
-            tracker: Box::new(LocalTracker::new(&s.repo_root, &s.tracker_dir)),
-            observer: Some(std::sync::Arc::new(crate::spinner::Spinner::default())),
-        }
+        Box::new(gavel_llm::Retrying::new(
+            gavel_llm::build_with(spec, &s.repo_root, &provider_settings),
+            s.retry,
+        ))
     }
 
     /// Who holds a run's lock while this process drives it.

@@ -3,9 +3,9 @@
 
 use gavel_core::{
     Engine, EventKind, GateAnswer, GateRequest, Outcome, Progress, RunId, RunRecord, Store,
+    Workflow,
 };
 use gavel_store::SqliteStore;
-use gavel_workflows::issue::IssueWorkflow;
 
 use crate::context::{self, Context};
 use crate::editor;
@@ -32,11 +32,12 @@ impl GateMode {
     }
 }
 
-/// Drives `run` to its next stopping point and turns the outcome into an exit code.
-pub fn drive(
+/// Drives `run` of any workflow to its next stopping point and turns the outcome into an exit
+/// code.
+pub fn drive<W: Workflow>(
     ctx: &Context,
     store: &dyn Store,
-    wf: &IssueWorkflow,
+    wf: &W,
     run: RunId,
     mut answer: Option<GateAnswer>,
     mode: GateMode,

@@ -10,6 +10,7 @@ pub mod driver;
 pub mod editor;
 pub mod error;
 pub mod exit;
+pub mod kinds;
 pub mod ledger;
 pub mod settings;
 pub mod spinner;

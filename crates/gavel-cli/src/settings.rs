@@ -46,6 +46,19 @@ struct ConfigFile {
     paths: PathsConfig,
     #[serde(default)]
     storage: StorageConfig,
+    /// `[workflows.NAME]`: settings of one workflow, over the global ones.
+    #[serde(default)]
+    workflows: BTreeMap<String, WorkflowConfig>,
+}
+
+/// `[workflows.NAME]`: what one workflow overrides.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkflowConfig {
+    /// Role name → provider string (`[workflows.issue.roles] reviewer = "..."`).
+    #[serde(default)]
+    roles: BTreeMap<String, String>,
+    max_iterations: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -54,12 +67,8 @@ struct StorageConfig {
     fsync: Option<bool>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RolesConfig {
-    drafter: Option<String>,
-    reviewer: Option<String>,
-}
+/// `[roles]`: role name → provider string, for every workflow that has the role.
+type RolesConfig = BTreeMap<String, String>;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,9 +113,14 @@ struct PathsConfig {
 pub struct Settings {
     pub repo_root: PathBuf,
     pub state_dir: PathBuf,
-    pub drafter: ProviderSpec,
-    pub reviewer: ProviderSpec,
-    pub max_iterations: u32,
+    /// Role providers as written: `--role`/`--drafter`-style overrides of this invocation,
+    /// `[workflows.NAME.roles]`, `[roles]`, then the built-in defaults. Parsed only when a
+    /// workflow asks for one ([`Settings::role`]), so a bad role never stops `runs`, `show` or
+    /// `abort`.
+    roles: RoleTable,
+    /// `[workflows.NAME]` max_iterations over `[limits]`'s, per workflow.
+    max_iterations: BTreeMap<String, u32>,
+    default_max_iterations: u32,
     pub tracker_dir: PathBuf,
     pub lineage_dir: PathBuf,
     pub ideas_dir: PathBuf,
@@ -136,8 +150,8 @@ pub struct Settings {
 #[derive(Debug, Default, Clone)]
 pub struct Overrides {
     pub state_dir: Option<PathBuf>,
-    pub drafter: Option<String>,
-    pub reviewer: Option<String>,
+    /// Role → provider for this invocation (`--drafter`, `--reviewer`, `gavel resume --role`).
+    pub roles: Vec<(String, String)>,
     /// `--budget USD`.
     pub budget: Option<f64>,
 }
@@ -172,29 +186,28 @@ impl Settings {
                 )));
             }
         };
-        let drafter = role(
-            "drafter",
-            overrides
-                .drafter
-                .as_deref()
-                .or(config.roles.drafter.as_deref())
-                .unwrap_or(DEFAULT_DRAFTER),
-        )?;
-        let reviewer = role(
-            "reviewer",
-            overrides
-                .reviewer
-                .as_deref()
-                .or(config.roles.reviewer.as_deref())
-                .unwrap_or(DEFAULT_REVIEWER),
-        )?;
-        let max_iterations = config
+        let roles = RoleTable {
+            overrides: overrides.roles.clone(),
+            per_workflow: config
+                .workflows
+                .iter()
+                .map(|(w, c)| (w.clone(), c.roles.clone()))
+                .collect(),
+            global: config.roles.clone(),
+        };
+        let default_max_iterations = config
             .limits
             .max_iterations
             .unwrap_or(DEFAULT_MAX_ITERATIONS);
-        if max_iterations == 0 {
+        let mut max_iterations = BTreeMap::new();
+        for (w, c) in &config.workflows {
+            if let Some(n) = c.max_iterations {
+                max_iterations.insert(w.clone(), n);
+            }
+        }
+        if default_max_iterations == 0 || max_iterations.values().any(|n| *n == 0) {
             return Err(CliError::error(format!(
-                "{}: [limits] max_iterations must be at least 1",
+                "{}: max_iterations must be at least 1",
                 path.display()
             )));
         }
@@ -247,9 +260,9 @@ impl Settings {
         Ok(Self {
             repo_root: repo_root.to_path_buf(),
             state_dir,
-            drafter,
-            reviewer,
+            roles,
             max_iterations,
+            default_max_iterations,
             tracker_dir: relative(
                 "tracker.dir",
                 config.tracker.dir.as_deref().unwrap_or("docs/issues"),
@@ -299,14 +312,57 @@ impl Settings {
     pub fn db_path(&self) -> PathBuf {
         self.state_dir.join("state.db")
     }
+
+    /// The provider for `role` of `workflow`: this invocation's override, else
+    /// `[workflows.WORKFLOW.roles]`, else `[roles]`, else the built-in default (drafter and
+    /// reviewer only). A bad string is a usage error naming the role.
+    pub fn role(&self, workflow: &str, role: &str) -> Result<ProviderSpec, CliError> {
+        let t = &self.roles;
+        let value = t
+            .overrides
+            .iter()
+            .rev()
+            .find(|(r, _)| r == role)
+            .map(|(_, p)| p.as_str())
+            .or_else(|| {
+                t.per_workflow
+                    .get(workflow)
+                    .and_then(|m| m.get(role))
+                    .map(String::as_str)
+            })
+            .or_else(|| t.global.get(role).map(String::as_str))
+            .or(match role {
+                "drafter" => Some(DEFAULT_DRAFTER),
+                "reviewer" => Some(DEFAULT_REVIEWER),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                CliError::usage(format!("no provider is set for the {role} role")).hint(format!(
+                    "set [workflows.{workflow}.roles] {role} = \"PROVIDER\" in gavel.toml"
+                ))
+            })?;
+        // The error already lists the valid forms ([`gavel_llm::SpecError`] always does), so
+        // no hint repeats them.
+        value
+            .parse::<ProviderSpec>()
+            .map_err(|e| CliError::usage(format!("the {role} role is invalid: {e}")))
+    }
+
+    /// The most drafts (or iterations) a run of `workflow` may make.
+    pub fn max_iterations(&self, workflow: &str) -> u32 {
+        self.max_iterations
+            .get(workflow)
+            .copied()
+            .unwrap_or(self.default_max_iterations)
+    }
 }
 
-/// A role's provider string. The error already lists the valid forms ([`gavel_llm::SpecError`]
-/// always does), so no hint repeats them.
-fn role(name: &str, value: &str) -> Result<ProviderSpec, CliError> {
-    value
-        .parse::<ProviderSpec>()
-        .map_err(|e| CliError::usage(format!("the {name} role is invalid: {e}")))
+/// Where role providers come from, most specific first.
+#[derive(Debug, Clone, Default)]
+struct RoleTable {
+    overrides: Vec<(String, String)>,
+    per_workflow: BTreeMap<String, BTreeMap<String, String>>,
+    global: BTreeMap<String, String>,
 }
 
 /// A repository-relative folder that stays inside the repository.
@@ -383,8 +439,11 @@ mod tests {
     #[test]
     fn the_default_config_parses_to_the_defaults() {
         let s = load(&default_config_text()).expect("valid");
-        assert_eq!(s.drafter.to_string(), DEFAULT_DRAFTER);
-        assert_eq!(s.max_iterations, 20);
+        assert_eq!(
+            s.role("issue", "drafter").expect("role").to_string(),
+            DEFAULT_DRAFTER
+        );
+        assert_eq!(s.max_iterations("issue"), 20);
         assert_eq!(s.lineage_dir, PathBuf::from("docs/lineage"));
         assert!(!s.fsync);
         assert!(load("[storage]\nfsync = true\n").expect("valid").fsync);
@@ -394,7 +453,8 @@ mod tests {
 
     #[test]
     fn bad_values_are_named() {
-        let e = load("[roles]\ndrafter = \"gpt4\"\n").expect_err("invalid role");
+        let s = load("[roles]\ndrafter = \"gpt4\"\n").expect("roles are parsed when used");
+        let e = s.role("issue", "drafter").expect_err("invalid role");
         assert!(
             e.message.contains("drafter") && e.message.contains("gpt4"),
             "{}",
@@ -454,8 +514,31 @@ mod tests {
     #[test]
     fn a_bad_role_lists_the_valid_forms_once() {
         // Regression: the forms were in the message and again in a hint.
-        let e = load("[roles]\ndrafter = \"bogus:x\"\n").expect_err("invalid role");
+        let s = load("[roles]\ndrafter = \"bogus:x\"\n").expect("parsed when used");
+        let e = s.role("issue", "drafter").expect_err("invalid role");
         let shown = format!("{} {}", e.message, e.hints.join(" "));
         assert_eq!(shown.matches("scripted:FILE").count(), 1, "{shown}");
+    }
+
+    #[test]
+    fn workflow_sections_override_the_global_keys_which_still_work() {
+        let s = load(
+            "[roles]\ndrafter = \"claude:opus\"\nreviewer = \"gemini:2.5-pro\"\n\
+             [limits]\nmax_iterations = 7\n\
+             [workflows.issue]\nmax_iterations = 3\n\
+             [workflows.issue.roles]\nreviewer = \"codex:gpt-5\"\n\
+             [workflows.lld.roles]\nplanner = \"claude:sonnet\"\n",
+        )
+        .expect("valid");
+        let role = |w: &str, r: &str| s.role(w, r).map(|p| p.to_string());
+        assert_eq!(role("issue", "drafter").expect("global"), "claude:opus");
+        assert_eq!(role("issue", "reviewer").expect("section"), "codex:gpt-5");
+        assert_eq!(role("lld", "reviewer").expect("global"), "gemini:2.5-pro");
+        assert_eq!(role("lld", "planner").expect("section"), "claude:sonnet");
+        let e = role("issue", "planner").expect_err("no provider");
+        assert!(e.message.contains("planner"), "{}", e.message);
+        assert_eq!((s.max_iterations("issue"), s.max_iterations("lld")), (3, 7));
+        let e = load("[workflows.issue]\nroles_x = 1\n").expect_err("unknown key");
+        assert!(e.message.contains("roles_x"), "{}", e.message);
     }
 }

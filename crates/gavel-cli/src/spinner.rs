@@ -8,7 +8,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use gavel_llm::{CallProgress, Role};
-use gavel_workflows::issue::CallObserver;
+use gavel_workflows::caller::CallObserver;
 
 use crate::ui::sanitize;
 

@@ -20,7 +20,7 @@ mod store;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use engine::{
     Blobs, CancelToken, CrashHook, Engine, EngineError, Limits, NodeCtx, NodeError, Observer,
-    Outcome, Progress, Session, StepError, Transition, Workflow,
+    Outcome, Progress, Session, StepError, Transition, Workflow, abort_run,
 };
 pub use event::{CallLedger, Event, EventKind};
 pub use gate::{Choice, Confirm, GateAnswer, GateRequest, Presentation};

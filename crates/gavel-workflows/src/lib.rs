@@ -7,10 +7,12 @@
 //! engine, nothing here prints or prompts: gates are handed back to the CLI as values.
 
 pub mod brief;
+pub mod caller;
 pub mod fsutil;
 pub mod git;
 pub mod issue;
 pub mod lineage;
+pub mod roles;
 pub mod tracker;
 pub mod verdict;
 pub mod which;

@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use gavel_core::Engine;
 
 use crate::context::Context;
 use crate::driver::open_run;
@@ -31,9 +30,14 @@ pub fn cmd_abort(args: &AbortArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
         ))
         .hint(format!("`gavel show {run}` shows what it did")));
     }
-    let wf = ctx.issue_workflow(None);
-    Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder())
-        .abort(run, "aborted by a person (`gavel abort`)")?;
+    // Only the store: aborting builds no providers or tracker and works for every workflow.
+    gavel_core::abort_run(
+        &store,
+        ctx.clock.as_ref(),
+        &ctx.holder(),
+        run,
+        "aborted by a person (`gavel abort`)",
+    )?;
     ctx.ui
         .out(&format!("run {run} aborted; its lineage stays where it is"));
     Ok(Exit::Success)

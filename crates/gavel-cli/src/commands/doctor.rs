@@ -64,6 +64,8 @@ struct Report {
     keys: Vec<KeyRow>,
     logins: Vec<LoginRow>,
     roles: Vec<RoleRow>,
+    /// Things that work but defeat a purpose (a reviewer that is its own author).
+    warnings: Vec<String>,
 }
 
 pub fn cmd_doctor(args: &DoctorArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
@@ -126,13 +128,39 @@ pub fn cmd_doctor(args: &DoctorArgs, state_dir: Option<PathBuf>) -> Result<Exit,
             })
         })
         .collect();
-    let wf = ctx.issue_workflow(None);
-    let roles: Vec<RoleRow> = [
-        ("drafter", &s.drafter, wf.drafter.as_ref()),
-        ("reviewer", &s.reviewer, wf.reviewer.as_ref()),
-    ]
+    let workflow = gavel_workflows::issue::WORKFLOW;
+    let specs: Vec<(&'static str, Result<ProviderSpec, CliError>)> = ["drafter", "reviewer"]
+        .into_iter()
+        .map(|role| (role, s.role(workflow, role)))
+        .collect();
+    let roles: Vec<RoleRow> = specs
+        .iter()
+        .map(|(role, spec)| match spec {
+            Ok(spec) => role_row(role, spec, ctx.provider(spec).as_ref()),
+            Err(e) => RoleRow {
+                role,
+                provider: String::new(),
+                ready: false,
+                problem: Some(e.message.clone()),
+                fix: Some("set the role in gavel.toml ([roles] or [workflows.issue.roles])".into()),
+            },
+        })
+        .collect();
+    let spec_text = |i: usize| {
+        specs[i]
+            .1
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    };
+    let warnings = gavel_workflows::roles::same_model_warning(
+        "reviewer",
+        &spec_text(1),
+        "drafter",
+        &spec_text(0),
+    )
+    .filter(|_| specs.iter().all(|(_, r)| r.is_ok()))
     .into_iter()
-    .map(|(role, spec, provider)| role_row(role, spec, provider))
     .collect();
     let ready = roles.iter().all(|r| r.ready);
     let report = Report {
@@ -140,6 +168,7 @@ pub fn cmd_doctor(args: &DoctorArgs, state_dir: Option<PathBuf>) -> Result<Exit,
         keys,
         logins,
         roles,
+        warnings,
     };
     if args.json {
         ctx.ui.out(
@@ -228,5 +257,8 @@ fn print(ctx: &Context, r: &Report) {
                 ui.out(&format!("           fix: {fix}"));
             }
         }
+    }
+    for w in &r.warnings {
+        ui.out(&format!("warning: {w}"));
     }
 }

@@ -65,8 +65,10 @@ pub enum Collision {
 pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
     let overrides = Overrides {
         state_dir,
-        drafter: args.drafter.clone(),
-        reviewer: args.reviewer.clone(),
+        roles: [("drafter", &args.drafter), ("reviewer", &args.reviewer)]
+            .into_iter()
+            .filter_map(|(r, p)| p.clone().map(|p| (r.to_owned(), p)))
+            .collect(),
         budget: args.budget,
     };
     let ctx = Context::load(&overrides)?;
@@ -102,7 +104,7 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
 
     // Check first, write after: a run that cannot start leaves nothing behind, so the same
     // command works once the problem is fixed.
-    let wf = ctx.issue_workflow(editor_program(&ctx, args.auto)?);
+    let wf = crate::kinds::issue_workflow(&ctx, editor_program(&ctx, args.auto)?)?;
     let problems = wf.preflight_problems();
     if !problems.is_empty() {
         return Err(CliError::error(format!(
@@ -162,7 +164,7 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
         args.auto,
         now,
     );
-    state.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
+    state.spend.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
     state.roles = Some(wf.settings.roles.clone());
     let engine = Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder());
     let run = match engine.start_claiming_slug(&slug, &state, node::LOAD_BRIEF) {

@@ -1,17 +1,19 @@
 //! `gavel resume RUN [--choice C] [--feedback-file F]`: continue a paused, halted, failed or
 //! interrupted run from its last checkpoint. Finished steps are not repeated.
+//!
+//! Workflow-neutral: the answer is checked against the gate the run waits at, and the run's
+//! workflow kind ([`crate::kinds`]) rebuilds the workflow from the run's own state and drives it.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use gavel_core::{GateAnswer, RunStatus, Store};
-use gavel_workflows::issue::WORKFLOW;
+use gavel_core::{GateAnswer, RunStatus};
 
 use crate::context::{self, Context};
-use crate::driver::{self, GateMode, open_run};
-use crate::editor;
+use crate::driver::open_run;
 use crate::error::CliError;
 use crate::exit::Exit;
+use crate::kinds::{self, Resume};
 use crate::settings::Overrides;
 use crate::ui::sanitize;
 
@@ -50,33 +52,22 @@ impl ResumeArgs {
 
 pub fn cmd_resume(args: &ResumeArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
     let changes = role_changes(&args.role)?;
-    let probe = Context::load(&Overrides {
+    let ctx = Context::load(&Overrides {
         state_dir: state_dir.clone(),
         ..Overrides::default()
     })?;
-    let (store, record) = open_run(&probe, &args.run)?;
-    // The run's own roles, unless --role changes one; gavel.toml only for runs started by a
-    // gavel that did not save them.
-    let saved = saved_roles(&store, record.id)?;
-    let pick = |role: &str, saved: Option<String>| {
-        changes
-            .iter()
-            .find(|(r, _)| r == role)
-            .map(|(_, p)| p.clone())
-            .or(saved)
-    };
-    let ctx = Context::load(&Overrides {
-        state_dir,
-        budget: args.budget,
-        drafter: pick("drafter", saved.as_ref().map(|r| r.drafter.clone())),
-        reviewer: pick("reviewer", saved.as_ref().map(|r| r.reviewer.clone())),
-    })?;
+    let (store, record) = open_run(&ctx, &args.run)?;
     let run = record.id;
-    if record.workflow != WORKFLOW {
-        return Err(CliError::error(format!(
-            "run {run} is a `{}` run, which this gavel cannot drive",
-            record.workflow
-        )));
+    let kind = kinds::find(&record.workflow)?;
+    if let Some((role, _)) = changes
+        .iter()
+        .find(|(r, _)| !kind.roles().contains(&r.as_str()))
+    {
+        return Err(CliError::usage(format!(
+            "--role {role}=...: `{}` runs have no role `{role}`",
+            kind.name()
+        ))
+        .hint(format!("its roles: {}", kind.roles().join(", "))));
     }
     if record.status.is_terminal() {
         return Err(CliError::error(format!(
@@ -119,14 +110,14 @@ pub fn cmd_resume(args: &ResumeArgs, state_dir: Option<PathBuf>) -> Result<Exit,
         }
         (None, _) => None,
     };
-    let auto = auto_mode(&store, run)?;
-    let editor_program = if auto || !ctx.ui.interactive() {
-        None
-    } else {
-        editor::resolve()?.into_iter().next()
-    };
-    let wf = ctx.issue_workflow(editor_program);
-    driver::drive(&ctx, &store, &wf, run, answer, GateMode::for_ui(&ctx))
+    kind.resume(Resume {
+        state_dir,
+        store: &store,
+        record: &record,
+        answer,
+        budget: args.budget,
+        roles: changes,
+    })
 }
 
 /// `--role ROLE=PROVIDER` values, checked before anything happens.
@@ -136,41 +127,16 @@ fn role_changes(values: &[String]) -> Result<Vec<(String, String)>, CliError> {
         .map(|v| {
             let bad = || {
                 CliError::usage(format!("--role {}: expected ROLE=PROVIDER", sanitize(v)))
-                    .hint("ROLE is drafter or reviewer, e.g. --role reviewer=gemini:2.5-pro")
+                    .hint("for example --role reviewer=gemini:2.5-pro")
             };
             let (role, provider) = v.split_once('=').ok_or_else(bad)?;
             let role = role.trim();
-            if !matches!(role, "drafter" | "reviewer") || provider.trim().is_empty() {
+            if role.is_empty() || provider.trim().is_empty() {
                 return Err(bad());
             }
             Ok((role.to_owned(), provider.trim().to_owned()))
         })
         .collect()
-}
-
-/// The roles saved in the run (runs started before they were saved have none).
-fn saved_roles(
-    store: &dyn Store,
-    run: gavel_core::RunId,
-) -> Result<Option<gavel_workflows::issue::Roles>, CliError> {
-    let Some(head) = store.head(run)? else {
-        return Ok(None);
-    };
-    let value: serde_json::Value = serde_json::from_slice(&head.state).unwrap_or_default();
-    Ok(value
-        .get("roles")
-        .and_then(|r| serde_json::from_value(r.clone()).ok()))
-}
-
-fn auto_mode(store: &dyn Store, run: gavel_core::RunId) -> Result<bool, CliError> {
-    let Some(head) = store.head(run)? else {
-        return Ok(false);
-    };
-    let value: serde_json::Value = serde_json::from_slice(&head.state).unwrap_or_default();
-    Ok(value
-        .get("auto")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false))
 }
 
 fn read_feedback(path: &std::path::Path) -> Result<String, CliError> {

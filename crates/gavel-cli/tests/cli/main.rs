@@ -8,6 +8,7 @@ mod credentials;
 mod diff_gate;
 mod doctor;
 mod parallel;
+mod platform;
 mod pty;
 mod real_cli_faults;
 mod real_clis;

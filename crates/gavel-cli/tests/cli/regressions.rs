@@ -189,7 +189,7 @@ fn resume_keeps_the_runs_roles_and_role_changes_one_on_record() {
     let bad = env.run(&["resume", "1", "--role", "judge=x"]);
     assert_exit(&bad, 2);
     assert!(
-        stderr(&bad).contains("ROLE=PROVIDER"),
+        stderr(&bad).contains("have no role `judge`"),
         "{}",
         show_output(&bad)
     );

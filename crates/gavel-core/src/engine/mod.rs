@@ -50,6 +50,41 @@ pub struct Engine<'a, W: Workflow> {
     holder: LockInfo,
 }
 
+/// Stops `run` for good, with only the store: no workflow, providers or tracker are needed,
+/// so any run can be aborted by any gavel that can open its store. Takes the run's lock.
+pub fn abort_run(
+    store: &dyn Store,
+    clock: &dyn Clock,
+    holder: &LockInfo,
+    run: RunId,
+    reason: &str,
+) -> Result<(), EngineError> {
+    let _lock = store.lock(run, holder)?;
+    let record = store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
+    if record.status.is_terminal() {
+        return Err(EngineError::Finished {
+            run,
+            status: record.status.name().into(),
+        });
+    }
+    let now = clock.now_rfc3339();
+    let events = [Event {
+        at: now.clone(),
+        kind: EventKind::Aborted {
+            reason: reason.into(),
+        },
+    }];
+    store.set_status(
+        run,
+        &RunStatus::Aborted {
+            reason: reason.into(),
+        },
+        &events,
+        &now,
+    )?;
+    Ok(())
+}
+
 impl<'a, W: Workflow> Engine<'a, W> {
     pub fn new(
         store: &'a dyn Store,
@@ -361,26 +396,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
 
     /// Marks a run aborted by a person (from any non-terminal status).
     pub fn abort(&self, run: RunId, reason: &str) -> Result<(), EngineError> {
-        let _lock = self.store.lock(run, &self.holder)?;
-        let record = self.store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
-        if record.status.is_terminal() {
-            return Err(EngineError::Finished {
-                run,
-                status: record.status.name().into(),
-            });
-        }
-        let events = [self.event(EventKind::Aborted {
-            reason: reason.into(),
-        })];
-        self.store.set_status(
-            run,
-            &RunStatus::Aborted {
-                reason: reason.into(),
-            },
-            &events,
-            &self.clock.now_rfc3339(),
-        )?;
-        Ok(())
+        abort_run(self.store, self.clock, &self.holder, run, reason)
     }
 
     fn checkpoint(

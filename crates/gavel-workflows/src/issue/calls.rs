@@ -1,129 +1,12 @@
-//! Calling a model from a node: the budget check before, the journaled call, and the ledger,
-//! model verification and live progress around it.
-//!
-//! Order, and why: the budget is checked before the call (spent so far + the prompt's tokens
-//! counted with o200k + the output cap, priced from the table) and a run that cannot afford the
-//! call HALTs naming the numbers. The call itself is a journaled step, so a resumed run re-uses
-//! its answer. After it, the call goes into the spend ledger (tokens, cost as reported or priced,
-//! prompt and raw answer content-addressed in the store) and the answering model is compared
-//! with the requested one.
+//! The issue workflow's side of model calls: which provider plays a role, and gavel's own
+//! warning line in a draft (removed before filing). The calls themselves go through the shared
+//! [`crate::caller::ModelCaller`].
 
-use std::sync::Arc;
-
-use gavel_core::{
-    Blobs, CallLedger, ContentHash, EventKind, NodeCtx, NodeError, StepError, Transition,
-};
-use gavel_llm::price::usd;
-use gavel_llm::{Call, CallProgress, Provider, ProviderError, Request, Response, Role};
-use serde::{Deserialize, Serialize};
+use gavel_core::{ContentHash, NodeCtx, NodeError, Transition};
+use gavel_llm::{Provider, Role};
 
 use super::{IssueState, IssueWorkflow};
-
-/// Hears about model calls while they run (the CLI's spinner).
-pub trait CallObserver: Send + Sync {
-    fn call_started(&self, role: Role, provider: &str);
-    fn call_progress(&self, progress: CallProgress);
-    fn call_finished(&self);
-    /// The call was answered by another model than requested (shown live, not only in the
-    /// artifact).
-    fn call_warning(&self, role: Role, warning: &str) {
-        let _ = (role, warning);
-    }
-}
-
-/// A successful call.
-pub(super) struct Answered {
-    pub response: Response,
-    /// The blob holding `response.text`.
-    pub text_blob: ContentHash,
-    /// Set when another model answered than the one requested.
-    pub warning: Option<String>,
-}
-
-/// What the journal keeps of a call. The answer's text and raw form are blobs of their own, so
-/// the text is stored once (a verdict's artifact is the same blob) and compressed, instead of
-/// twice and JSON-escaped inside the journal entry.
-#[derive(Serialize, Deserialize)]
-#[serde(untagged)]
-enum JournaledCall {
-    OutOfLine {
-        text_blob: ContentHash,
-        /// `None` when the raw answer is the text itself (or empty).
-        raw_blob: Option<ContentHash>,
-        /// The response with `text` and `raw` emptied.
-        #[serde(flatten)]
-        meta: Response,
-    },
-    /// A journal entry written before the answers moved out of line (schema version 1).
-    Inline(Response),
-}
-
-/// Why a journaled call step failed.
-#[derive(Debug, thiserror::Error)]
-enum CallFailure {
-    #[error(transparent)]
-    Provider(ProviderError),
-}
-
-impl JournaledCall {
-    /// The journal entry for `response` and the blobs it names, to be stored with it in one
-    /// transaction (only hashing happens here: the answer is paid for and not yet safe).
-    fn prepare(mut response: Response) -> (Self, Vec<Vec<u8>>) {
-        let text = std::mem::take(&mut response.text);
-        let raw = std::mem::take(&mut response.raw);
-        let text_blob = ContentHash::of(text.as_bytes());
-        let mut blobs = Vec::with_capacity(2);
-        let raw_blob = if raw.is_empty() || raw == text {
-            None
-        } else {
-            let hash = ContentHash::of(raw.as_bytes());
-            blobs.push(raw.into_bytes());
-            Some(hash)
-        };
-        blobs.insert(0, text.into_bytes());
-        let entry = Self::OutOfLine {
-            text_blob,
-            raw_blob,
-            meta: response,
-        };
-        (entry, blobs)
-    }
-
-    /// The whole response, the blob of its text and the blob of its raw answer.
-    fn load(self, blobs: &Blobs<'_>) -> Result<(Response, ContentHash, ContentHash), NodeError> {
-        let text = |hash: &ContentHash| -> Result<String, NodeError> {
-            String::from_utf8(blobs.get(hash)?).map_err(|_| {
-                NodeError::Failed(format!("the journaled answer {hash} is not UTF-8 text"))
-            })
-        };
-        match self {
-            Self::OutOfLine {
-                text_blob,
-                raw_blob,
-                mut meta,
-            } => {
-                meta.text = text(&text_blob)?;
-                let raw_blob = match raw_blob {
-                    Some(raw_blob) => {
-                        meta.raw = text(&raw_blob)?;
-                        raw_blob
-                    }
-                    None => text_blob.clone(),
-                };
-                Ok((meta, text_blob, raw_blob))
-            }
-            Self::Inline(response) => {
-                let text_blob = blobs.put(response.text.as_bytes())?;
-                let raw_blob = if response.raw.is_empty() {
-                    text_blob.clone()
-                } else {
-                    blobs.put(response.raw.as_bytes())?
-                };
-                Ok((response, text_blob, raw_blob))
-            }
-        }
-    }
-}
+use crate::caller::{Answered, ModelCaller};
 
 impl IssueWorkflow {
     fn provider(&self, role: Role) -> &dyn Provider {
@@ -133,9 +16,7 @@ impl IssueWorkflow {
         }
     }
 
-    /// Calls the model for `role`. `Ok(Err(t))`: the run halts with `t` (over budget, or the
-    /// call failed after its retries); a failed call never produces a draft or a verdict.
-    /// `parts` are the blobs the prompt was built from (the ledger stores it sharing them).
+    /// Calls the model for `role` through the shared caller (see [`ModelCaller::call`]).
     pub(super) fn call_model(
         &self,
         s: &mut IssueState,
@@ -145,227 +26,19 @@ impl IssueWorkflow {
         prompt: String,
         parts: &[ContentHash],
     ) -> Result<Result<Answered, Transition>, NodeError> {
-        let provider = self.provider(role);
-        let model = provider.model();
-        let max_output_tokens = self.settings.max_output_tokens;
-        if let Some(budget) = self.settings.budget_override {
-            s.budget_micros = Some(budget);
-        }
-        if let Some(budget) = s.budget_micros
-            && !cx.has_step("call")?
-        {
-            let prompt_tokens = gavel_llm::tokens::count(&prompt);
-            let Some(estimate) = self.settings.prices.cost_micros(
-                &model,
-                prompt_tokens,
-                u64::from(max_output_tokens),
-            ) else {
-                return Ok(Err(Transition::Halt {
-                    reason: format!(
-                        "budget {} is set but no price is known for model `{model}`; add it to [prices] in gavel.toml",
-                        usd(budget)
-                    ),
-                }));
-            };
-            if s.spent_micros + estimate > budget {
-                return Ok(Err(Transition::Halt {
-                    reason: format!(
-                        "budget: the {role} call would cost up to {} ({prompt_tokens} prompt tokens + {max_output_tokens} output tokens of `{model}`); spent {} of {}, so it would exceed the budget; continue with `gavel resume RUN --budget USD`",
-                        usd(estimate),
-                        usd(s.spent_micros),
-                        usd(budget)
-                    ),
-                }));
-            }
-        }
-
-        let cancel = cx.cancel().clone();
-        let request = Request {
+        let caller = ModelCaller {
+            settings: &self.settings.calls,
+            observer: self.observer.clone(),
+        };
+        caller.call(
+            &mut s.spend,
+            cx,
+            self.provider(role),
             role,
-            prompt: prompt.clone(),
             seq,
-            step_id: cx.step_id("call"),
-            max_output_tokens,
-        };
-        let observer: Option<Arc<dyn CallObserver>> = self.observer.clone();
-        let progress = |p: CallProgress| {
-            if let Some(o) = &observer {
-                o.call_progress(p);
-            }
-        };
-        let cancelled = || cancel.is_cancelled();
-        let replay = cx.has_step("call")?;
-        if let (Some(o), false) = (&observer, replay) {
-            o.call_started(role, &provider.describe());
-        }
-        let blobs = cx.blobs();
-        let lost = if replay {
-            Vec::new()
-        } else {
-            self.mark_attempt(cx)?
-        };
-        let result = cx.step_with_blobs("call", || {
-            let response = provider
-                .complete(
-                    &request,
-                    &Call {
-                        cancelled: &cancelled,
-                        progress: &progress,
-                    },
-                )
-                .map_err(CallFailure::Provider)?;
-            Ok::<_, CallFailure>(JournaledCall::prepare(response))
-        });
-        if let Err(StepError::Step(CallFailure::Provider(_))) = &result {
-            self.mark_failed(cx)?;
-        }
-        for attempt in lost {
-            s.call_count += 1;
-            cx.event(EventKind::ModelCall {
-                role: role.as_str().into(),
-                provider: provider.describe(),
-                model: model.clone(),
-                ledger: Some(Box::new(CallLedger {
-                    n: s.call_count,
-                    requested_model: model.clone(),
-                    input_tokens: None,
-                    output_tokens: None,
-                    cached_tokens: None,
-                    cost_micros: None,
-                    cost_source: "unknown".into(),
-                    prompt: cx.put_blob_sharing(prompt.as_bytes(), parts)?,
-                    response: cx.put_blob(b"")?,
-                    attempts: 1,
-                    warning: None,
-                    lost: true,
-                    credential: None,
-                    quota_exhausted: Vec::new(),
-                })),
-            });
-            cx.event(EventKind::Note {
-                text: format!(
-                    "the {role} call is made again: attempt {} was started, but gavel was killed before its answer was saved (the provider may have charged for it)",
-                    attempt + 1
-                ),
-            });
-        }
-        if let (Some(o), false) = (&observer, replay) {
-            o.call_finished();
-        }
-        let (response, text_blob, raw_blob) = match result {
-            Ok(journaled) => journaled.load(&blobs)?,
-            Err(StepError::Step(CallFailure::Provider(ProviderError::Cancelled))) => {
-                return Err(NodeError::Cancelled);
-            }
-            Err(StepError::Step(CallFailure::Provider(e @ ProviderError::Unavailable { .. }))) => {
-                return Err(NodeError::Failed(format!(
-                    "{role} {}: {e}",
-                    provider.describe()
-                )));
-            }
-            Err(StepError::Step(CallFailure::Provider(e))) => {
-                let hint = e
-                    .hint()
-                    .map(|h| format!(" (hint: {h})"))
-                    .unwrap_or_default();
-                return Ok(Err(Transition::Halt {
-                    reason: format!("{role} call failed: {e}{hint}"),
-                }));
-            }
-            Err(StepError::Store(e)) => return Err(NodeError::Store(e)),
-            Err(e @ StepError::Decode { .. }) => return Err(NodeError::Failed(e.to_string())),
-        };
-
-        let requested = if response.requested_model.is_empty() {
-            model.clone()
-        } else {
-            response.requested_model.clone()
-        };
-        let warning = gavel_llm::verify::check(&requested, &response.model);
-        if let (Some(o), Some(w), false) = (&observer, &warning, replay) {
-            o.call_warning(role, w);
-        }
-        if let (Some(w), true) = (&warning, self.settings.strict_models) {
-            return Err(NodeError::Failed(format!(
-                "model verification failed for the {role} (strict_models = true): {w}"
-            )));
-        }
-        let (cost_micros, cost_source) =
-            match response.cost_usd.and_then(gavel_llm::price::usd_to_micros) {
-                Some(c) => (Some(c), "reported"),
-                None => match (response.input_tokens, response.output_tokens) {
-                    (Some(i), Some(o)) => match self
-                        .settings
-                        .prices
-                        .cost_micros(&response.model, i, o)
-                        .or_else(|| self.settings.prices.cost_micros(&requested, i, o))
-                    {
-                        Some(c) => (Some(c), "price-table"),
-                        None => (None, "unknown"),
-                    },
-                    _ => (None, "unknown"),
-                },
-            };
-        s.call_count += 1;
-        s.spent_micros += cost_micros.unwrap_or(0);
-        let ledger = CallLedger {
-            n: s.call_count,
-            requested_model: requested,
-            input_tokens: response.input_tokens,
-            output_tokens: response.output_tokens,
-            cached_tokens: response.cached_tokens,
-            cost_micros,
-            cost_source: cost_source.into(),
-            prompt: cx.put_blob_sharing(prompt.as_bytes(), parts)?,
-            response: raw_blob,
-            attempts: response.attempts,
-            warning: warning.clone(),
-            lost: false,
-            credential: response.credential.clone(),
-            quota_exhausted: response.quota_exhausted.clone(),
-        };
-        cx.event(EventKind::ModelCall {
-            role: role.as_str().into(),
-            provider: response.provider.clone(),
-            model: response.model.clone(),
-            ledger: Some(Box::new(ledger)),
-        });
-        Ok(Ok(Answered {
-            response,
-            text_blob,
-            warning,
-        }))
-    }
-}
-
-impl IssueWorkflow {
-    /// Journals that an attempt at this node visit's call starts (`call-attempt-K`), and
-    /// returns the earlier attempts that neither answered nor failed: gavel died while they
-    /// ran or before their answers were saved, and the provider may have charged for them.
-    fn mark_attempt(&self, cx: &mut NodeCtx<'_>) -> Result<Vec<u32>, NodeError> {
-        let mut k = 0u32;
-        let mut lost = Vec::new();
-        while cx.has_step(&format!("call-attempt-{k}"))? {
-            if !cx.has_step(&format!("call-failed-{k}"))? {
-                lost.push(k);
-            }
-            k += 1;
-        }
-        let marked: Result<(), StepError<std::convert::Infallible>> =
-            cx.step(&format!("call-attempt-{k}"), || Ok(()));
-        marked.map_err(|e| NodeError::Failed(e.to_string()))?;
-        Ok(lost)
-    }
-
-    /// Journals that the latest attempt failed with an error (not lost: nothing was answered).
-    fn mark_failed(&self, cx: &mut NodeCtx<'_>) -> Result<(), NodeError> {
-        let mut k = 0u32;
-        while cx.has_step(&format!("call-attempt-{}", k + 1))? {
-            k += 1;
-        }
-        let marked: Result<(), StepError<std::convert::Infallible>> =
-            cx.step(&format!("call-failed-{k}"), || Ok(()));
-        marked.map_err(|e| NodeError::Failed(e.to_string()))
+            prompt,
+            parts,
+        )
     }
 }
 

@@ -16,7 +16,8 @@ mod filing;
 mod nodes;
 pub mod prompts;
 
-pub use calls::{CallObserver, strip_gavel_comments};
+pub use crate::caller::CallObserver;
+pub use calls::strip_gavel_comments;
 
 use std::path::{Path, PathBuf};
 
@@ -62,14 +63,8 @@ pub struct IssueSettings {
     pub max_iterations: u32,
     /// The editor program pre-flight must find (interactive runs only).
     pub editor_program: Option<String>,
-    /// A budget given for this invocation (`--budget`), replacing the run's budget.
-    pub budget_override: Option<u64>,
-    /// Prices for cost accounting and budget estimates.
-    pub prices: gavel_llm::PriceTable,
-    /// Fail a call whose answering model is not the one requested (instead of warning).
-    pub strict_models: bool,
-    /// The output cap of every call.
-    pub max_output_tokens: u32,
+    /// How model calls are made and accounted (budget, prices, verification, output cap).
+    pub calls: crate::caller::CallerSettings,
     /// The provider strings the workflow's providers were built from.
     pub roles: Roles,
 }
@@ -138,15 +133,9 @@ pub struct IssueState {
     /// Human feedback for the next draft.
     pub feedback: Option<ContentHash>,
     pub filed: Option<Filed>,
-    /// Model calls made so far (the spend ledger's numbering).
-    #[serde(default)]
-    pub call_count: u32,
-    /// What the calls cost so far, in micro-USD.
-    #[serde(default)]
-    pub spent_micros: u64,
-    /// The run's budget in micro-USD, if it has one.
-    #[serde(default)]
-    pub budget_micros: Option<u64>,
+    /// Calls, spend and budget (flattened: the same fields older checkpoints have).
+    #[serde(flatten)]
+    pub spend: crate::caller::Spend,
     /// The roles' provider strings (`None` only in runs started by an older gavel, which
     /// take gavel.toml's at their next node).
     #[serde(default)]
@@ -185,9 +174,7 @@ impl IssueState {
             verdict_history: Vec::new(),
             feedback: None,
             filed: None,
-            call_count: 0,
-            spent_micros: 0,
-            budget_micros: None,
+            spend: crate::caller::Spend::default(),
             roles: None,
             role_change: None,
         }

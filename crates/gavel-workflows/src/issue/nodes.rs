@@ -43,16 +43,27 @@ impl IssueWorkflow {
     pub(super) fn preflight(
         &self,
         _s: &mut IssueState,
-        _cx: &mut NodeCtx<'_>,
+        cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
         let problems = self.problems();
         if problems.is_empty() {
+            if let Some(w) = self.same_model_warning() {
+                cx.event(EventKind::Note {
+                    text: format!("warning: {w}"),
+                });
+            }
             return goto(node::DRAFT);
         }
         Err(NodeError::Failed(format!(
             "pre-flight failed:\n  - {}",
             problems.join("\n  - ")
         )))
+    }
+
+    /// A warning when the reviewer is the drafter's own provider and model.
+    pub fn same_model_warning(&self) -> Option<String> {
+        let r = &self.settings.roles;
+        crate::roles::same_model_warning("reviewer", &r.reviewer, "drafter", &r.drafter)
     }
 
     /// Every problem pre-flight finds, all at once.

@@ -1,0 +1,81 @@
+//! The registry of workflow kinds: the one place the CLI maps a run's `workflow` name to the
+//! code that can drive it.
+//!
+//! `resume`, `abort`, `show`, `runs` and the driver never name a workflow. A run record carries
+//! its workflow's name; [`find`] returns the kind that knows how to build that workflow (its
+//! providers, tracker, settings) from the run's own stored state and drive it. Adding a
+//! workflow adds a module here and a line to [`KINDS`].
+
+mod issue;
+
+use gavel_core::{GateAnswer, RunRecord};
+use gavel_store::SqliteStore;
+
+use crate::error::CliError;
+use crate::exit::Exit;
+
+pub use issue::{ISSUE, IssueKind, workflow as issue_workflow};
+
+/// What `gavel resume` hands a kind: the run, the answer to its gate (already checked against
+/// the gate), and the person's changes for the rest of the run.
+pub struct Resume<'a> {
+    pub state_dir: Option<std::path::PathBuf>,
+    pub store: &'a SqliteStore,
+    pub record: &'a RunRecord,
+    pub answer: Option<GateAnswer>,
+    /// A new budget in USD (`--budget`).
+    pub budget: Option<f64>,
+    /// `--role ROLE=PROVIDER` changes, in the order given.
+    pub roles: Vec<(String, String)>,
+}
+
+/// A kind of workflow the CLI can drive.
+pub trait WorkflowKind: Sync {
+    /// The name stored with its runs (`issue`).
+    fn name(&self) -> &'static str;
+
+    /// The role names its runs have (`drafter`, `reviewer`), for checking `--role`.
+    fn roles(&self) -> &'static [&'static str];
+
+    /// Continues a run of this kind from its stored state.
+    fn resume(&self, req: Resume<'_>) -> Result<Exit, CliError>;
+}
+
+/// Every kind this gavel knows.
+static KINDS: &[&dyn WorkflowKind] = &[&ISSUE];
+
+/// The kind that drives runs of `workflow`, or an error naming it.
+pub fn find(workflow: &str) -> Result<&'static dyn WorkflowKind, CliError> {
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.name() == workflow)
+        .ok_or_else(|| {
+            CliError::error(format!(
+                "runs of the `{workflow}` workflow cannot be driven by this gavel"
+            ))
+            .hint(format!(
+                "this gavel knows: {}; a newer gavel may know it",
+                KINDS
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+}
+
+/// A run's state as its workflow's type; a state that does not parse is an error that names
+/// the run, never a default.
+pub fn state_of<T: serde::de::DeserializeOwned>(
+    store: &dyn gavel_core::Store,
+    run: gavel_core::RunId,
+) -> Result<T, CliError> {
+    let head = store
+        .head(run)?
+        .ok_or_else(|| CliError::error(format!("run {run} has no checkpoint")))?;
+    serde_json::from_slice(&head.state).map_err(|e| {
+        CliError::error(format!("the state of run {run} cannot be read: {e}"))
+            .hint("it may have been written by a newer gavel; nothing was changed")
+    })
+}

@@ -1,0 +1,85 @@
+//! The workflow-neutral platform (issue 11): commands that serve every workflow never assume
+//! the issue workflow, and a run's state is read strictly.
+
+use gavel_core::Store;
+use gavel_store::SqliteStore;
+
+use crate::util::*;
+
+/// A run of a workflow this gavel does not know, created straight in the store.
+fn foreign_run(env: &Env, workflow: &str, state: &[u8]) -> String {
+    std::fs::create_dir_all(env.repo.join(".gavel")).expect("mkdir");
+    let store = SqliteStore::open(&env.state_db()).expect("store");
+    let id = store
+        .create_run(workflow, "other", state, "start", FIXED_NOW)
+        .expect("create");
+    id.to_string()
+}
+
+#[test]
+fn a_run_of_an_unknown_workflow_is_refused_by_resume_and_aborted_with_the_store_alone() {
+    let env = Env::new();
+    let run = foreign_run(&env, "lld", b"{}");
+    let out = env.run(&["resume", &run]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("`lld` workflow cannot be driven by this gavel"),
+        "{}",
+        show_output(&out)
+    );
+    // Aborting needs no providers: it works even with a broken role in gavel.toml.
+    env.set_roles("nonsense", "nonsense");
+    assert_exit(&env.run(&["abort", &run]), 0);
+    assert_eq!(env.runs()[0]["status"], "aborted");
+}
+
+#[test]
+fn a_state_that_does_not_parse_is_an_error_never_a_default() {
+    let env = Env::new();
+    env.script(&script(1, &[]));
+    let run = foreign_run(&env, "issue", br#"{"auto": "maybe"}"#);
+    let out = env.run(&["resume", &run]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains(&format!("the state of run {run} cannot be read")),
+        "{}",
+        show_output(&out)
+    );
+    assert!(env.calls().is_empty(), "nothing ran on a guessed state");
+}
+
+#[test]
+fn role_changes_are_checked_against_the_runs_workflow() {
+    let env = Env::new();
+    env.script(&script(1, &[]));
+    let run = start_paused(&env, "dark-mode");
+    let out = env.run(&["resume", &run, "--role", "planner=scripted:x.yaml"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("have no role `planner`")
+            && stderr(&out).contains("drafter, reviewer"),
+        "{}",
+        show_output(&out)
+    );
+}
+
+#[test]
+fn doctor_and_preflight_warn_when_the_reviewer_is_the_drafters_own_model() {
+    let env = Env::new();
+    env.script(&script(1, &[APPROVED]));
+    let doctor = env.run(&["doctor"]);
+    let text = String::from_utf8_lossy(&doctor.stdout).into_owned();
+    assert!(
+        text.contains("judge its own work"),
+        "{}",
+        show_output(&doctor)
+    );
+    let brief = env.brief("dark-mode");
+    let out = env.run(&["issue", &brief, "--auto"]);
+    assert_exit(&out, 0);
+    assert!(
+        stderr(&out).contains("judge its own work"),
+        "{}",
+        show_output(&out)
+    );
+}
