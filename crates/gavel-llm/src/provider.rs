@@ -11,27 +11,64 @@ use serde::{Deserialize, Serialize};
 
 use crate::spec::ProviderSpec;
 
-/// Which seat in a workflow a call is made for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    Drafter,
-    Reviewer,
-}
+/// Which seat in a workflow a call is made for: an open name (`drafter`, `reviewer`, and the
+/// `planner`, `challenger`, `implementer` of later workflows). Workflows name their roles with
+/// constants; a name read from a file or a log is interned once per process, so a `Role` stays
+/// a cheap `Copy` value.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Role(&'static str);
 
 impl Role {
+    pub const DRAFTER: Role = Role("drafter");
+    pub const REVIEWER: Role = Role("reviewer");
+
+    /// The role with this name (interned: each distinct name is kept once per process).
+    pub fn named(name: &str) -> Self {
+        static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+        for known in [Self::DRAFTER, Self::REVIEWER] {
+            if known.0 == name {
+                return known;
+            }
+        }
+        let mut names = NAMES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(found) = names.iter().find(|n| **n == name) {
+            return Self(found);
+        }
+        let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+        names.push(leaked);
+        Self(leaked)
+    }
+
     /// The lowercase name used in scripts, logs and messages.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Drafter => "drafter",
-            Self::Reviewer => "reviewer",
-        }
+        self.0
+    }
+}
+
+impl fmt::Debug for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Role({})", self.0)
     }
 }
 
 impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Role {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Ok(Self::named(&name))
     }
 }
 
@@ -242,7 +279,7 @@ mod tests {
 
     #[test]
     fn role_names_match_serde_names() {
-        for role in [Role::Drafter, Role::Reviewer] {
+        for role in [Role::DRAFTER, Role::REVIEWER] {
             let json = serde_json::to_string(&role).unwrap();
             assert_eq!(json, format!("\"{}\"", role.as_str()));
             assert_eq!(role.to_string(), role.as_str());
@@ -277,7 +314,7 @@ mod tests {
         let spec: ProviderSpec = "codex:gpt-5".parse().unwrap();
         let provider = UnavailableProvider::new(spec);
         let request = Request {
-            role: Role::Drafter,
+            role: Role::DRAFTER,
             prompt: "hi".into(),
             seq: 0,
             step_id: "draft".into(),

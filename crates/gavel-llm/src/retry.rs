@@ -194,7 +194,7 @@ mod tests {
 
     fn req() -> Request {
         Request {
-            role: Role::Drafter,
+            role: Role::DRAFTER,
             prompt: "p".into(),
             seq: 0,
             step_id: "s".into(),

@@ -299,6 +299,10 @@ pub enum ScriptError {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Script {
+    /// Answers per role name (`roles: {planner: [...], reviewer: [...]}`).
+    #[serde(default)]
+    roles: std::collections::BTreeMap<String, Vec<Entry>>,
+    /// `drafter:` and `reviewer:` at the top level: aliases kept from before `roles:`.
     #[serde(default)]
     drafter: Vec<Entry>,
     #[serde(default)]
@@ -354,16 +358,38 @@ impl Script {
     }
 
     fn entries(&self, role: Role) -> &[Entry] {
-        match role {
-            Role::Drafter => &self.drafter,
-            Role::Reviewer => &self.reviewer,
+        if let Some(entries) = self.roles.get(role.as_str()) {
+            return entries;
         }
+        match role {
+            Role::DRAFTER => &self.drafter,
+            Role::REVIEWER => &self.reviewer,
+            _ => &[],
+        }
+    }
+
+    /// Every role the script answers for.
+    fn role_names(&self) -> Vec<Role> {
+        let mut roles: Vec<Role> = self.roles.keys().map(|r| Role::named(r)).collect();
+        for alias in [Role::DRAFTER, Role::REVIEWER] {
+            if !roles.contains(&alias) {
+                roles.push(alias);
+            }
+        }
+        roles
     }
 
     /// Rejects entries whose keys contradict each other, so a script never silently ignores a
     /// field its author expected to matter.
     fn validate(&self) -> Result<(), String> {
-        for role in [Role::Drafter, Role::Reviewer] {
+        for (alias, entries) in [("drafter", &self.drafter), ("reviewer", &self.reviewer)] {
+            if !entries.is_empty() && self.roles.contains_key(alias) {
+                return Err(format!(
+                    "`{alias}` is given both at the top level and under `roles`; keep one"
+                ));
+            }
+        }
+        for role in self.role_names() {
             for (i, entry) in self.entries(role).iter().enumerate() {
                 let at = || format!("{role} entry #{}", i + 1);
                 match (&entry.fail, entry.fail_times, &entry.text) {

@@ -49,7 +49,7 @@ fn crash_and_resume(point: &str) {
         // process died before its result was stored, so that call (and only it) is made again
         // (documented in ARCHITECTURE.md).
         assert_eq!(
-            env.finished(Role::Drafter),
+            env.finished(Role::DRAFTER),
             3,
             "{point}: exactly one repeated call"
         );
@@ -63,10 +63,10 @@ fn crash_and_resume(point: &str) {
         assert_eq!(lost.len(), 1, "{point}: one lost call: {calls:#?}");
         assert_eq!(lost[0]["role"], "drafter");
     } else {
-        assert_eq!(env.finished(Role::Drafter), 2, "{point}: drafter calls");
+        assert_eq!(env.finished(Role::DRAFTER), 2, "{point}: drafter calls");
         env.assert_no_finished_call_repeated();
     }
-    assert_eq!(env.finished(Role::Reviewer), 2, "{point}: reviewer calls");
+    assert_eq!(env.finished(Role::REVIEWER), 2, "{point}: reviewer calls");
     assert_eq!(
         env.issues(),
         ["0001-dark-mode.md"],
@@ -124,17 +124,17 @@ fn kill_during_a_slow_model_call_then_resume() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn");
-    wait_for_call_start(&env, Role::Reviewer);
+    wait_for_call_start(&env, Role::REVIEWER);
     let status = std::process::Command::new("kill")
         .args(["-9", &child.id().to_string()])
         .status()
         .expect("kill");
     assert!(status.success());
     let _ = child.wait();
-    assert_eq!(env.finished(Role::Reviewer), 0, "killed mid-call");
+    assert_eq!(env.finished(Role::REVIEWER), 0, "killed mid-call");
     assert_exit(&env.run(&["resume", "1"]), 0);
     assert_eq!(
-        (env.finished(Role::Drafter), env.finished(Role::Reviewer)),
+        (env.finished(Role::DRAFTER), env.finished(Role::REVIEWER)),
         (1, 1),
         "the drafter's finished call was reused"
     );
@@ -152,7 +152,7 @@ fn ctrl_c_during_a_model_call_exits_130_and_resumes_without_repeating() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    wait_for_call_start(&env, Role::Reviewer);
+    wait_for_call_start(&env, Role::REVIEWER);
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -168,7 +168,7 @@ fn ctrl_c_during_a_model_call_exits_130_and_resumes_without_repeating() {
     assert_eq!(env.runs()[0]["status"], "halted");
     assert_exit(&env.run(&["resume", "1"]), 0);
     assert_eq!(
-        (env.finished(Role::Drafter), env.finished(Role::Reviewer)),
+        (env.finished(Role::DRAFTER), env.finished(Role::REVIEWER)),
         (1, 1)
     );
     env.assert_no_finished_call_repeated();

@@ -50,7 +50,7 @@ fn a_second_process_cannot_drive_a_locked_run() {
         .spawn()
         .expect("spawn");
     let pid = child.id();
-    wait_for_call_start(&env, Role::Drafter);
+    wait_for_call_start(&env, Role::DRAFTER);
     let out = env.run(&["resume", "1"]);
     assert_exit(&out, 1);
     let err = stderr(&out);

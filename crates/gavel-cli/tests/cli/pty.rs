@@ -63,7 +63,7 @@ fn draft_gate_in_a_terminal_opens_the_editor_and_reasks_bad_answers() {
         "the person's edit is what gets filed:\n{issue}"
     );
     assert!(
-        env.prompt(Role::Reviewer, 0).contains("EDITED-BY-PERSON"),
+        env.prompt(Role::REVIEWER, 0).contains("EDITED-BY-PERSON"),
         "the reviewer saw the edited draft"
     );
 }

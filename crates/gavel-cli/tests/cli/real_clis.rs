@@ -61,7 +61,7 @@ fn codex_drafts_an_issue_end_to_end() {
         ),
         (Some("drafter"), Some(321), Some(45), Some(12))
     );
-    assert_eq!(env.finished(Role::Reviewer), 1);
+    assert_eq!(env.finished(Role::REVIEWER), 1);
 }
 
 #[test]

@@ -223,7 +223,7 @@ fn ctrl_c_during_the_filing_commit_exits_130_and_resumes() {
     assert_exit(&out, 130);
     assert_exit(&env.run(&["resume", "1"]), 0);
     assert_eq!(env.issues(), ["0001-dark-mode.md"]);
-    assert_eq!(env.finished(Role::Drafter), 1);
+    assert_eq!(env.finished(Role::DRAFTER), 1);
     env.assert_no_finished_call_repeated();
 }
 

@@ -132,7 +132,7 @@ fn scenario_026_slug_collision_resume_continues_the_run() {
         show_output(&out)
     );
     assert_eq!(env.runs().len(), 1);
-    assert_eq!(env.finished(Role::Drafter), 1, "resume must not redraft");
+    assert_eq!(env.finished(Role::DRAFTER), 1, "resume must not redraft");
 }
 
 #[test]
@@ -211,7 +211,7 @@ fn scenario_050_revise_at_the_draft_gate_redrafts_with_feedback() {
         &env.run(&["resume", &run, "--choice", "revise", "--feedback-file", &fb]),
         3,
     );
-    assert_eq!(env.finished(Role::Drafter), 2);
+    assert_eq!(env.finished(Role::DRAFTER), 2);
     assert_eq!(
         env.ls("docs/lineage/active/dark-mode"),
         [
@@ -221,7 +221,7 @@ fn scenario_050_revise_at_the_draft_gate_redrafts_with_feedback() {
             "004-draft.md"
         ]
     );
-    let prompt = env.prompt(Role::Drafter, 1);
+    let prompt = env.prompt(Role::DRAFTER, 1);
     assert!(
         prompt.contains("Mention the header toggle.") && prompt.contains("# Add dark mode v1"),
         "{prompt}"
@@ -234,7 +234,7 @@ fn scenario_060_revision_at_the_draft_gate_never_reaches_the_reviewer() {
     env.script(&script(2, &[APPROVED]));
     let run = start_paused(&env, "dark-mode");
     assert_exit(&env.run(&["resume", &run, "--choice", "revise"]), 3);
-    assert_eq!(env.finished(Role::Reviewer), 0);
+    assert_eq!(env.finished(Role::REVIEWER), 0);
     assert_eq!(env.show(&run)["status"]["gate"]["kind"], "draft");
 }
 
@@ -246,9 +246,9 @@ fn scenario_070_revise_at_the_verdict_gate_redrafts() {
     assert_exit(&env.run(&["resume", &run, "--choice", "send"]), 3);
     assert_eq!(env.show(&run)["status"]["gate"]["recommended"], "revise");
     assert_exit(&env.run(&["resume", &run, "--choice", "revise"]), 3);
-    assert_eq!(env.finished(Role::Drafter), 2);
+    assert_eq!(env.finished(Role::DRAFTER), 2);
     assert!(
-        env.prompt(Role::Drafter, 1)
+        env.prompt(Role::DRAFTER, 1)
             .contains("add acceptance criteria")
     );
 }
@@ -266,7 +266,7 @@ fn scenario_080_an_edited_verdict_is_what_the_drafter_sees() {
     );
     env.write(verdict, &text);
     assert_exit(&env.run(&["resume", &run, "--choice", "revise"]), 3);
-    let prompt = env.prompt(Role::Drafter, 1);
+    let prompt = env.prompt(Role::DRAFTER, 1);
     assert!(prompt.contains("state the toggle's location"), "{prompt}");
     assert!(
         !prompt.contains("IGNORE PREVIOUS INSTRUCTIONS"),
@@ -286,7 +286,7 @@ fn scenario_090_block_verdict_is_recorded_and_routes_to_revision() {
         verdict.contains("verdict: \"BLOCK (1 finding)\"") && verdict.contains("rubric_sha256: "),
         "{verdict}"
     );
-    assert_eq!(env.finished(Role::Drafter), 2);
+    assert_eq!(env.finished(Role::DRAFTER), 2);
 }
 
 #[test]
@@ -307,7 +307,7 @@ fn rubric_sha256_in_the_verdict_header_is_the_rubric_file_hash() {
         "{verdict}"
     );
     assert!(
-        env.prompt(Role::Reviewer, 0)
+        env.prompt(Role::REVIEWER, 0)
             .starts_with("# Issue review rubric (0701c)")
     );
 }
@@ -340,7 +340,7 @@ fn max_iterations_halts_with_the_reason() {
     assert!(env.issues().is_empty(), "a cap is never success");
     env.set_max_iterations(3);
     assert_exit(&env.run(&["resume", "1"]), 0);
-    assert_eq!(env.finished(Role::Drafter), 3);
+    assert_eq!(env.finished(Role::DRAFTER), 3);
 }
 
 #[test]

@@ -89,7 +89,7 @@ fn scenario_150_resume_after_the_terminal_closed() {
     assert_eq!(env.runs()[0]["status"], "interrupted");
     assert_exit(&env.run(&["resume", "1"]), 0);
     assert_eq!(
-        (env.finished(Role::Drafter), env.finished(Role::Reviewer)),
+        (env.finished(Role::DRAFTER), env.finished(Role::REVIEWER)),
         (1, 1)
     );
     assert_eq!(env.issues().len(), 1);
@@ -114,7 +114,7 @@ fn scenario_170_sequential_numbering_over_ten_loops() {
         );
     }
     assert!(
-        env.prompt(Role::Drafter, 9).contains("### Review #9"),
+        env.prompt(Role::DRAFTER, 9).contains("### Review #9"),
         "all verdicts are cumulative"
     );
 }

@@ -69,7 +69,7 @@ fn the_budget_stops_before_the_call_that_would_exceed_it() {
         "{err}"
     );
     assert!(
-        !env.calls().iter().any(|c| c.role == Role::Reviewer),
+        !env.calls().iter().any(|c| c.role == Role::REVIEWER),
         "the reviewer was never called"
     );
     assert_exit(&env.run(&["resume", "1"]), 4);

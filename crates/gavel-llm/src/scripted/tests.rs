@@ -59,21 +59,21 @@ reviewer:
 #[test]
 fn answers_follow_seq_per_role_not_call_order() {
     let f = fixture(TWO_EACH);
-    assert_eq!(call(&f, Role::Reviewer, 1).unwrap().text, "ship it");
-    assert_eq!(call(&f, Role::Drafter, 1).unwrap().text, "second draft");
+    assert_eq!(call(&f, Role::REVIEWER, 1).unwrap().text, "ship it");
+    assert_eq!(call(&f, Role::DRAFTER, 1).unwrap().text, "second draft");
     assert_eq!(
-        call(&f, Role::Drafter, 0).unwrap().text,
+        call(&f, Role::DRAFTER, 0).unwrap().text,
         "# First draft\nbody\n"
     );
-    assert_eq!(call(&f, Role::Reviewer, 0).unwrap().text, "looks good");
+    assert_eq!(call(&f, Role::REVIEWER, 0).unwrap().text, "looks good");
     // Asking again for the same seq gives the same answer.
-    assert_eq!(call(&f, Role::Drafter, 1).unwrap().text, "second draft");
+    assert_eq!(call(&f, Role::DRAFTER, 1).unwrap().text, "second draft");
 }
 
 #[test]
 fn response_reports_provider_model_and_approximate_tokens() {
     let f = fixture(TWO_EACH);
-    let response = call(&f, Role::Drafter, 0).unwrap();
+    let response = call(&f, Role::DRAFTER, 0).unwrap();
     assert_eq!(
         response,
         Response {
@@ -93,7 +93,7 @@ fn response_reports_provider_model_and_approximate_tokens() {
     );
     let f = fixture("model: scripted-model-1\nreviewer:\n  - text: ok\n");
     assert_eq!(
-        call(&f, Role::Reviewer, 0).unwrap().model,
+        call(&f, Role::REVIEWER, 0).unwrap().model,
         "scripted-model-1"
     );
 }
@@ -101,7 +101,7 @@ fn response_reports_provider_model_and_approximate_tokens() {
 #[test]
 fn exhausted_script_is_a_permanent_error_naming_the_counts() {
     let f = fixture(TWO_EACH);
-    let err = call(&f, Role::Drafter, 2).unwrap_err();
+    let err = call(&f, Role::DRAFTER, 2).unwrap_err();
     let ProviderError::Permanent { message, hint, .. } = &err else {
         panic!("expected Permanent, got {err:?}");
     };
@@ -111,7 +111,7 @@ fn exhausted_script_is_a_permanent_error_naming_the_counts() {
     );
     assert!(hint.as_deref().unwrap().contains("script.yaml"));
     let f = fixture("drafter:\n  - text: x\n");
-    let err = call(&f, Role::Reviewer, 0).unwrap_err();
+    let err = call(&f, Role::REVIEWER, 0).unwrap_err();
     assert!(
         err.to_string()
             .contains("script has only 0 reviewer responses; call #1 asked for more"),
@@ -123,15 +123,15 @@ fn exhausted_script_is_a_permanent_error_naming_the_counts() {
 fn fail_times_fails_that_many_attempts_then_answers() {
     let f = fixture("drafter:\n  - fail: 503 overloaded\n    fail_times: 2\n    text: finally\n");
     for _ in 0..2 {
-        let err = call(&f, Role::Drafter, 0).unwrap_err();
+        let err = call(&f, Role::DRAFTER, 0).unwrap_err();
         assert!(err.is_transient(), "{err:?}");
         assert_eq!(
             err.to_string(),
             "scripted call failed (transient): 503 overloaded"
         );
     }
-    assert_eq!(call(&f, Role::Drafter, 0).unwrap().text, "finally");
-    assert_eq!(call(&f, Role::Drafter, 0).unwrap().text, "finally");
+    assert_eq!(call(&f, Role::DRAFTER, 0).unwrap().text, "finally");
+    assert_eq!(call(&f, Role::DRAFTER, 0).unwrap().text, "finally");
 }
 
 #[test]
@@ -140,25 +140,25 @@ fn fail_times_counts_failures_of_the_same_role_and_seq_only() {
         "drafter:\n  - fail: boom\n    fail_times: 1\n    text: d0\n\
              reviewer:\n  - fail: boom\n    fail_times: 1\n    text: r0\n",
     );
-    assert!(call(&f, Role::Drafter, 0).is_err());
+    assert!(call(&f, Role::DRAFTER, 0).is_err());
     // The drafter's failure does not use up the reviewer's.
-    assert!(call(&f, Role::Reviewer, 0).is_err());
-    assert_eq!(call(&f, Role::Reviewer, 0).unwrap().text, "r0");
-    assert_eq!(call(&f, Role::Drafter, 0).unwrap().text, "d0");
+    assert!(call(&f, Role::REVIEWER, 0).is_err());
+    assert_eq!(call(&f, Role::REVIEWER, 0).unwrap().text, "r0");
+    assert_eq!(call(&f, Role::DRAFTER, 0).unwrap().text, "d0");
 }
 
 #[test]
 fn fail_without_fail_times_fails_every_attempt() {
     let f = fixture("drafter:\n  - fail: 503 overloaded\n");
     for _ in 0..3 {
-        assert!(call(&f, Role::Drafter, 0).unwrap_err().is_transient());
+        assert!(call(&f, Role::DRAFTER, 0).unwrap_err().is_transient());
     }
 }
 
 #[test]
 fn permanent_failure_is_permanent() {
     let f = fixture("drafter:\n  - fail: 401 invalid api key\n    permanent: true\n");
-    let err = call(&f, Role::Drafter, 0).unwrap_err();
+    let err = call(&f, Role::DRAFTER, 0).unwrap_err();
     let ProviderError::Permanent {
         provider, message, ..
     } = &err
@@ -174,7 +174,7 @@ fn permanent_failure_is_permanent() {
 fn delay_waits_before_answering() {
     let f = fixture("drafter:\n  - text: slow\n    delay_ms: 100\n");
     let started = Instant::now();
-    assert_eq!(call(&f, Role::Drafter, 0).unwrap().text, "slow");
+    assert_eq!(call(&f, Role::DRAFTER, 0).unwrap().text, "slow");
     assert!(started.elapsed() >= Duration::from_millis(100));
 }
 
@@ -191,7 +191,7 @@ fn cancel_during_delay_returns_promptly_and_logs_no_finish() {
     };
     let started = Instant::now();
     let result = f.provider.complete(
-        &request(Role::Drafter, 0),
+        &request(Role::DRAFTER, 0),
         &Call::new(&|| flag.load(Ordering::SeqCst)),
     );
     setter.join().unwrap();
@@ -200,7 +200,7 @@ fn cancel_during_delay_returns_promptly_and_logs_no_finish() {
         "{result:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(2));
-    assert_eq!(events(&f), vec![(Role::Drafter, 0, CallEvent::Start)]);
+    assert_eq!(events(&f), vec![(Role::DRAFTER, 0, CallEvent::Start)]);
 }
 
 #[test]
@@ -208,7 +208,7 @@ fn already_cancelled_call_does_not_start() {
     let f = fixture(TWO_EACH);
     let result = f
         .provider
-        .complete(&request(Role::Drafter, 0), &Call::new(&|| true));
+        .complete(&request(Role::DRAFTER, 0), &Call::new(&|| true));
     assert!(matches!(result, Err(ProviderError::Cancelled)));
     assert!(events(&f).is_empty());
 }
@@ -222,23 +222,23 @@ fn call_log_records_start_then_finish_or_fail() {
         call_log_path(&f.script),
         f.script.with_file_name("script.yaml.calls.jsonl")
     );
-    call(&f, Role::Drafter, 0).unwrap();
-    call(&f, Role::Drafter, 1).unwrap_err();
-    call(&f, Role::Drafter, 1).unwrap();
-    call(&f, Role::Reviewer, 0).unwrap();
+    call(&f, Role::DRAFTER, 0).unwrap();
+    call(&f, Role::DRAFTER, 1).unwrap_err();
+    call(&f, Role::DRAFTER, 1).unwrap();
+    call(&f, Role::REVIEWER, 0).unwrap();
     use CallEvent::{Fail, Finish, Start};
-    use Role::{Drafter, Reviewer};
+    let (d, r) = (Role::DRAFTER, Role::REVIEWER);
     assert_eq!(
         events(&f),
         vec![
-            (Drafter, 0, Start),
-            (Drafter, 0, Finish),
-            (Drafter, 1, Start),
-            (Drafter, 1, Fail),
-            (Drafter, 1, Start),
-            (Drafter, 1, Finish),
-            (Reviewer, 0, Start),
-            (Reviewer, 0, Finish),
+            (d, 0, Start),
+            (d, 0, Finish),
+            (d, 1, Start),
+            (d, 1, Fail),
+            (d, 1, Start),
+            (d, 1, Finish),
+            (r, 0, Start),
+            (r, 0, Finish),
         ]
     );
     let raw = fs::read_to_string(call_log_path(&f.script)).unwrap();
@@ -266,7 +266,7 @@ fn missing_call_log_reads_as_no_calls() {
 #[test]
 fn corrupt_call_log_names_file_and_line() {
     let f = fixture(TWO_EACH);
-    call(&f, Role::Drafter, 0).unwrap();
+    call(&f, Role::DRAFTER, 0).unwrap();
     let log = call_log_path(&f.script);
     let mut file = OpenOptions::new().append(true).open(&log).unwrap();
     file.write_all(b"not json\n").unwrap();
@@ -296,7 +296,7 @@ fn unknown_yaml_key_is_an_error_naming_file_and_key() {
         assert!(message.contains(key), "{message}");
         // Calls fail the same way, and before anything is logged.
         assert!(matches!(
-            call(&f, Role::Drafter, 0),
+            call(&f, Role::DRAFTER, 0),
             Err(ProviderError::Permanent { .. })
         ));
         assert!(events(&f).is_empty());
@@ -354,4 +354,47 @@ fn describe_names_the_script() {
     let provider = ScriptedProvider::new("demo.yaml");
     assert_eq!(provider.describe(), "scripted:demo.yaml");
     assert_eq!(provider.path(), Path::new("demo.yaml"));
+}
+
+#[test]
+fn roles_are_open_names_and_the_old_keys_are_aliases() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.yaml");
+    fs::write(
+        &script,
+        "model: m\nroles:\n  planner:\n    - text: plan\n  challenger:\n    - text: no\nreviewer:\n  - text: ok\n",
+    )
+    .unwrap();
+    let p = ScriptedProvider::new(script.clone());
+    let ask = |role: Role| {
+        p.complete(
+            &Request {
+                role,
+                prompt: "p".into(),
+                seq: 0,
+                step_id: "0:n:call".into(),
+                max_output_tokens: 100,
+            },
+            &Call {
+                cancelled: &|| false,
+                progress: &|_| {},
+            },
+        )
+        .map(|r| r.text)
+    };
+    assert_eq!(ask(Role::named("planner")).unwrap(), "plan");
+    assert_eq!(ask(Role::named("challenger")).unwrap(), "no");
+    assert_eq!(ask(Role::REVIEWER).unwrap(), "ok");
+    assert!(
+        ask(Role::named("implementer")).is_err(),
+        "no answers for that role"
+    );
+    assert_eq!(Role::named("planner"), Role::named("planner"), "interned");
+    fs::write(
+        &script,
+        "roles:\n  drafter:\n    - text: a\ndrafter:\n  - text: b\n",
+    )
+    .unwrap();
+    let e = ask(Role::DRAFTER).unwrap_err().to_string();
+    assert!(e.contains("both at the top level and under `roles`"), "{e}");
 }

@@ -224,7 +224,7 @@ pub fn settings(kind: &Kind) -> HttpSettings {
 
 pub fn request() -> Request {
     Request {
-        role: Role::Reviewer,
+        role: Role::REVIEWER,
         prompt: PROMPT.to_owned(),
         seq: 0,
         step_id: "review".to_owned(),

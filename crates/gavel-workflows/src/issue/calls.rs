@@ -9,10 +9,14 @@ use super::{IssueState, IssueWorkflow};
 use crate::caller::{Answered, ModelCaller};
 
 impl IssueWorkflow {
-    fn provider(&self, role: Role) -> &dyn Provider {
+    /// The provider for one of this workflow's roles (drafter or reviewer).
+    fn provider(&self, role: Role) -> Result<&dyn Provider, NodeError> {
         match role {
-            Role::Drafter => self.drafter.as_ref(),
-            Role::Reviewer => self.reviewer.as_ref(),
+            Role::DRAFTER => Ok(self.drafter.as_ref()),
+            Role::REVIEWER => Ok(self.reviewer.as_ref()),
+            other => Err(NodeError::Failed(format!(
+                "the issue workflow has no `{other}` role"
+            ))),
         }
     }
 
@@ -33,7 +37,7 @@ impl IssueWorkflow {
         caller.call(
             &mut s.spend,
             cx,
-            self.provider(role),
+            self.provider(role)?,
             role,
             seq,
             prompt,

@@ -139,7 +139,7 @@ impl IssueWorkflow {
         parts.extend(s.draft.as_ref().map(|d| d.hash.clone()));
         parts.extend(s.verdict_history.iter().cloned());
         parts.extend(s.feedback.iter().cloned());
-        let answered = match self.call_model(s, cx, Role::Drafter, s.draft_count, prompt, &parts)? {
+        let answered = match self.call_model(s, cx, Role::DRAFTER, s.draft_count, prompt, &parts)? {
             Ok(a) => a,
             Err(halt) => return Ok(halt),
         };
@@ -249,7 +249,7 @@ impl IssueWorkflow {
         let prompt = prompts::review_prompt(&rubric, &draft_text);
         let parts = [draft.hash.clone()];
         let answered =
-            match self.call_model(s, cx, Role::Reviewer, s.verdict_count, prompt, &parts)? {
+            match self.call_model(s, cx, Role::REVIEWER, s.verdict_count, prompt, &parts)? {
                 Ok(a) => a,
                 Err(halt) => return Ok(halt),
             };
