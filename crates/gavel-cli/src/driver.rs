@@ -132,6 +132,13 @@ pub fn print_gate(ctx: &Context, run: RunId, gate: &GateRequest) {
     if let Some(r) = &gate.recommended {
         ui.info(&format!("recommended: {r}"));
     }
+    if gate.present.confirm == gavel_core::Confirm::Word {
+        ui.info(&format!(
+            "continue in a terminal: `gavel resume {run}`, then type one of: {}",
+            gate.choice_names().join(", ")
+        ));
+        return;
+    }
     ui.info("continue with one of:");
     for c in &gate.choices {
         let extra = if c.takes_feedback {

@@ -12,6 +12,7 @@ pub mod fsutil;
 pub mod git;
 pub mod issue;
 pub mod lineage;
+pub mod review;
 pub mod roles;
 pub mod tracker;
 pub mod verdict;

@@ -81,6 +81,17 @@ pub fn cmd_resume(args: &ResumeArgs, state_dir: Option<PathBuf>) -> Result<Exit,
         None => None,
     };
     let answer = match (&args.choice, &record.status) {
+        (Some(_), RunStatus::Waiting { gate })
+            if gate.present.confirm == gavel_core::Confirm::Word =>
+        {
+            // A gate confirmed by a typed word (the diff review) has no --choice: the word is
+            // typed by a person at a terminal, or nothing is approved.
+            return Err(CliError::usage(format!(
+                "gate {} is answered only by typing the word at a terminal; --choice does not apply",
+                gate.id
+            ))
+            .hint(format!("run `gavel resume {run}` in a terminal")));
+        }
         (Some(choice), RunStatus::Waiting { gate }) => {
             let c = gate.choice(choice).ok_or_else(|| {
                 CliError::usage(format!(

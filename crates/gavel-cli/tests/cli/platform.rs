@@ -83,3 +83,36 @@ fn doctor_and_preflight_warn_when_the_reviewer_is_the_drafters_own_model() {
         show_output(&out)
     );
 }
+
+#[test]
+fn a_gate_confirmed_by_a_typed_word_takes_no_choice_flag() {
+    let env = Env::new();
+    let run = foreign_run(&env, "issue", b"{}");
+    let store = SqliteStore::open(&env.state_db()).expect("store");
+    let id: gavel_core::RunId = run.parse().expect("id");
+    let mut gate = gavel_core::GateRequest {
+        id: "review@4".into(),
+        node: "review".into(),
+        kind: "diff-review".into(),
+        title: "Review the staged changes".into(),
+        detail: None,
+        artifacts: vec![],
+        choices: vec![
+            gavel_core::Choice::new("approve", 'A', "commit"),
+            gavel_core::Choice::new("reject", 'R', "do not"),
+        ],
+        recommended: None,
+        present: Box::default(),
+    };
+    gate.present.confirm = gavel_core::Confirm::Word;
+    store
+        .set_status(id, &gavel_core::RunStatus::Waiting { gate }, &[], FIXED_NOW)
+        .expect("status");
+    let out = env.run(&["resume", &run, "--choice", "approve"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("answered only by typing the word at a terminal"),
+        "{}",
+        show_output(&out)
+    );
+}

@@ -1,0 +1,7 @@
+//! In-process tests of workflows: the real engine over the memory store, a fixed clock, a
+//! temporary git repository and the scripted provider, with gates answered by value. They prove
+//! routing, budgets, filing and gates without spawning the binary.
+
+mod diff_review;
+mod issue_routing;
+mod kit;
