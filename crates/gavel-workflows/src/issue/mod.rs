@@ -13,6 +13,7 @@
 
 mod calls;
 mod filing;
+mod front_matter;
 mod nodes;
 pub mod prompts;
 

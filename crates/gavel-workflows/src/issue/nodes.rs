@@ -255,28 +255,21 @@ impl IssueWorkflow {
             };
         let response = &answered.response;
         let parsed = verdict::parse_review(&response.text, &draft_text);
-        let warning = match &answered.warning {
-            Some(w) => format!(
-                "warning: {}\n",
-                serde_json::to_string(&format!("model verification failed: {w}"))
-                    .unwrap_or_default()
-            ),
-            None => String::new(),
-        };
-        let role_change = match s.role_change.take() {
-            Some(c) => format!(
-                "role_change: {}\n",
-                serde_json::to_string(&c).unwrap_or_default()
-            ),
-            None => String::new(),
-        };
-        let mut header = format!(
-            "---\nrubric: {RUBRIC_PATH}\nrubric_sha256: {rubric_sha256}\nreviewer: {}\nmodel: {}\n{role_change}{warning}verdict: {}\nauto_mode: {}\n---\n\n",
-            self.reviewer.describe(),
-            response.model,
-            serde_json::to_string(&parsed.summary()).unwrap_or_default(),
-            s.auto,
-        );
+        let mut fields: Vec<(&str, String)> = vec![
+            ("rubric", RUBRIC_PATH.to_owned()),
+            ("rubric_sha256", rubric_sha256.clone()),
+            ("reviewer", self.reviewer.describe()),
+            ("model", response.model.clone()),
+        ];
+        if let Some(c) = s.role_change.take() {
+            fields.push(("role_change", c));
+        }
+        if let Some(w) = &answered.warning {
+            fields.push(("warning", format!("model verification failed: {w}")));
+        }
+        fields.push(("verdict", parsed.summary()));
+        fields.push(("auto_mode", s.auto.to_string()));
+        let mut header = super::front_matter::render(&fields);
         if let Some(w) = &answered.warning {
             header.push_str(&format!("WARNING: model verification failed: {w}\n\n"));
         }
