@@ -16,5 +16,6 @@ mod regressions;
 mod regressions_cli;
 mod scenarios;
 mod scenarios_filing;
+mod snapshots;
 mod spend;
 mod util;
