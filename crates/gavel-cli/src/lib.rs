@@ -4,17 +4,17 @@
 //! `gavel.toml` and the environment into [`settings::Settings`], wires the engine, store,
 //! providers and tracker together, and maps every outcome to an exit code ([`exit::Exit`]).
 
-pub mod commands;
-pub mod context;
-pub mod driver;
-pub mod editor;
-pub mod error;
-pub mod exit;
-pub mod kinds;
-pub mod ledger;
-pub mod settings;
-pub mod spinner;
-pub mod ui;
+pub(crate) mod commands;
+pub(crate) mod context;
+pub(crate) mod driver;
+pub(crate) mod editor;
+pub(crate) mod error;
+pub(crate) mod exit;
+pub(crate) mod kinds;
+pub(crate) mod ledger;
+pub(crate) mod settings;
+pub(crate) mod spinner;
+pub(crate) mod ui;
 
 use std::process::ExitCode;
 

@@ -14,7 +14,7 @@ use gavel_store::SqliteStore;
 use crate::error::CliError;
 use crate::exit::Exit;
 
-pub use issue::{ISSUE, IssueKind, workflow as issue_workflow};
+pub use issue::{ISSUE, workflow as issue_workflow};
 
 /// What `gavel resume` hands a kind: the run, the answer to its gate (already checked against
 /// the gate), and the person's changes for the rest of the run.
