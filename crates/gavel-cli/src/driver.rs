@@ -42,6 +42,7 @@ pub fn drive<W: Workflow>(
     mut answer: Option<GateAnswer>,
     mode: GateMode,
 ) -> Result<Exit, CliError> {
+    crate::logging::to_run_log(&ctx.settings.state_dir, run);
     let ui = ctx.ui;
     let observer = move |p: Progress<'_>| match p {
         Progress::NodeStarted { node } => ui.info(&format!(">>> {node}")),

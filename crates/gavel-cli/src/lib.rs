@@ -12,6 +12,7 @@ pub(crate) mod error;
 pub(crate) mod exit;
 pub(crate) mod kinds;
 pub(crate) mod ledger;
+pub(crate) mod logging;
 pub(crate) mod settings;
 pub(crate) mod spinner;
 pub(crate) mod ui;

@@ -235,6 +235,7 @@ impl ModelCaller<'_> {
         } else {
             self.mark_attempt(cx)?
         };
+        tracing::info!(%role, provider = %provider.describe(), step = %request.step_id, replay, "model call");
         let result = cx.step_with_blobs("call", || {
             let response = provider
                 .complete(
@@ -247,7 +248,8 @@ impl ModelCaller<'_> {
                 .map_err(CallFailure::Provider)?;
             Ok::<_, CallFailure>(JournaledCall::prepare(response))
         });
-        if let Err(StepError::Step(CallFailure::Provider(_))) = &result {
+        if let Err(StepError::Step(CallFailure::Provider(e))) = &result {
+            tracing::warn!(%role, error = %e, "model call failed");
             self.mark_failed(cx)?;
         }
         for attempt in lost {

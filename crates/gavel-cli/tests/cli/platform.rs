@@ -116,3 +116,15 @@ fn a_gate_confirmed_by_a_typed_word_takes_no_choice_flag() {
         show_output(&out)
     );
 }
+
+#[test]
+fn every_run_keeps_a_log_file() {
+    let env = Env::new();
+    env.script(&script(1, &[APPROVED]));
+    let brief = env.brief("dark-mode");
+    assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
+    let log = std::fs::read_to_string(env.repo.join(".gavel/logs/run-1.log")).expect("run log");
+    for needle in ["node started", "N6_file", "model call", "role=reviewer"] {
+        assert!(log.contains(needle), "{needle:?} missing from the log:\n{log}");
+    }
+}

@@ -283,6 +283,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
             if let Some(obs) = self.observer {
                 obs(Progress::NodeStarted { node: &node });
             }
+            tracing::info!(run = run.0, node = %node, seq = cp.seq, "node started");
             let mut state: W::State =
                 serde_json::from_slice(&cp.state).map_err(|e| EngineError::BadState {
                     run,
@@ -304,6 +305,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
                 Ok(t) => t,
                 Err(NodeError::Cancelled) => return self.interrupted(run, events),
                 Err(NodeError::Failed(error)) => {
+                    tracing::warn!(run = run.0, node = %node, %error, "node failed");
                     events.push(self.event(EventKind::Failed {
                         error: error.clone(),
                     }));
@@ -322,6 +324,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
             };
             match transition {
                 Transition::Goto(next) => {
+                    tracing::info!(run = run.0, node = %node, next = %next, "checkpoint {}", cp.seq + 1);
                     events.push(self.event(EventKind::Node {
                         node: node.clone(),
                         next: Some(next.clone()),
