@@ -91,7 +91,7 @@ impl Analysis {
 pub fn analyze_staged(repo: &Path) -> Result<Analysis, DiffGateError> {
     let command = git::describe(DIFF_ARGS);
     let mut diff = Running::spawn(git::command(repo, DIFF_ARGS), command.clone(), repo)?;
-    let Some(stdout) = diff.child.stdout.take() else {
+    let Some(stdout) = diff.child().stdout.take() else {
         diff.stop();
         return Err(DiffGateError::UnexpectedOutput {
             command,

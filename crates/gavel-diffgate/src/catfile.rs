@@ -46,8 +46,8 @@ impl LineCounter {
         let mut cmd = git::command(repo, ARGS);
         cmd.stdin(Stdio::piped());
         let mut running = Running::spawn(cmd, command.clone(), repo)?;
-        let (Some(stdin), Some(stdout)) = (running.child.stdin.take(), running.child.stdout.take())
-        else {
+        let child = running.child();
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             running.stop();
             return Err(DiffGateError::UnexpectedOutput {
                 command,

@@ -164,7 +164,7 @@ fn diff(repo: &Path, file: &FileAnalysis, out: &mut String) -> Result<(), DiffGa
     args.extend(specs.iter().map(String::as_str));
     let command = git::describe(&args);
     let mut running = Running::spawn(git::command(repo, &args), command.clone(), repo)?;
-    let Some(stdout) = running.child.stdout.take() else {
+    let Some(stdout) = running.child().stdout.take() else {
         running.stop();
         return Err(DiffGateError::UnexpectedOutput {
             command,

@@ -3,13 +3,15 @@
 //! The engine in `gavel-core` knows nothing about issues, drafts or git. This crate is where
 //! those live: the brief → issue workflow ([`issue`]), the numbered lineage folder every
 //! artifact goes to ([`lineage`]), structured reviewer verdicts ([`verdict`]), issue trackers
-//! behind a trait ([`tracker`]), and the few git commands gavel needs ([`git`]). Like the
-//! engine, nothing here prints or prompts: gates are handed back to the CLI as values.
+//! behind a trait ([`tracker`]), and the git runner ([`git`], re-exported from `gavel-exec`).
+//! Like the engine, nothing here prints or prompts: gates are handed back to the CLI as values.
 
 pub mod brief;
 pub mod caller;
 pub mod fsutil;
-pub mod git;
+/// The one git runner (scrubbed environment, idempotent commits, worktrees, snapshots), from
+/// `gavel-exec`; re-exported so `gavel_workflows::git` keeps working.
+pub use gavel_exec::git;
 pub mod issue;
 pub mod lineage;
 pub mod review;

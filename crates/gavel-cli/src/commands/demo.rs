@@ -8,10 +8,10 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use clap::Args;
 use gavel_core::{Engine, Store};
+use gavel_workflows::git::{Git, GitError};
 use gavel_workflows::issue::{IssueState, node};
 
 use super::init::init_repo;
@@ -224,21 +224,16 @@ fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
     Ok(Exit::Success)
 }
 
+/// `git args...` in the demo repository, on gavel's one git runner (scrubbed environment).
 fn git(dir: &Path, args: &[&str]) -> Result<String, CliError> {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .map_err(|e| CliError::error(format!("cannot run git: {e}")).hint("install git"))?;
-    if !out.status.success() {
-        return Err(CliError::error(format!(
-            "`git {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Git::at(dir).run(args).map_err(|e| {
+        let err = CliError::from_error(&e);
+        if matches!(e, GitError::Spawn(_)) {
+            err.hint("install git")
+        } else {
+            err
+        }
+    })
 }
 
 fn ui_info(line: &str) {

@@ -1,0 +1,187 @@
+//! Idempotent commits: exactly the paths a workflow names, one `Gavel-Step:` trailer, never
+//! made twice.
+//!
+//! A crash between `git commit` and the journal entry that records it replays the commit step;
+//! the trailer lets the replay find the commit instead of making a second one.
+
+use std::path::PathBuf;
+
+use super::{Git, GitError};
+
+/// Whether an earlier attempt at a commit may have made it already.
+#[derive(Debug, Clone, Copy)]
+pub enum PriorAttempt<'a> {
+    /// This is the first attempt: nothing to look for.
+    None,
+    /// A replay: look for the commit among those made after `since` (all history if `None`).
+    Possible { since: Option<&'a str> },
+}
+
+impl Git {
+    /// The commit whose message carries the line `Gavel-Step: {key}`, searching only commits
+    /// made after `since` (all history when `since` is `None`).
+    pub fn find_step_commit(
+        &self,
+        key: &str,
+        since: Option<&str>,
+    ) -> Result<Option<String>, GitError> {
+        match (self.head()?, since) {
+            (None, _) => return Ok(None),
+            // Nothing was committed since: no need to search the history.
+            (Some(head), Some(base)) if head == base => return Ok(None),
+            _ => {}
+        }
+        let line = format!("Gavel-Step: {key}");
+        let grep = format!("--grep={line}");
+        let range = since.map(|base| format!("{base}..HEAD"));
+        let mut args = vec!["log", "-F", &grep, "--format=%H%n%B%x1e"];
+        if let Some(range) = &range {
+            args.push(range);
+        }
+        let out = self.run(&args)?;
+        for record in out.split('\u{1e}') {
+            let mut lines = record.trim_start_matches('\n').lines();
+            let Some(sha) = lines.next() else { continue };
+            if lines.any(|l| l.trim_end() == line) {
+                return Ok(Some(sha.to_owned()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Commits exactly `paths` (new, changed or deleted) in one commit with `message` and a
+    /// `Gavel-Step: {key}` trailer, leaving anything else the person staged alone. Returns the
+    /// commit id. `prior` says whether an earlier attempt may have committed already: then a
+    /// commit with this key made after `since` (the HEAD recorded before the first attempt) is
+    /// returned without committing again.
+    pub fn commit_paths(
+        &self,
+        paths: &[PathBuf],
+        message: &str,
+        key: &str,
+        prior: PriorAttempt<'_>,
+    ) -> Result<String, GitError> {
+        if let PriorAttempt::Possible { since } = prior
+            && let Some(existing) = self.find_step_commit(key, since)?
+        {
+            return Ok(existing);
+        }
+        let mut specs: Vec<String> = Vec::new();
+        let mut missing: Vec<String> = Vec::new();
+        for p in paths {
+            let s = p.to_string_lossy().into_owned();
+            if self.root.join(p).exists() {
+                specs.push(s);
+            } else {
+                missing.push(s);
+            }
+        }
+        // Only what exists is added (new files must be); a path that is gone still belongs in
+        // the commit if git tracks it, and `git commit -- PATH` records its deletion.
+        let existing = specs.len();
+        specs.extend(self.tracked(&missing)?);
+        if specs.is_empty() {
+            return Err(GitError::Failed {
+                args: "commit".into(),
+                stderr: "nothing to commit".into(),
+                code: None,
+            });
+        }
+        // Parallel runs commit into the same repository; git's index.lock would make one fail.
+        let _guard = self.lock()?;
+        if existing > 0 {
+            let mut add = vec!["add", "-A", "--"];
+            add.extend(specs[..existing].iter().map(String::as_str));
+            self.run(&add)?;
+        }
+        let full = format!("{message}\n\nGavel-Step: {key}\n");
+        let mut commit = vec!["commit", "-m", &full, "--"];
+        commit.extend(specs.iter().map(String::as_str));
+        let summary = self.run(&commit)?;
+        if let Some(sha) = self.new_head(&summary) {
+            return Ok(sha);
+        }
+        Ok(self.run(&["rev-parse", "HEAD"])?.trim().to_owned())
+    }
+
+    /// The full id of the commit `git commit` just made, read from the branch's ref file and
+    /// checked against the abbreviated id in its summary line (`[main 1a2b3c4] ...`), without
+    /// another git process. `None` (ask git instead) unless everything is plainly as expected:
+    /// a `.git` folder, `HEAD` naming a loose ref or holding an id, and the ids agreeing. (git
+    /// runs with the scrubbed environment, so a `GIT_DIR` of gavel's own cannot have sent the
+    /// commit elsewhere.)
+    pub(super) fn new_head(&self, summary: &str) -> Option<String> {
+        let first = summary.lines().next()?;
+        let inside = first.strip_prefix('[')?.split(']').next()?;
+        let abbrev = inside.rsplit(' ').next()?;
+        if abbrev.len() < 4 || !abbrev.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let git_dir = self.root.join(".git");
+        if !git_dir.is_dir() {
+            return None;
+        }
+        let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+        let head = head.trim();
+        let id = match head.strip_prefix("ref: ") {
+            Some(name) if name.starts_with("refs/") && !name.contains("..") => {
+                std::fs::read_to_string(git_dir.join(name)).ok()?
+            }
+            Some(_) => return None,
+            None => head.to_owned(),
+        };
+        let id = id.trim();
+        let full = matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit());
+        (full && id.starts_with(abbrev)).then(|| id.to_owned())
+    }
+
+    /// An exclusive lock on `gavel.lock` in the common git folder, held while gavel stages and
+    /// commits.
+    fn lock(&self) -> Result<std::fs::File, GitError> {
+        let path = self.common_dir()?.join("gavel.lock");
+        let io = |source| GitError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io)?;
+        file.lock().map_err(io)?;
+        Ok(file)
+    }
+
+    /// Which of `paths` (files or folders) git tracks in the index or in HEAD, in one
+    /// `git ls-files`. HEAD counts because an earlier attempt whose `git commit` failed (a
+    /// hook, a signal) has already staged the deletion: the index alone no longer knows the
+    /// path, and the commit would leave the deletion behind, staged.
+    fn tracked(&self, paths: &[String]) -> Result<Vec<String>, GitError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut args = vec!["ls-files", "-z", "--with-tree=HEAD", "--"];
+        args.extend(paths.iter().map(String::as_str));
+        let out = match self.run(&args) {
+            Ok(out) => out,
+            // No HEAD yet (a repository without commits): the index is all there is.
+            Err(GitError::Failed { .. }) => {
+                args.remove(2);
+                self.run(&args)?
+            }
+            Err(e) => return Err(e),
+        };
+        let files: Vec<&str> = out.split('\0').filter(|f| !f.is_empty()).collect();
+        Ok(paths
+            .iter()
+            .filter(|p| {
+                let p = p.trim_end_matches('/');
+                files
+                    .iter()
+                    .any(|f| *f == p || f.strip_prefix(p).is_some_and(|r| r.starts_with('/')))
+            })
+            .cloned()
+            .collect())
+    }
+}
