@@ -29,6 +29,7 @@ fn request(role: Role, seq: u32) -> Request {
         seq,
         step_id: "step".into(),
         max_output_tokens: crate::DEFAULT_MAX_OUTPUT_TOKENS,
+        profile: crate::AgentProfile::text_only(),
     }
 }
 
@@ -89,6 +90,7 @@ fn response_reports_provider_model_and_approximate_tokens() {
             attempts: 1,
             credential: None,
             quota_exhausted: Vec::new(),
+            tool_uses: Vec::new(),
         }
     );
     let f = fixture("model: scripted-model-1\nreviewer:\n  - text: ok\n");

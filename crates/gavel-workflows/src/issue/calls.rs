@@ -14,7 +14,9 @@ use gavel_core::{
     Blobs, CallLedger, ContentHash, EventKind, NodeCtx, NodeError, StepError, Transition,
 };
 use gavel_llm::price::usd;
-use gavel_llm::{Call, CallProgress, Provider, ProviderError, Request, Response, Role};
+use gavel_llm::{
+    AgentProfile, Call, CallProgress, Provider, ProviderError, Request, Response, Role,
+};
 use serde::{Deserialize, Serialize};
 
 use super::{IssueState, IssueWorkflow};
@@ -186,6 +188,7 @@ impl IssueWorkflow {
             seq,
             step_id: cx.step_id("call"),
             max_output_tokens,
+            profile: AgentProfile::text_only(),
         };
         let observer: Option<Arc<dyn CallObserver>> = self.observer.clone();
         let progress = |p: CallProgress| {
