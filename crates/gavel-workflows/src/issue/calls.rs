@@ -333,6 +333,13 @@ impl IssueWorkflow {
             model: response.model.clone(),
             ledger: Some(Box::new(ledger)),
         });
+        // An agent's tool uses go in the timeline (journaled with the answer, so a replay
+        // repeats them rather than the call).
+        for used in &response.tool_uses {
+            cx.event(EventKind::Note {
+                text: format!("the {role} used {}: {}", used.name, used.summary),
+            });
+        }
         Ok(Ok(Answered {
             response,
             text_blob,
