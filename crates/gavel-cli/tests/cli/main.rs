@@ -10,6 +10,7 @@ mod doctor;
 mod parallel;
 mod pty;
 mod real_cli_faults;
+mod real_cli_profiles;
 mod real_clis;
 mod regressions;
 mod regressions_cli;
