@@ -91,9 +91,16 @@ impl CallObserver for Spinner {
     }
 
     fn call_progress(&self, p: CallProgress) {
-        let s = self.shared();
-        s.tokens.store(p.output_tokens, Ordering::SeqCst);
-        s.attempt.store(p.attempt, Ordering::SeqCst);
+        // Tool uses reach the timeline with the answer; the spinner shows tokens.
+        if let CallProgress::Tokens {
+            output_tokens,
+            attempt,
+        } = p
+        {
+            let s = self.shared();
+            s.tokens.store(output_tokens, Ordering::SeqCst);
+            s.attempt.store(attempt, Ordering::SeqCst);
+        }
     }
 
     fn call_warning(&self, role: Role, warning: &str) {

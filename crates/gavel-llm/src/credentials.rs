@@ -167,6 +167,7 @@ mod tests {
             attempts: 1,
             credential: None,
             quota_exhausted: Vec::new(),
+            tool_uses: Vec::new(),
         }
     }
 

@@ -5,10 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::claude::ClaudeProvider;
-use crate::cli::codex::CodexProvider;
-use crate::cli::gemini::GeminiProvider;
-use crate::cli::{CliSettings, Login};
+use crate::cli::{CliProvider, CliSettings, Login};
 use crate::credentials::RotationState;
 use crate::http::{HttpProvider, HttpSettings};
 use crate::provider::{Provider, UnavailableProvider};
@@ -70,9 +67,9 @@ pub fn build_with(
         ProviderSpec::Scripted { path } => {
             Box::new(ScriptedProvider::new(base_dir.join(path)).labelled(spec.to_string()))
         }
-        ProviderSpec::Codex { model } => Box::new(CodexProvider::new(model.clone(), cli)),
-        ProviderSpec::Claude { model } => Box::new(ClaudeProvider::new(model.clone(), cli)),
-        ProviderSpec::Gemini { model } => Box::new(GeminiProvider::new(model.clone(), cli)),
+        ProviderSpec::Codex { model } => Box::new(CliProvider::codex(model.clone(), cli)),
+        ProviderSpec::Claude { model } => Box::new(CliProvider::claude(model.clone(), cli)),
+        ProviderSpec::Gemini { model } => Box::new(CliProvider::gemini(model.clone(), cli)),
         _ => {
             let http = HttpSettings {
                 idle_timeout: settings.idle_timeout,

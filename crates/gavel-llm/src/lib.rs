@@ -12,6 +12,7 @@ pub mod factory;
 pub mod http;
 pub mod price;
 pub mod process;
+pub mod profile;
 pub mod provider;
 pub mod retry;
 pub mod scripted;
@@ -26,9 +27,10 @@ pub use credentials::RotationState;
 pub use factory::{ProviderSettings, build_with};
 pub use http::{HttpProvider, HttpSettings};
 pub use price::{Price, PriceTable};
+pub use profile::{AgentProfile, McpServer, ProfileError, Tools};
 pub use provider::{
     Call, CallProgress, DEFAULT_MAX_OUTPUT_TOKENS, Provider, ProviderError, Request, Response,
-    Role, UNAVAILABLE_HINT, UnavailableProvider, build,
+    Role, ToolUse, UNAVAILABLE_HINT, UnavailableProvider, build,
 };
 pub use retry::{RetryPolicy, Retrying};
 pub use scripted::{

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::profile::AgentProfile;
 use crate::spec::ProviderSpec;
 
 /// Which seat in a workflow a call is made for: an open name (`drafter`, `reviewer`, and the
@@ -84,18 +85,36 @@ pub struct Request {
     pub step_id: String,
     /// The most output tokens to ask for (also the output side of a budget estimate).
     pub max_output_tokens: u32,
+    /// What an agent CLI may do during the call (tools, folder, turns, MCP servers); the
+    /// default, [`AgentProfile::text_only`], lets the model only answer.
+    pub profile: AgentProfile,
 }
 
 /// The default output cap for a call.
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 
 /// What a provider may report while a call runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CallProgress {
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallProgress {
     /// Output tokens received so far (an estimate while streaming).
-    pub output_tokens: u64,
-    /// Which attempt this is (1 for the first).
-    pub attempt: u32,
+    Tokens {
+        output_tokens: u64,
+        /// Which attempt this is (1 for the first).
+        attempt: u32,
+    },
+    /// The agent used a tool (reported as its CLI streams it, once per use).
+    ToolUse(ToolUse),
+}
+
+/// A tool an agent used during a call, as its CLI reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolUse {
+    /// The tool as the CLI names it (`Edit`, `run_shell_command`, `command_execution`,
+    /// `mcp__gavel__check`).
+    pub name: String,
+    /// What it was used on, in one short line: a path, a command, or its arguments.
+    pub summary: String,
 }
 
 /// The caller's side of a call: cancellation and live progress.
@@ -148,6 +167,9 @@ pub struct Response {
     /// order they were tried (within the answering attempt).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quota_exhausted: Vec<String>,
+    /// The tools the agent used, in order (empty for a call without tools).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_uses: Vec<ToolUse>,
 }
 
 fn one() -> u32 {
@@ -319,6 +341,7 @@ mod tests {
             seq: 0,
             step_id: "draft".into(),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            profile: AgentProfile::text_only(),
         };
         for err in [
             provider.preflight().unwrap_err(),

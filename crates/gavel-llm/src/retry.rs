@@ -73,7 +73,15 @@ impl Provider for Retrying {
     fn complete(&self, req: &Request, call: &Call<'_>) -> Result<Response, ProviderError> {
         let mut attempt = 1u32;
         loop {
-            let progress = |p: CallProgress| (call.progress)(CallProgress { attempt, ..p });
+            let progress = |p: CallProgress| {
+                (call.progress)(match p {
+                    CallProgress::Tokens { output_tokens, .. } => CallProgress::Tokens {
+                        output_tokens,
+                        attempt,
+                    },
+                    other => other,
+                })
+            };
             let this = Call {
                 cancelled: call.cancelled,
                 progress: &progress,
@@ -177,6 +185,7 @@ mod tests {
                     attempts: 1,
                     credential: None,
                     quota_exhausted: Vec::new(),
+                    tool_uses: Vec::new(),
                 });
             }
             Err(q.remove(0))
@@ -199,6 +208,7 @@ mod tests {
             seq: 0,
             step_id: "s".into(),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            profile: crate::AgentProfile::text_only(),
         }
     }
 

@@ -221,7 +221,7 @@ impl Provider for ScriptedProvider {
             .clone()
             .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
         let output_tokens = approximate_tokens(&text);
-        (call.progress)(CallProgress {
+        (call.progress)(CallProgress::Tokens {
             output_tokens,
             attempt: 1,
         });
@@ -238,6 +238,7 @@ impl Provider for ScriptedProvider {
             attempts: 1,
             credential: None,
             quota_exhausted: Vec::new(),
+            tool_uses: Vec::new(),
         })
     }
 }

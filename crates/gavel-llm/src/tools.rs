@@ -125,9 +125,13 @@ pub fn probe(tool: &CliTool) -> Option<Installed> {
 
 /// The full path of `program` on PATH.
 pub fn find_on_path(program: &str) -> Option<PathBuf> {
+    find_in(program, &std::env::var_os("PATH")?)
+}
+
+/// The full path of `program` in the folders of `path` (a PATH value).
+pub fn find_in(program: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    std::env::split_paths(path)
         .map(|d| d.join(program))
         .find(|p| {
             p.metadata()

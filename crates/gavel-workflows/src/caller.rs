@@ -18,7 +18,9 @@ use gavel_core::{
     Blobs, CallLedger, ContentHash, EventKind, NodeCtx, NodeError, StepError, Transition,
 };
 use gavel_llm::price::usd;
-use gavel_llm::{Call, CallProgress, Provider, ProviderError, Request, Response, Role};
+use gavel_llm::{
+    AgentProfile, Call, CallProgress, Provider, ProviderError, Request, Response, Role,
+};
 use serde::{Deserialize, Serialize};
 
 /// Hears about model calls while they run (the CLI's spinner).
@@ -160,6 +162,9 @@ pub struct ModelCaller<'a> {
     pub settings: &'a CallerSettings,
     /// Told about calls while they run (the CLI's spinner).
     pub observer: Option<Arc<dyn CallObserver>>,
+    /// What the agent may do during the call (tools, folder, turns, MCP servers); text only
+    /// unless the workflow asks for more.
+    pub profile: AgentProfile,
 }
 
 impl ModelCaller<'_> {
@@ -217,6 +222,7 @@ impl ModelCaller<'_> {
             seq,
             step_id: cx.step_id("call"),
             max_output_tokens,
+            profile: self.profile.clone(),
         };
         let observer: Option<Arc<dyn CallObserver>> = self.observer.clone();
         let progress = |p: CallProgress| {
@@ -363,6 +369,13 @@ impl ModelCaller<'_> {
             model: response.model.clone(),
             ledger: Some(Box::new(ledger)),
         });
+        // An agent's tool uses go in the timeline (journaled with the answer, so a replay
+        // repeats them rather than the call).
+        for used in &response.tool_uses {
+            cx.event(EventKind::Note {
+                text: format!("the {role} used {}: {}", used.name, used.summary),
+            });
+        }
         Ok(Ok(Answered {
             response,
             text_blob,

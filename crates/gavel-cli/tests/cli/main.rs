@@ -11,6 +11,7 @@ mod parallel;
 mod platform;
 mod pty;
 mod real_cli_faults;
+mod real_cli_profiles;
 mod real_clis;
 mod regressions;
 mod regressions_cli;

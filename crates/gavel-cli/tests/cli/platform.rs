@@ -125,6 +125,9 @@ fn every_run_keeps_a_log_file() {
     assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
     let log = std::fs::read_to_string(env.repo.join(".gavel/logs/run-1.log")).expect("run log");
     for needle in ["node started", "N6_file", "model call", "role=reviewer"] {
-        assert!(log.contains(needle), "{needle:?} missing from the log:\n{log}");
+        assert!(
+            log.contains(needle),
+            "{needle:?} missing from the log:\n{log}"
+        );
     }
 }

@@ -1,28 +1,35 @@
 //! `codex:MODEL`: the Codex CLI, as `codex exec --json`.
 //!
-//! The prompt goes on stdin (`-`). `exec` runs in a read-only sandbox without approvals; gavel
-//! also turns off every tool (shell, exec, image viewing, goals, sub-agents, user-input
-//! requests, web search), project docs (AGENTS.md), plugins, analytics and the shell snapshot
-//! with `-c` overrides, so a drafting call cannot touch the repository, and `--ephemeral` keeps
-//! no session. The JSON event stream gives the answer (the last `agent_message` item), token
-//! usage (`turn.completed.usage`) and failures (`turn.failed`). Codex does not report the
-//! answering model; it does report a reroute (`model rerouted: A -> B`), which gavel takes as
-//! the answering model.
+//! The prompt goes on stdin (`-`). `exec` runs without approvals (`approval_policy="never"`:
+//! whatever the sandbox allows runs, the rest fails) in an OS sandbox: `read-only` for a
+//! text-only or read-only call, `workspace-write` (writes only in the working folder, its
+//! `--add-dir` folders and the temporary folders; no network) for an editing one. A text-only
+//! call also has every tool turned off (shell, exec, image viewing, goals, sub-agents,
+//! user-input requests, web search); with tools, Codex reads, searches and edits through its
+//! shell (`apply_patch`), confined by the sandbox. Project docs (AGENTS.md), plugins, analytics
+//! and the shell snapshot are off in every call, all with `-c` overrides that apply to this
+//! call only, and `--ephemeral` keeps no session. The call's MCP servers are `-c
+//! mcp_servers.NAME.…` overrides whose tools run without asking. Codex cannot limit shell
+//! commands to a list per call, nor cap turns (gavel's total timeout bounds a call).
+//!
+//! The JSON event stream gives the answer (the last `agent_message` item), token usage
+//! (`turn.completed.usage`), failures (`turn.failed`) and tool uses (`command_execution`,
+//! `file_change`, `mcp_tool_call` and `web_search` items). Codex does not report the answering
+//! model; it does report a reroute (`model rerouted: A -> B`), which gavel takes as the
+//! answering model.
 
 use serde_json::Value;
 
-use super::{CliSettings, LoginEnv, approx_tokens, classify, last_line, run_cli};
-use crate::provider::{Call, Provider, ProviderError, Request, Response};
-use crate::tools::{CliTool, cli_tool};
+use super::agent::{Answer, CliAgent, Invocation, Setup, json_lines, one_line, strings, summarize};
+use super::{classify, no_answer};
+use crate::process::ProcessOutput;
+use crate::profile::{AgentProfile, ProfileError, Tools};
+use crate::provider::{ProviderError, ToolUse};
+use crate::tools::{CLI_TOOLS, CliTool, cli_tool};
 
-/// Config overrides that leave the model no tools and no view of the project.
-const OVERRIDES: &[&str] = &[
-    "sandbox_mode=\"read-only\"",
-    "approval_policy=\"never\"",
-    "web_search=\"disabled\"",
-    "project_doc_max_bytes=0",
-    "features.shell_tool=false",
-    "features.unified_exec=false",
+/// Overrides every call gets, after the sandbox and approvals (and, without tools, the shell
+/// switched off).
+const COMMON: &[&str] = &[
     "features.view_image=false",
     "features.goals=false",
     "features.plugins=false",
@@ -34,44 +41,162 @@ const OVERRIDES: &[&str] = &[
     "skills.bundled.enabled=false",
 ];
 
-/// The Codex CLI provider.
-#[derive(Debug, Clone)]
-pub struct CodexProvider {
-    model: String,
-    settings: CliSettings,
-}
+/// Codex.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Codex;
 
-impl CodexProvider {
-    pub fn new(model: impl Into<String>, settings: CliSettings) -> Self {
-        Self {
-            model: model.into(),
-            settings,
+/// A TOML basic string.
+fn toml_str(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
         }
     }
+    out.push('"');
+    out
+}
 
-    fn tool() -> &'static CliTool {
-        cli_tool("codex").unwrap_or(&crate::tools::CLI_TOOLS[2])
+/// The `-c` overrides for a profile.
+fn overrides(profile: &AgentProfile) -> Result<Vec<String>, ProfileError> {
+    let sandbox = match &profile.tools {
+        Tools::None | Tools::ReadOnly => "read-only",
+        Tools::EditWithin(_) => "workspace-write",
+        Tools::Shell { allowed, .. } if allowed.is_empty() => "workspace-write",
+        Tools::Shell { .. } => {
+            return Err(ProfileError::Unsupported {
+                cli: "Codex",
+                what: "limit shell commands to a list for one call; EditWithin runs its \
+                       commands inside the sandbox, which confines what they write"
+                    .into(),
+            });
+        }
+    };
+    let mut out = vec![
+        format!("sandbox_mode={}", toml_str(sandbox)),
+        "approval_policy=\"never\"".to_owned(),
+        "web_search=\"disabled\"".to_owned(),
+        "project_doc_max_bytes=0".to_owned(),
+    ];
+    if profile.tools == Tools::None {
+        out.extend(strings(&[
+            "features.shell_tool=false",
+            "features.unified_exec=false",
+        ]));
+    }
+    out.extend(strings(COMMON));
+    if sandbox == "workspace-write" {
+        out.push("sandbox_workspace_write.network_access=false".into());
+    }
+    for s in &profile.mcp_servers {
+        let key = format!("mcp_servers.{}", s.name);
+        out.push(format!("{key}.command={}", toml_str(&s.command)));
+        let args: Vec<String> = s.args.iter().map(|a| toml_str(a)).collect();
+        out.push(format!("{key}.args=[{}]", args.join(", ")));
+        if !s.env.is_empty() {
+            let env: Vec<String> = s
+                .env
+                .iter()
+                .map(|(k, v)| format!("{} = {}", toml_str(k), toml_str(v)))
+                .collect();
+            out.push(format!("{key}.env={{{}}}", env.join(", ")));
+        }
+        out.push(format!("{key}.default_tools_approval_mode=\"approve\""));
+    }
+    Ok(out)
+}
+
+impl CliAgent for Codex {
+    fn tool(&self) -> &'static CliTool {
+        cli_tool("codex").unwrap_or(&CLI_TOOLS[2])
     }
 
-    /// The command line (without the program).
-    pub fn args(&self) -> Vec<String> {
-        let mut args: Vec<String> = [
+    fn invocation(&self, s: &Setup<'_>) -> Result<Invocation, ProfileError> {
+        let mut args = strings(&[
             "exec",
             "--json",
             "--ephemeral",
             "--skip-git-repo-check",
             "-m",
-            &self.model,
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-        for o in OVERRIDES {
+            s.model,
+        ]);
+        for o in overrides(s.profile)? {
             args.push("-c".into());
-            args.push((*o).to_owned());
+            args.push(o);
+        }
+        if let Some(dir) = s.extra_edit_folder() {
+            args.push("--add-dir".into());
+            args.push(dir.display().to_string());
         }
         args.push("-".into());
-        args
+        Ok(Invocation {
+            args,
+            env: Vec::new(),
+            files: Vec::new(),
+        })
+    }
+
+    fn streamed_text(&self, line: &Value) -> Option<String> {
+        (line["type"] == "item.completed" && line["item"]["type"] == "agent_message")
+            .then(|| line["item"]["text"].as_str().unwrap_or_default().to_owned())
+    }
+
+    fn tool_uses(&self, line: &Value) -> Vec<(String, ToolUse)> {
+        if line["type"] != "item.started" && line["type"] != "item.completed" {
+            return Vec::new();
+        }
+        let item = &line["item"];
+        let summary = match item["type"].as_str() {
+            Some("command_execution") => one_line(item["command"].as_str().unwrap_or_default()),
+            Some("file_change") => {
+                let changes = item["changes"].as_array().map_or(&[][..], Vec::as_slice);
+                let each: Vec<String> = changes
+                    .iter()
+                    .map(|c| {
+                        let kind = c["kind"].as_str().unwrap_or("change");
+                        format!("{kind} {}", c["path"].as_str().unwrap_or("?"))
+                    })
+                    .collect();
+                one_line(&each.join(", "))
+            }
+            Some("mcp_tool_call") => {
+                let server = item["server"].as_str().unwrap_or("?");
+                let tool = item["tool"].as_str().unwrap_or("?");
+                let args = summarize(&item["arguments"]);
+                one_line(format!("{server}/{tool} {args}").trim_end())
+            }
+            Some("web_search") => one_line(item["query"].as_str().unwrap_or_default()),
+            _ => return Vec::new(),
+        };
+        let name = item["type"].as_str().unwrap_or("?").to_owned();
+        let id = item["id"].as_str().unwrap_or("").to_owned();
+        vec![(id, ToolUse { name, summary })]
+    }
+
+    fn answer(&self, model: &str, out: &ProcessOutput) -> Result<Answer, ProviderError> {
+        let p = parse(&out.stdout);
+        match (out.status.success(), p.completed, p.text) {
+            (true, true, Some(text)) => Ok(Answer {
+                text,
+                model: p.rerouted_to.unwrap_or_else(|| model.to_owned()),
+                input_tokens: p.input_tokens,
+                output_tokens: p.output_tokens,
+                cached_tokens: p.cached_tokens,
+                cost_usd: None,
+            }),
+            _ => {
+                let message = p
+                    .failure
+                    .unwrap_or_else(|| no_answer("codex", out, "an answer"));
+                Err(classify(self.tool(), &message, model))
+            }
+        }
     }
 }
 
@@ -89,10 +214,7 @@ pub(crate) struct Parsed {
 
 pub(crate) fn parse(stdout: &str) -> Parsed {
     let mut p = Parsed::default();
-    for line in stdout.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
+    for v in json_lines(stdout) {
         match v["type"].as_str() {
             Some("item.completed") => match v["item"]["type"].as_str() {
                 Some("agent_message") => p.text = v["item"]["text"].as_str().map(String::from),
@@ -127,123 +249,5 @@ pub(crate) fn parse(stdout: &str) -> Parsed {
     p
 }
 
-impl Provider for CodexProvider {
-    fn describe(&self) -> String {
-        format!("codex:{}", self.model)
-    }
-
-    fn model(&self) -> String {
-        self.model.clone()
-    }
-
-    fn preflight(&self) -> Result<(), ProviderError> {
-        super::preflight(Self::tool(), &self.settings)
-    }
-
-    fn complete(&self, req: &Request, call: &Call<'_>) -> Result<Response, ProviderError> {
-        super::logins::with_logins(Self::tool(), &self.settings, call, |login| {
-            self.complete_as(req, call, login)
-        })
-    }
-}
-
-impl CodexProvider {
-    /// One call under one login (the default sign-in when `login` is empty).
-    fn complete_as(
-        &self,
-        req: &Request,
-        call: &Call<'_>,
-        login: &LoginEnv,
-    ) -> Result<Response, ProviderError> {
-        let tool = Self::tool();
-        let settings = login.apply(self.settings.clone());
-        let out = run_cli(tool, self.args(), &req.prompt, &settings, call, |line| {
-            let v: Value = serde_json::from_str(line).ok()?;
-            (v["item"]["type"] == "agent_message")
-                .then(|| approx_tokens(v["item"]["text"].as_str().unwrap_or_default()))
-        })?;
-        let p = parse(&out.stdout);
-        match (out.status.success(), p.completed, p.text) {
-            (true, true, Some(text)) => Ok(Response {
-                text,
-                provider: "codex".into(),
-                model: p.rerouted_to.unwrap_or_else(|| self.model.clone()),
-                requested_model: self.model.clone(),
-                input_tokens: p.input_tokens,
-                output_tokens: p.output_tokens,
-                cached_tokens: p.cached_tokens,
-                cost_usd: None,
-                raw: out.stdout,
-                attempts: 1,
-                credential: None,
-                quota_exhausted: Vec::new(),
-            }),
-            _ => {
-                let message = p.failure.unwrap_or_else(|| {
-                    let detail = last_line(&out.stderr);
-                    let detail = if detail.is_empty() {
-                        last_line(&out.stdout)
-                    } else {
-                        detail
-                    };
-                    match &out.stdin_error {
-                        Some(pipe) => format!(
-                            "codex exited with {} while reading the prompt ({pipe}): {detail}",
-                            out.status
-                        ),
-                        None => format!(
-                            "codex exited with {} without an answer: {detail}",
-                            out.status
-                        ),
-                    }
-                });
-                Err(classify(tool, &message, &self.model))
-            }
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_answer_usage_and_reroutes_come_from_the_event_stream() {
-        let stdout = r#"{"type":"thread.started","thread_id":"t"}
-{"type":"turn.started"}
-{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `fake-model` not found."}}
-{"type":"item.completed","item":{"id":"item_1","type":"error","message":"model rerouted: gpt-5 -> gpt-5-mini (HighRiskCyberActivity)"}}
-{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"Hello from the fake model."}}
-{"type":"turn.completed","usage":{"input_tokens":123,"cached_input_tokens":20,"cache_write_input_tokens":0,"output_tokens":7,"reasoning_output_tokens":3}}"#;
-        let p = parse(stdout);
-        assert_eq!(p.text.as_deref(), Some("Hello from the fake model."));
-        assert!(p.completed && p.failure.is_none());
-        assert_eq!(p.rerouted_to.as_deref(), Some("gpt-5-mini"));
-        assert_eq!(
-            (p.input_tokens, p.cached_tokens, p.output_tokens),
-            (Some(123), Some(20), Some(7))
-        );
-    }
-
-    #[test]
-    fn a_failed_turn_names_its_error() {
-        let stdout = r#"{"type":"turn.started"}
-{"type":"error","message":"Reconnecting... 1/5 (stream closed)"}
-{"type":"error","message":"stream disconnected before completion"}
-{"type":"turn.failed","error":{"message":"stream disconnected before completion: stream closed before response.completed"}}"#;
-        let p = parse(stdout);
-        assert!(!p.completed);
-        assert!(p.failure.is_some_and(|f| f.contains("stream closed")));
-    }
-
-    #[test]
-    fn the_prompt_is_never_in_argv_and_tools_are_off() {
-        let args = CodexProvider::new("gpt-5", CliSettings::default()).args();
-        assert_eq!(args.last().map(String::as_str), Some("-"));
-        assert!(
-            args.windows(2)
-                .any(|w| w[0] == "-c" && w[1] == "features.shell_tool=false")
-        );
-        assert!(args.iter().any(|a| a == "--ephemeral"));
-    }
-}
+mod tests;

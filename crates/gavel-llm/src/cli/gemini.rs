@@ -1,33 +1,47 @@
 //! `gemini:MODEL`: the Gemini CLI, headless with `-o stream-json`.
 //!
 //! The prompt goes on stdin (written at once: the CLI gives up on stdin after 500 ms), behind a
-//! fixed first line so a prompt can never start with `/` (a slash command) — and the CLI runs in
-//! gavel's own empty working folder, so `@file` references find nothing. That folder is the
-//! CLI's workspace, and gavel writes the workspace settings there (`.gemini/settings.json`,
-//! which win over the person's user settings; a system settings file did not take `tools.core`
-//! in 0.61.0): no tools (`tools.core: []`, so the request declares no functions), no MCP
-//! servers, skills, agents, hooks or IDE integration, no telemetry or update checks, one attempt
-//! per call (`maxAttempts: 1`; gavel's retry policy decides) and one turn. The person's own
-//! settings still choose how they sign in. `GEMINI_CLI_NO_RELAUNCH` keeps the CLI in the process
-//! gavel started (so a kill reaches it) and `-e none` loads no extensions.
+//! fixed first line so a prompt can never start with `/` (a slash command). The CLI's workspace
+//! is its working folder, and gavel writes the workspace settings there (`.gemini/settings.json`,
+//! which win over the person's user settings; a system settings file is only read from a
+//! root-owned folder, so it cannot be given per call): the profile's tools (`tools.core`, an
+//! allow-list: `[]` declares no functions; a shell command is `run_shell_command(PREFIX)`; an
+//! MCP server's tools are `mcp_NAME_*`), the call's MCP servers, no skills, agents, hooks or IDE
+//! integration, no telemetry or update checks, one attempt per call (`maxAttempts: 1`; gavel's
+//! retry policy decides) and the turn cap (`model.maxSessionTurns`). A text-only call in
+//! gavel's own empty folder gets the fixed [`WORKSPACE_SETTINGS`]; a call whose settings differ
+//! runs in a folder of its own (the profile's, or a private one), where the file is written
+//! for the call and removed after it. The person's own settings still choose how they sign in.
+//! `GEMINI_CLI_NO_RELAUNCH` keeps the CLI in the process gavel started (so a kill reaches it),
+//! `-e none` loads no extensions, `--approval-mode auto_edit` lets an editing agent write, and
+//! `--allowed-mcp-server-names` starts only the call's MCP servers.
 //!
 //! Traps handled: the exit code is the HTTP status modulo 256 (or 0 after a cut stream), so
 //! success is only `result.status == "success"` with exit 0; the answering model is the key of
 //! `stats.models` that has tokens (the CLI may rewrite or fall back to another model, which
-//! model verification then flags).
+//! model verification then flags). Tool uses are the `tool_use` lines.
 
 use std::path::PathBuf;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::{CliSettings, LoginEnv, approx_tokens, classify, last_line, run_cli};
-use crate::provider::{Call, Provider, ProviderError, Request, Response};
-use crate::tools::{CliTool, cli_tool};
+use super::agent::{
+    Answer, CallFile, CliAgent, Invocation, Setup, env_object, json_lines, strings, summarize,
+};
+use super::{classify, last_line};
+use crate::process::ProcessOutput;
+use crate::profile::{AgentProfile, ProfileError, Tools};
+use crate::provider::{ProviderError, ToolUse};
+use crate::tools::{CLI_TOOLS, CliTool, cli_tool};
 
 /// The first line of every prompt sent to the Gemini CLI.
 const PROMPT_HEADER: &str = "Request from gavel (answer in Markdown):\n\n";
 
-/// gavel's workspace settings for the Gemini CLI.
+/// The first line of a settings file gavel writes for one call in a folder it does not own
+/// (the CLI strips comments from its settings files).
+const CALL_HEADER: &str = "// Written by gavel for one call and removed when it ends.\n";
+
+/// gavel's workspace settings for a text-only call.
 pub const WORKSPACE_SETTINGS: &str = r#"{
   "general": {
     "enableAutoUpdate": false,
@@ -50,58 +64,184 @@ pub const WORKSPACE_SETTINGS: &str = r#"{
 }
 "#;
 
-/// The Gemini CLI provider.
-#[derive(Debug, Clone)]
-pub struct GeminiProvider {
-    model: String,
-    settings: CliSettings,
+/// The Gemini CLI.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gemini;
+
+/// The allow-list of tools (`tools.core`) for a profile.
+fn core_tools(profile: &AgentProfile) -> Vec<String> {
+    let read = ["read_file", "list_directory", "glob", "grep_search"];
+    let mut core: Vec<String> = match &profile.tools {
+        Tools::None => Vec::new(),
+        Tools::ReadOnly => strings(&read),
+        Tools::EditWithin(_) | Tools::Shell { .. } => {
+            let mut tools = strings(&read);
+            tools.extend(strings(&["replace", "write_file"]));
+            tools
+        }
+    };
+    core.extend(
+        profile
+            .tools
+            .allowed_commands()
+            .iter()
+            .map(|c| format!("run_shell_command({c})")),
+    );
+    core.extend(
+        profile
+            .mcp_servers
+            .iter()
+            .map(|s| format!("mcp_{}_*", s.name)),
+    );
+    core
 }
 
-impl GeminiProvider {
-    pub fn new(model: impl Into<String>, settings: CliSettings) -> Self {
-        Self {
-            model: model.into(),
-            settings,
+/// The workspace settings for a profile.
+pub(crate) fn settings(profile: &AgentProfile) -> String {
+    if !profile.uses_tools() && profile.max_turns == 1 {
+        return WORKSPACE_SETTINGS.to_owned();
+    }
+    let mut v: Value = serde_json::from_str(WORKSPACE_SETTINGS).unwrap_or(Value::Null);
+    v["tools"]["core"] = json!(core_tools(profile));
+    v["model"]["maxSessionTurns"] = json!(profile.max_turns);
+    for s in &profile.mcp_servers {
+        let env = env_object(&s.env);
+        v["mcpServers"][&s.name] =
+            json!({"command": s.command, "args": s.args, "env": env, "trust": true});
+    }
+    let mut text = serde_json::to_string_pretty(&v).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+impl CliAgent for Gemini {
+    fn tool(&self) -> &'static CliTool {
+        cli_tool("gemini").unwrap_or(&CLI_TOOLS[1])
+    }
+
+    fn invocation(&self, s: &Setup<'_>) -> Result<Invocation, ProfileError> {
+        let p = s.profile;
+        let dir = s
+            .workdir
+            .map_or_else(|| self.fallback_workdir(), |d| Some(d.to_path_buf()))
+            .unwrap_or_default();
+        let mut contents = settings(p);
+        if !s.own_workdir {
+            contents.insert_str(0, CALL_HEADER);
         }
+        let file = CallFile {
+            path: dir.join(".gemini").join("settings.json"),
+            contents,
+            temporary: !s.own_workdir,
+        };
+        let mut args = strings(&["-p", "", "-o", "stream-json", "-m", s.model, "-e", "none"]);
+        if p.tools.edit_folder().is_some() {
+            args.extend(strings(&["--approval-mode", "auto_edit"]));
+        }
+        if let Some(extra) = s.extra_edit_folder() {
+            args.push("--include-directories".into());
+            args.push(extra.display().to_string());
+        }
+        if !p.mcp_servers.is_empty() {
+            args.push("--allowed-mcp-server-names".into());
+            args.extend(p.mcp_servers.iter().map(|m| m.name.clone()));
+        }
+        Ok(Invocation {
+            args,
+            env: vec![
+                ("GEMINI_CLI_NO_RELAUNCH".to_owned(), "true".to_owned()),
+                ("GEMINI_CLI_TRUST_WORKSPACE".to_owned(), "true".to_owned()),
+            ],
+            files: vec![file],
+        })
     }
 
-    fn tool() -> &'static CliTool {
-        cli_tool("gemini").unwrap_or(&crate::tools::CLI_TOOLS[1])
+    fn stdin(&self, prompt: &str) -> String {
+        format!("{PROMPT_HEADER}{prompt}")
     }
 
-    /// The command line (without the program).
-    pub fn args(&self) -> Vec<String> {
-        [
-            "-p",
-            "",
-            "-o",
-            "stream-json",
-            "-m",
-            &self.model,
-            "-e",
-            "none",
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect()
+    fn fallback_workdir(&self) -> Option<PathBuf> {
+        Some(std::env::temp_dir().join(format!("gavel-gemini-{}", std::process::id())))
     }
 
-    /// The working folder (the CLI's workspace) and its settings file.
-    fn workspace(&self) -> (PathBuf, PathBuf) {
-        let dir = self.settings.workdir.clone().unwrap_or_else(|| {
-            std::env::temp_dir().join(format!("gavel-gemini-{}", std::process::id()))
+    fn settings_in_workdir(&self, profile: &AgentProfile) -> bool {
+        settings(profile) != WORKSPACE_SETTINGS
+    }
+
+    fn streamed_text(&self, line: &Value) -> Option<String> {
+        (line["type"] == "message" && line["role"] == "assistant")
+            .then(|| line["content"].as_str().unwrap_or_default().to_owned())
+    }
+
+    fn tool_uses(&self, line: &Value) -> Vec<(String, ToolUse)> {
+        if line["type"] != "tool_use" {
+            return Vec::new();
+        }
+        let name = line["tool_name"].as_str().unwrap_or("?").to_owned();
+        let id = line["tool_id"].as_str().unwrap_or("").to_owned();
+        let summary = summarize(&line["parameters"]);
+        vec![(id, ToolUse { name, summary })]
+    }
+
+    fn answer(&self, model: &str, out: &ProcessOutput) -> Result<Answer, ProviderError> {
+        let tool = self.tool();
+        let p = parse(&out.stdout);
+        if out.status.success() && p.success && p.error.is_none() && !p.text.is_empty() {
+            let answered = match p.models.as_slice() {
+                [one] => one.clone(),
+                [] => model.to_owned(),
+                many => many.last().cloned().unwrap_or_default(),
+            };
+            return Ok(Answer {
+                text: p.text,
+                model: answered,
+                input_tokens: p.input_tokens,
+                output_tokens: p.output_tokens,
+                cached_tokens: p.cached_tokens,
+                cost_usd: None,
+            });
+        }
+        // The exit code is the HTTP status modulo 256 for API errors.
+        let http = match out.status.code() {
+            Some(144) => Some(400),
+            Some(145) => Some(401),
+            Some(147) => Some(403),
+            Some(173) => Some(429),
+            Some(244) => Some(500),
+            Some(247) => Some(503),
+            _ => None,
+        };
+        let detail = p.error.unwrap_or_else(|| {
+            let d = last_line(&out.stderr);
+            if d.is_empty() {
+                format!("gemini exited with {} without an answer", out.status)
+            } else {
+                d.to_owned()
+            }
         });
-        let file = dir.join(".gemini").join("settings.json");
-        (dir, file)
-    }
-
-    fn env(&self) -> Vec<(String, String)> {
-        let mut env = vec![
-            ("GEMINI_CLI_NO_RELAUNCH".to_owned(), "true".to_owned()),
-            ("GEMINI_CLI_TRUST_WORKSPACE".to_owned(), "true".to_owned()),
-        ];
-        env.extend(self.settings.env.iter().cloned());
-        env
+        let message = match http {
+            Some(code) => format!("API status {code}: {detail}"),
+            None => detail,
+        };
+        Err(match http {
+            Some(401 | 403) => classify(tool, &format!("401 {message}"), model),
+            Some(400) => classify(tool, &message, model),
+            Some(code) => ProviderError::Transient {
+                quota: code == 429 || super::quota_exhausted(&message),
+                provider: "gemini".into(),
+                message,
+                retry_after_ms: None,
+            },
+            None if message.contains("ModelNotFound") || message.contains("not found") => {
+                classify(tool, &format!("model not found: {message}"), model)
+            }
+            None => ProviderError::Transient {
+                quota: super::quota_exhausted(&message),
+                provider: "gemini".into(),
+                message,
+                retry_after_ms: None,
+            },
+        })
     }
 }
 
@@ -120,10 +260,7 @@ pub(crate) struct Parsed {
 
 pub(crate) fn parse(stdout: &str) -> Parsed {
     let mut p = Parsed::default();
-    for line in stdout.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
+    for v in json_lines(stdout) {
         match v["type"].as_str() {
             Some("message") if v["role"] == "assistant" => {
                 p.text.push_str(v["content"].as_str().unwrap_or_default())
@@ -154,170 +291,5 @@ pub(crate) fn parse(stdout: &str) -> Parsed {
     p
 }
 
-impl Provider for GeminiProvider {
-    fn describe(&self) -> String {
-        format!("gemini:{}", self.model)
-    }
-
-    fn model(&self) -> String {
-        self.model.clone()
-    }
-
-    fn preflight(&self) -> Result<(), ProviderError> {
-        super::preflight(Self::tool(), &self.settings)
-    }
-
-    fn complete(&self, req: &Request, call: &Call<'_>) -> Result<Response, ProviderError> {
-        super::logins::with_logins(Self::tool(), &self.settings, call, |login| {
-            self.complete_as(req, call, login)
-        })
-    }
-}
-
-impl GeminiProvider {
-    /// One call under one login (the default sign-in when `login` is empty).
-    fn complete_as(
-        &self,
-        req: &Request,
-        call: &Call<'_>,
-        login: &LoginEnv,
-    ) -> Result<Response, ProviderError> {
-        let tool = Self::tool();
-        let (workdir, settings_file) = self.workspace();
-        let written = settings_file
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&settings_file, WORKSPACE_SETTINGS));
-        written.map_err(|e| ProviderError::Permanent {
-            provider: "gemini".into(),
-            message: format!(
-                "cannot write the Gemini CLI settings {}: {e}",
-                settings_file.display()
-            ),
-            hint: None,
-        })?;
-        let settings = login.apply(CliSettings {
-            env: self.env(),
-            workdir: Some(workdir),
-            ..self.settings.clone()
-        });
-        let prompt = format!("{PROMPT_HEADER}{}", req.prompt);
-        let mut streamed = 0u64;
-        let out = run_cli(tool, self.args(), &prompt, &settings, call, |line| {
-            let v: Value = serde_json::from_str(line).ok()?;
-            (v["type"] == "message" && v["role"] == "assistant").then(|| {
-                streamed += approx_tokens(v["content"].as_str().unwrap_or_default());
-                streamed
-            })
-        })?;
-        let p = parse(&out.stdout);
-        if out.status.success() && p.success && p.error.is_none() && !p.text.is_empty() {
-            let model = match p.models.as_slice() {
-                [one] => one.clone(),
-                [] => self.model.clone(),
-                many => many.last().cloned().unwrap_or_default(),
-            };
-            return Ok(Response {
-                text: p.text,
-                provider: "gemini".into(),
-                model,
-                requested_model: self.model.clone(),
-                input_tokens: p.input_tokens,
-                output_tokens: p.output_tokens,
-                cached_tokens: p.cached_tokens,
-                cost_usd: None,
-                raw: out.stdout,
-                attempts: 1,
-                credential: None,
-                quota_exhausted: Vec::new(),
-            });
-        }
-        // The exit code is the HTTP status modulo 256 for API errors.
-        let http = match out.status.code() {
-            Some(144) => Some(400),
-            Some(145) => Some(401),
-            Some(147) => Some(403),
-            Some(173) => Some(429),
-            Some(244) => Some(500),
-            Some(247) => Some(503),
-            _ => None,
-        };
-        let detail = p.error.unwrap_or_else(|| {
-            let d = last_line(&out.stderr);
-            if d.is_empty() {
-                format!("gemini exited with {} without an answer", out.status)
-            } else {
-                d.to_owned()
-            }
-        });
-        let message = match http {
-            Some(code) => format!("API status {code}: {detail}"),
-            None => detail,
-        };
-        Err(match http {
-            Some(401 | 403) => classify(tool, &format!("401 {message}"), &self.model),
-            Some(400) => classify(tool, &message, &self.model),
-            Some(code) => ProviderError::Transient {
-                quota: code == 429 || super::quota_exhausted(&message),
-                provider: "gemini".into(),
-                message,
-                retry_after_ms: None,
-            },
-            None if message.contains("ModelNotFound") || message.contains("not found") => {
-                classify(tool, &format!("model not found: {message}"), &self.model)
-            }
-            None => ProviderError::Transient {
-                quota: super::quota_exhausted(&message),
-                provider: "gemini".into(),
-                message,
-                retry_after_ms: None,
-            },
-        })
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn text_tokens_and_the_answering_model_come_from_the_stream() {
-        let stdout = r#"{"type":"init","model":"gemini-2.5-pro"}
-{"type":"message","role":"user","content":"Review this"}
-{"type":"message","role":"assistant","content":"FAKE-REVIEW:","delta":true}
-{"type":"message","role":"assistant","content":" looks good.","delta":true}
-{"type":"result","status":"success","stats":{"total_tokens":18,"input_tokens":11,"output_tokens":7,"cached":3,"models":{"gemini-2.5-pro":{"total_tokens":0},"gemini-2.5-flash":{"total_tokens":18}}}}"#;
-        let p = parse(stdout);
-        assert_eq!(p.text, "FAKE-REVIEW: looks good.");
-        assert!(p.success && p.error.is_none());
-        assert_eq!(
-            p.models,
-            ["gemini-2.5-flash"],
-            "the model with tokens answered (a fallback)"
-        );
-        assert_eq!(
-            (p.input_tokens, p.output_tokens, p.cached_tokens),
-            (Some(11), Some(7), Some(3))
-        );
-    }
-
-    #[test]
-    fn a_cut_stream_is_an_error_even_with_exit_0() {
-        let stdout = r#"{"type":"message","role":"assistant","content":"FAKE","delta":true}
-{"type":"error","severity":"error","message":"Model stream ended without a finish reason."}
-{"type":"result","status":"error"}"#;
-        let p = parse(stdout);
-        assert!(!p.success);
-        assert_eq!(
-            p.error.as_deref(),
-            Some("Model stream ended without a finish reason.")
-        );
-    }
-
-    #[test]
-    fn the_system_settings_turn_every_tool_off() {
-        let v: Value = serde_json::from_str(WORKSPACE_SETTINGS).expect("valid JSON");
-        assert_eq!(v["tools"]["core"], serde_json::json!([]));
-        assert_eq!(v["general"]["maxAttempts"], 1);
-    }
-}
+mod tests;

@@ -1,25 +1,32 @@
 //! Providers that drive the real agent CLIs: Claude Code (`claude`), the Gemini CLI (`gemini`)
 //! and Codex (`codex exec`).
 //!
-//! What they share lives here: the prompt always goes on stdin; drafting and reviewing calls get
-//! no tools and cannot touch the repository (each adapter passes its CLI's flags for that); the
-//! CLI's machine-readable output (JSON events) is parsed for the text, the answering model,
-//! token counts and cost; the process runs under gavel's idle and total timeouts and its whole
-//! process group is killed on timeout; and failures are classified as transient (retried by
-//! [`crate::Retrying`]) or permanent (with a hint: install, log in, fix the model name).
+//! One provider, [`CliProvider`] (`provider.rs`), does what every CLI call shares: the prompt
+//! on stdin, the working folder, per-call files, gavel's idle and total timeouts (the whole
+//! process group is killed on timeout), login rotation (`logins.rs`), progress and tool-use
+//! events. A small trait (`agent.rs`) holds what differs, implemented once per CLI
+//! (`claude.rs`, `gemini.rs`, `codex.rs`): the flags, environment and settings files that give
+//! the CLI exactly the request's [`crate::AgentProfile`] (by default no tools, one turn, an
+//! empty folder, no MCP servers), and how its machine-readable output (JSON events) gives the
+//! text, the answering model, token counts, cost and tool uses. Failures are classified here as
+//! transient (retried by [`crate::Retrying`]) or permanent (with a hint: install, log in, fix
+//! the model name).
 
+mod agent;
 pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub mod logins;
+mod provider;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 pub use self::logins::{Login, LoginEnv};
+pub use self::provider::CliProvider;
 use crate::credentials::RotationState;
-use crate::process::{self, ProcessError, ProcessOutput, ProcessSpec};
-use crate::provider::{Call, CallProgress, ProviderError};
+use crate::process::ProcessOutput;
+use crate::provider::ProviderError;
 use crate::tools::{self, CliTool};
 
 /// Settings common to the CLI providers.
@@ -29,11 +36,13 @@ pub struct CliSettings {
     pub idle_timeout: Duration,
     /// The longest a call may take.
     pub total_timeout: Duration,
-    /// Extra environment for the child (tests point the CLIs at a fake server this way).
+    /// Extra environment for the child (tests point the CLIs at a fake server this way). A
+    /// `PATH` here is also where the CLI's program is looked for.
     pub env: Vec<(String, String)>,
     /// Variables removed from the child's environment.
     pub env_remove: Vec<String>,
-    /// Where the CLI runs (an empty folder, so it sees no project files).
+    /// gavel's own agent folder (empty, so the CLI sees no project files): where a call runs
+    /// whose profile names no folder.
     pub workdir: Option<PathBuf>,
     /// The logins to rotate through (empty: the CLI's own default sign-in).
     pub logins: Vec<Login>,
@@ -52,66 +61,6 @@ impl Default for CliSettings {
             logins: Vec::new(),
             rotation: RotationState::default(),
         }
-    }
-}
-
-/// Runs a CLI with the prompt on stdin, reporting progress as output arrives.
-pub(crate) fn run_cli(
-    tool: &CliTool,
-    args: Vec<String>,
-    prompt: &str,
-    settings: &CliSettings,
-    call: &Call<'_>,
-    mut on_line: impl FnMut(&str) -> Option<u64>,
-) -> Result<ProcessOutput, ProviderError> {
-    let program = tools::find_on_path(tool.program).ok_or_else(|| not_installed(tool))?;
-    if let Some(dir) = &settings.workdir {
-        std::fs::create_dir_all(dir).map_err(|e| ProviderError::Permanent {
-            provider: tool.kind.into(),
-            message: format!(
-                "cannot create the agent working folder {}: {e}",
-                dir.display()
-            ),
-            hint: None,
-        })?;
-    }
-    let spec = ProcessSpec {
-        program,
-        args,
-        env: settings.env.clone(),
-        env_remove: settings.env_remove.clone(),
-        cwd: settings.workdir.clone(),
-        stdin: prompt.to_owned(),
-        idle_timeout: settings.idle_timeout,
-        total_timeout: settings.total_timeout,
-    };
-    let mut tokens = 0u64;
-    let result = process::run(&spec, call.cancelled, &mut |line| {
-        if let Some(t) = on_line(line) {
-            tokens = tokens.max(t);
-            (call.progress)(CallProgress {
-                output_tokens: tokens,
-                attempt: 1,
-            });
-        }
-    });
-    match result {
-        Ok(out) => Ok(out),
-        Err(ProcessError::Cancelled) => Err(ProviderError::Cancelled),
-        Err(ProcessError::NotFound { .. }) => Err(not_installed(tool)),
-        Err(e @ (ProcessError::IdleTimeout { .. } | ProcessError::TotalTimeout { .. })) => {
-            Err(ProviderError::Transient {
-                provider: tool.kind.into(),
-                message: e.to_string(),
-                retry_after_ms: None,
-                quota: false,
-            })
-        }
-        Err(e @ ProcessError::Spawn { .. }) => Err(ProviderError::Permanent {
-            provider: tool.kind.into(),
-            message: e.to_string(),
-            hint: None,
-        }),
     }
 }
 
@@ -242,6 +191,25 @@ pub(crate) fn quota_exhausted(message: &str) -> bool {
 /// A rough token count for progress while text streams in.
 pub(crate) fn approx_tokens(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)
+}
+
+/// Why a CLI stopped without `missing` (an answer, a result): its exit status, whether it quit
+/// reading the prompt (a broken pipe), and the last line it printed (stderr first).
+pub(crate) fn no_answer(kind: &str, out: &ProcessOutput, missing: &str) -> String {
+    let detail = match last_line(&out.stderr) {
+        "" => last_line(&out.stdout),
+        line => line,
+    };
+    match &out.stdin_error {
+        Some(pipe) => format!(
+            "{kind} exited with {} while reading the prompt ({pipe}): {detail}",
+            out.status
+        ),
+        None => format!(
+            "{kind} exited with {} without {missing}: {detail}",
+            out.status
+        ),
+    }
 }
 
 /// The last non-empty line of some output, for error messages.

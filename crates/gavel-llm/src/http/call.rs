@@ -128,6 +128,7 @@ pub(crate) async fn run(
         attempts: 1,
         credential: None,
         quota_exhausted: Vec::new(),
+        tool_uses: Vec::new(),
     })
 }
 

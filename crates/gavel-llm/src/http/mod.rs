@@ -258,6 +258,17 @@ impl Provider for HttpProvider {
         if (call.cancelled)() {
             return Err(ProviderError::Cancelled);
         }
+        if req.profile.uses_tools() {
+            // An API call runs no agent: tools or MCP servers would be silently missing.
+            return Err(ProviderError::Permanent {
+                provider: self.api.kind.into(),
+                message: format!(
+                    "the {} API provider runs no agent, so it cannot use tools or MCP servers",
+                    self.api.kind
+                ),
+                hint: Some("use claude:, gemini: or codex: for a call with tools".into()),
+            });
+        }
         let (plan, keys) = self.plan()?;
         if keys.is_empty() {
             return self.attempt(plan, req, call);
@@ -307,7 +318,7 @@ impl HttpProvider {
                 return Err(ProviderError::Cancelled);
             }
             match rx.recv_timeout(CANCEL_POLL) {
-                Ok(Event::Progress(output_tokens)) => (call.progress)(CallProgress {
+                Ok(Event::Progress(output_tokens)) => (call.progress)(CallProgress::Tokens {
                     output_tokens,
                     attempt: 1,
                 }),

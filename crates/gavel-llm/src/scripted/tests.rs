@@ -29,6 +29,7 @@ fn request(role: Role, seq: u32) -> Request {
         seq,
         step_id: "step".into(),
         max_output_tokens: crate::DEFAULT_MAX_OUTPUT_TOKENS,
+        profile: crate::AgentProfile::text_only(),
     }
 }
 
@@ -89,6 +90,7 @@ fn response_reports_provider_model_and_approximate_tokens() {
             attempts: 1,
             credential: None,
             quota_exhausted: Vec::new(),
+            tool_uses: Vec::new(),
         }
     );
     let f = fixture("model: scripted-model-1\nreviewer:\n  - text: ok\n");
@@ -374,6 +376,7 @@ fn roles_are_open_names_and_the_old_keys_are_aliases() {
                 seq: 0,
                 step_id: "0:n:call".into(),
                 max_output_tokens: 100,
+                profile: crate::AgentProfile::text_only(),
             },
             &Call {
                 cancelled: &|| false,

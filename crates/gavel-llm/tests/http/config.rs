@@ -211,6 +211,26 @@ fn a_call_cancelled_before_it_starts_sends_nothing() {
 }
 
 #[test]
+fn an_api_call_refuses_an_agent_profile_with_tools_and_sends_nothing() {
+    for kind in KINDS {
+        let h = Harness::new(kind);
+        h.push(Reply::text("never asked"));
+        let request = gavel_llm::Request {
+            profile: gavel_llm::AgentProfile::edit_within("/w/tree", 5),
+            ..crate::util::request()
+        };
+        let (message, hint) = permanent(
+            kind,
+            h.provider
+                .complete(&request, &gavel_llm::Call::new(&|| false)),
+        );
+        assert!(message.contains("cannot use tools"), "{message}");
+        assert!(hint.contains("claude:"), "{hint}");
+        assert!(h.fake.requests().is_empty(), "{}", kind.name);
+    }
+}
+
+#[test]
 fn cancellation_is_noticed_while_waiting_for_a_silent_service() {
     // The stream stalls after some text; the idle timeout is far away.
     let mut patient = settings(&ANTHROPIC);

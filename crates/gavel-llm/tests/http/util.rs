@@ -193,10 +193,21 @@ impl Harness {
         self.provider.complete(&request(), &Call::new(&|| false))
     }
 
-    /// Sends the test prompt, collecting progress reports.
-    pub fn ask_with_progress(&self) -> (Result<Response, ProviderError>, Vec<CallProgress>) {
+    /// Sends the test prompt, collecting token progress reports.
+    pub fn ask_with_progress(&self) -> (Result<Response, ProviderError>, Vec<Progress>) {
         let seen = RefCell::new(Vec::new());
-        let progress = |p: CallProgress| seen.borrow_mut().push(p);
+        let progress = |p: CallProgress| {
+            if let CallProgress::Tokens {
+                output_tokens,
+                attempt,
+            } = p
+            {
+                seen.borrow_mut().push(Progress {
+                    output_tokens,
+                    attempt,
+                });
+            }
+        };
         let call = Call {
             cancelled: &|| false,
             progress: &progress,
@@ -211,6 +222,13 @@ impl Harness {
         assert_eq!(requests.len(), 1, "{}: {requests:#?}", self.kind.name);
         requests.remove(0)
     }
+}
+
+/// A token progress report ([`CallProgress::Tokens`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub output_tokens: u64,
+    pub attempt: u32,
 }
 
 /// The settings every test starts from.
@@ -229,6 +247,7 @@ pub fn request() -> Request {
         seq: 0,
         step_id: "review".to_owned(),
         max_output_tokens: MAX_TOKENS,
+        profile: gavel_llm::AgentProfile::text_only(),
     }
 }
 
@@ -292,7 +311,9 @@ pub fn cancel_after_first_text(
     let raised = Cell::new(None);
     let cancelled = || raised.get().is_some();
     let progress = |p: CallProgress| {
-        if p.output_tokens > 0 && raised.get().is_none() {
+        let text_arrived =
+            matches!(p, CallProgress::Tokens { output_tokens, .. } if output_tokens > 0);
+        if text_arrived && raised.get().is_none() {
             raised.set(Some(std::time::Instant::now()));
         }
     };

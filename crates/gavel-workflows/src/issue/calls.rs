@@ -33,6 +33,7 @@ impl IssueWorkflow {
         let caller = ModelCaller {
             settings: &self.settings.calls,
             observer: self.observer.clone(),
+            profile: gavel_llm::AgentProfile::text_only(),
         };
         caller.call(
             &mut s.spend,
