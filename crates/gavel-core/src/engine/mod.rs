@@ -145,6 +145,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
 
     fn drive_locked(&self, run: RunId, answer: Option<GateAnswer>) -> Result<Outcome, EngineError> {
         let record = self.store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
+        EngineError::refuse_unknown(run, &record.status)?;
         if record.status.is_terminal() {
             return Err(EngineError::Finished {
                 run,
@@ -363,6 +364,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
     pub fn abort(&self, run: RunId, reason: &str) -> Result<(), EngineError> {
         let _lock = self.store.lock(run, &self.holder)?;
         let record = self.store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
+        EngineError::refuse_unknown(run, &record.status)?;
         if record.status.is_terminal() {
             return Err(EngineError::Finished {
                 run,

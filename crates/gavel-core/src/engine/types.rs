@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use super::ctx::NodeCtx;
 use crate::event::Event;
 use crate::gate::GateRequest;
-use crate::run::RunId;
+use crate::run::{RunId, RunStatus};
 use crate::store::StoreError;
 
 /// A workflow: typed state plus the code of its nodes and routes.
@@ -82,6 +82,10 @@ pub enum EngineError {
     Store(#[from] StoreError),
     #[error("run {run} is already {status}; there is nothing to resume")]
     Finished { run: RunId, status: String },
+    #[error(
+        "run {run} has status `{status}`, which this gavel does not know (a newer gavel wrote it); this gavel cannot drive or abort it"
+    )]
+    UnknownStatus { run: RunId, status: String },
     #[error("run {run} is not waiting at a gate (it is {status})")]
     NotWaiting { run: RunId, status: String },
     #[error("run {run} is waiting at gate {expected}, not {got}")]
@@ -108,6 +112,20 @@ pub enum EngineError {
     NoCheckpoint { run: RunId },
     #[error("the state of run {run} cannot be read: {message}")]
     BadState { run: RunId, message: String },
+}
+
+impl EngineError {
+    /// Refuses a run whose status a newer gavel wrote: this build cannot know what driving or
+    /// aborting it would mean.
+    pub(crate) fn refuse_unknown(run: RunId, status: &RunStatus) -> Result<(), Self> {
+        match status {
+            RunStatus::Unknown { status, .. } => Err(Self::UnknownStatus {
+                run,
+                status: status.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The result of driving a run as far as it goes.
