@@ -123,17 +123,8 @@ pub fn probe(tool: &CliTool) -> Option<Installed> {
     Some(Installed { path, version })
 }
 
-/// The full path of `program` on PATH.
-pub fn find_on_path(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| {
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
+/// The full path of `program` on PATH (gavel's one lookup, in [`crate::which`]).
+pub use crate::which::find_program as find_on_path;
 
 #[cfg(test)]
 mod tests {

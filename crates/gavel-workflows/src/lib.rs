@@ -13,4 +13,5 @@ pub mod issue;
 pub mod lineage;
 pub mod tracker;
 pub mod verdict;
-pub mod which;
+/// Finding programs on `PATH`: gavel-llm's one lookup, re-exported for the editor check.
+pub use gavel_llm::which;
