@@ -34,6 +34,7 @@ pub trait Workflow {
 
 /// Where a node sends the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Transition {
     /// Checkpoint and run `node` next.
     Goto(String),
@@ -49,6 +50,7 @@ pub enum Transition {
 
 /// A node's failure.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NodeError {
     /// The node failed; the run is marked failed and can be resumed once the cause is fixed.
     #[error("{0}")]
@@ -77,6 +79,7 @@ pub enum StepError<E> {
 
 /// Why driving a run failed (as opposed to the run halting or pausing, which are outcomes).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EngineError {
     #[error(transparent)]
     Store(#[from] StoreError),
