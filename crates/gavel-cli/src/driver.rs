@@ -307,7 +307,8 @@ fn describe_event(kind: &EventKind) -> Option<String> {
         | EventKind::Halted { .. }
         | EventKind::Failed { .. }
         | EventKind::Done { .. }
-        | EventKind::Aborted { .. } => return None,
+        | EventKind::Aborted { .. }
+        | EventKind::Unknown { .. } => return None,
     })
 }
 

@@ -83,6 +83,9 @@ impl From<EngineError> for CliError {
             EngineError::Finished { run, .. } => {
                 Self::from_error(&e).hint(format!("`gavel show {run}` shows what it did"))
             }
+            EngineError::UnknownStatus { run, .. } => Self::from_error(&e).hint(format!(
+                "use the gavel that wrote it; `gavel show {run}` shows its timeline"
+            )),
             other => Self::from_error(&other),
         }
     }

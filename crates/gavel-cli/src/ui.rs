@@ -75,59 +75,10 @@ impl Ui {
     }
 }
 
-/// Removes terminal escape sequences, control characters (except newline and tab) and bidi
-/// controls from text that did not come from gavel itself.
-pub fn sanitize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => skip_escape(&mut chars),
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => {}
-            '\u{200e}'
-            | '\u{200f}'
-            | '\u{061c}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    match chars.peek() {
-        Some('[') => {
-            chars.next();
-            // CSI: parameters and intermediates, then one final byte in @..~.
-            for c in chars.by_ref() {
-                if ('@'..='~').contains(&c) {
-                    break;
-                }
-            }
-        }
-        Some(']') => {
-            chars.next();
-            // OSC: until BEL or ESC \.
-            while let Some(c) = chars.next() {
-                if c == '\u{7}' {
-                    break;
-                }
-                if c == '\u{1b}' {
-                    if chars.peek() == Some(&'\\') {
-                        chars.next();
-                    }
-                    break;
-                }
-            }
-        }
-        Some(_) => {
-            chars.next();
-        }
-        None => {}
-    }
-}
+/// Removes terminal escape sequences (with their payloads), control characters (except newline
+/// and tab) and bidi controls from text that did not come from gavel itself: the one sanitizer,
+/// shared with the diff gate's report.
+pub use gavel_diffgate::sanitize;
 
 #[cfg(test)]
 mod tests {
@@ -139,5 +90,13 @@ mod tests {
         assert_eq!(sanitize("x\u{1b}]0;title\u{7}y"), "xy");
         assert_eq!(sanitize("ok\u{202e}evil\u{2066}"), "okevil");
         assert_eq!(sanitize("keep\n\ttabs\r\u{8}"), "keep\n\ttabs");
+    }
+
+    #[test]
+    fn dcs_and_apc_payloads_are_removed_with_their_introducers() {
+        // Regression: the CLI's own sanitizer dropped `ESC P` / `ESC _` but printed the payload.
+        assert_eq!(sanitize("a\u{1b}P+q544e\u{1b}\\b"), "ab");
+        assert_eq!(sanitize("a\u{1b}_Gf=100;AAAA\u{7}b"), "ab");
+        assert_eq!(sanitize("a\u{1b}^pm\u{1b}\\b\u{1b}Xsos\u{1b}\\c"), "abc");
     }
 }

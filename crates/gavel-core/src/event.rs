@@ -2,8 +2,13 @@
 //!
 //! Events are buffered while a node runs and written in the same transaction as the checkpoint
 //! that ends the node, so a crashed and replayed node never leaves duplicate events behind.
+//!
+//! A timeline may hold events written by a newer gavel. An event kind this build does not know
+//! loads as [`EventKind::Unknown`] (kept verbatim), so an older gavel can still list and show
+//! the run instead of calling the store corrupt.
 
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::hash::ContentHash;
 
@@ -54,8 +59,12 @@ pub struct CallLedger {
 }
 
 /// What happened.
+///
+/// Stored as a JSON object whose `event` field names the kind. The derive below writes
+/// inherent `EventKind::serialize`/`EventKind::deserialize` (`remote = "Self"`); the trait
+/// impls wrap them to keep unknown kinds verbatim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
+#[serde(remote = "Self", tag = "event", rename_all = "snake_case")]
 pub enum EventKind {
     /// A node finished and routed to `next` (`None`: the workflow ended).
     Node {
@@ -93,11 +102,152 @@ pub enum EventKind {
     Done { summary: String },
     /// The run was aborted.
     Aborted { reason: String },
+    /// A kind this gavel does not know (written by a newer gavel). `raw` is the whole stored
+    /// object, `event` field included, and is written back unchanged.
+    #[serde(skip)]
+    Unknown {
+        event: String,
+        raw: serde_json::Value,
+    },
+}
+
+/// The `event` names this build knows; any other name loads as [`EventKind::Unknown`].
+const KNOWN_EVENTS: &[&str] = &[
+    "node",
+    "gate_waiting",
+    "gate_answered",
+    "artifact",
+    "model_call",
+    "note",
+    "halted",
+    "failed",
+    "done",
+    "aborted",
+];
+
+impl EventKind {
+    /// The kind's name as stored in the `event` field (for an unknown kind, the stored name).
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Node { .. } => "node",
+            Self::GateWaiting { .. } => "gate_waiting",
+            Self::GateAnswered { .. } => "gate_answered",
+            Self::Artifact { .. } => "artifact",
+            Self::ModelCall { .. } => "model_call",
+            Self::Note { .. } => "note",
+            Self::Halted { .. } => "halted",
+            Self::Failed { .. } => "failed",
+            Self::Done { .. } => "done",
+            Self::Aborted { .. } => "aborted",
+            Self::Unknown { event, .. } => event,
+        }
+    }
+}
+
+impl Serialize for EventKind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Unknown { raw, .. } => raw.serialize(serializer),
+            known => EventKind::serialize(known, serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for EventKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = serde_json::Map::deserialize(deserializer)?;
+        match map.get("event").and_then(serde_json::Value::as_str) {
+            Some(name) if !KNOWN_EVENTS.contains(&name) => Ok(Self::Unknown {
+                event: name.to_owned(),
+                raw: serde_json::Value::Object(map),
+            }),
+            // A known kind (or no name at all) must decode: a malformed one is a real error.
+            _ => EventKind::deserialize(serde_json::Value::Object(map)).map_err(D::Error::custom),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn every_known_kind() -> Vec<EventKind> {
+        let text = || String::from("x");
+        vec![
+            EventKind::Node {
+                node: text(),
+                next: None,
+                seq: 1,
+            },
+            EventKind::GateWaiting {
+                gate: text(),
+                kind: text(),
+            },
+            EventKind::GateAnswered {
+                gate: text(),
+                choice: text(),
+                by: text(),
+            },
+            EventKind::Artifact { path: text() },
+            EventKind::ModelCall {
+                role: text(),
+                provider: text(),
+                model: text(),
+                ledger: None,
+            },
+            EventKind::Note { text: text() },
+            EventKind::Halted { reason: text() },
+            EventKind::Failed { error: text() },
+            EventKind::Done { summary: text() },
+            EventKind::Aborted { reason: text() },
+        ]
+    }
+
+    #[test]
+    fn every_known_kind_round_trips_under_its_listed_name() {
+        let kinds = every_known_kind();
+        assert_eq!(kinds.len(), KNOWN_EVENTS.len(), "one sample per known kind");
+        for kind in kinds {
+            let event = Event {
+                at: "t".into(),
+                kind,
+            };
+            let json: serde_json::Value = serde_json::to_value(&event).expect("serializes");
+            let name = json["event"].as_str().expect("a name");
+            assert_eq!(name, event.kind.name());
+            assert!(
+                KNOWN_EVENTS.contains(&name),
+                "{name} is not in KNOWN_EVENTS"
+            );
+            let back: Event = serde_json::from_value(json).expect("loads");
+            assert_eq!(back, event);
+        }
+    }
+
+    #[test]
+    fn an_event_kind_from_a_newer_gavel_loads_as_unknown_and_is_written_back_verbatim() {
+        let stored = r#"{"at":"t","event":"tool_use","tool":"edit","args":{"path":"a.rs"}}"#;
+        let event: Event = serde_json::from_str(stored).expect("an unknown kind loads");
+        assert_eq!(event.at, "t");
+        let EventKind::Unknown { event: name, raw } = &event.kind else {
+            panic!("expected an unknown kind, got {:?}", event.kind);
+        };
+        assert_eq!(name, "tool_use");
+        assert_eq!(raw["tool"], "edit");
+        assert_eq!(event.kind.name(), "tool_use");
+        let again: serde_json::Value = serde_json::to_value(&event).expect("serializes");
+        let original: serde_json::Value = serde_json::from_str(stored).expect("json");
+        assert_eq!(again, original);
+    }
+
+    #[test]
+    fn a_malformed_known_event_is_still_an_error() {
+        let missing_seq = r#"{"at":"t","event":"node","node":"n","next":null}"#;
+        let err = serde_json::from_str::<Event>(missing_seq).expect_err("seq is required");
+        assert!(err.to_string().contains("seq"), "{err}");
+        let no_name = r#"{"at":"t","text":"x"}"#;
+        assert!(serde_json::from_str::<Event>(no_name).is_err());
+    }
 
     #[test]
     fn a_ledger_written_before_credentials_were_recorded_still_loads() {

@@ -14,6 +14,7 @@ mod engine;
 mod event;
 mod gate;
 mod hash;
+mod key;
 mod run;
 mod store;
 
@@ -25,5 +26,6 @@ pub use engine::{
 pub use event::{CallLedger, Event, EventKind};
 pub use gate::{Choice, Confirm, GateAnswer, GateRequest, Presentation};
 pub use hash::ContentHash;
+pub use key::random_key;
 pub use run::{CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
 pub use store::{LockInfo, RunLock, Store, StoreError};

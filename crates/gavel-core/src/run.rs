@@ -7,7 +7,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::gate::GateRequest;
 use crate::hash::ContentHash;
@@ -35,8 +36,13 @@ impl FromStr for RunId {
 }
 
 /// Where a run stands.
+///
+/// Stored as a JSON object whose `status` field names the variant. A status this build does not
+/// know (written by a newer gavel) loads as [`RunStatus::Unknown`]: listed, never driven. The
+/// derive writes inherent `RunStatus::serialize`/`RunStatus::deserialize` (`remote = "Self"`);
+/// the trait impls wrap them to keep unknown statuses verbatim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
+#[serde(remote = "Self", tag = "status", rename_all = "snake_case")]
 pub enum RunStatus {
     /// A process is (or was, if it died) driving the run.
     Running,
@@ -50,10 +56,22 @@ pub enum RunStatus {
     Done { summary: String },
     /// Stopped for good by a person.
     Aborted { reason: String },
+    /// A status this gavel does not know, written by a newer gavel. Not terminal (this build
+    /// cannot tell), and never driven or aborted by this build. `raw` is the whole stored
+    /// object, `status` field included, and is written back unchanged.
+    #[serde(skip)]
+    Unknown {
+        status: String,
+        raw: serde_json::Value,
+    },
 }
 
+/// The `status` names this build knows; any other name loads as [`RunStatus::Unknown`].
+const KNOWN_STATUSES: &[&str] = &["running", "waiting", "halted", "failed", "done", "aborted"];
+
 impl RunStatus {
-    /// The status name as shown in `gavel runs`.
+    /// The status name as shown in `gavel runs` (`unknown` for a status this gavel does not
+    /// know; [`RunStatus::stored_name`] gives the name it was stored under).
     pub fn name(&self) -> &'static str {
         match self {
             Self::Running => "running",
@@ -62,12 +80,45 @@ impl RunStatus {
             Self::Failed { .. } => "failed",
             Self::Done { .. } => "done",
             Self::Aborted { .. } => "aborted",
+            Self::Unknown { .. } => "unknown",
+        }
+    }
+
+    /// The name in the stored `status` field, which for an unknown status is the newer
+    /// gavel's name for it.
+    pub fn stored_name(&self) -> &str {
+        match self {
+            Self::Unknown { status, .. } => status,
+            known => known.name(),
         }
     }
 
     /// Whether the run is over for good.
     pub fn is_terminal(&self) -> bool {
         matches!(self, Self::Done { .. } | Self::Aborted { .. })
+    }
+}
+
+impl Serialize for RunStatus {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Unknown { raw, .. } => raw.serialize(serializer),
+            known => RunStatus::serialize(known, serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RunStatus {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = serde_json::Map::deserialize(deserializer)?;
+        match map.get("status").and_then(serde_json::Value::as_str) {
+            Some(name) if !KNOWN_STATUSES.contains(&name) => Ok(Self::Unknown {
+                status: name.to_owned(),
+                raw: serde_json::Value::Object(map),
+            }),
+            // A known status (or no name at all) must decode: a malformed one is a real error.
+            _ => RunStatus::deserialize(serde_json::Value::Object(map)).map_err(D::Error::custom),
+        }
     }
 }
 
@@ -113,4 +164,66 @@ pub struct CheckpointMeta {
     pub state_hash: ContentHash,
     pub format: u32,
     pub created_at: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn every_known_status() -> Vec<RunStatus> {
+        let gate = serde_json::from_str(
+            r#"{"id":"review@2","node":"review","kind":"verdict","title":"t",
+                "choices":[{"name":"send","key":"s","help":"send it"}]}"#,
+        )
+        .expect("a gate");
+        vec![
+            RunStatus::Running,
+            RunStatus::Waiting { gate },
+            RunStatus::Halted { reason: "r".into() },
+            RunStatus::Failed { error: "e".into() },
+            RunStatus::Done {
+                summary: "s".into(),
+            },
+            RunStatus::Aborted { reason: "a".into() },
+        ]
+    }
+
+    #[test]
+    fn every_known_status_round_trips_under_its_listed_name() {
+        let statuses = every_known_status();
+        assert_eq!(
+            statuses.len(),
+            KNOWN_STATUSES.len(),
+            "one sample per status"
+        );
+        for status in statuses {
+            let json = serde_json::to_value(&status).expect("serializes");
+            let name = json["status"].as_str().expect("a name");
+            assert_eq!(name, status.name());
+            assert!(
+                KNOWN_STATUSES.contains(&name),
+                "{name} is not in KNOWN_STATUSES"
+            );
+            let back: RunStatus = serde_json::from_value(json).expect("loads");
+            assert_eq!(back, status);
+        }
+    }
+
+    #[test]
+    fn a_status_from_a_newer_gavel_is_unknown_not_terminal_and_kept_verbatim() {
+        let stored = r#"{"status":"paused_for_ci","pipeline":42}"#;
+        let status: RunStatus = serde_json::from_str(stored).expect("an unknown status loads");
+        assert_eq!(status.name(), "unknown");
+        assert_eq!(status.stored_name(), "paused_for_ci");
+        assert!(!status.is_terminal());
+        let again = serde_json::to_value(&status).expect("serializes");
+        let original: serde_json::Value = serde_json::from_str(stored).expect("json");
+        assert_eq!(again, original);
+    }
+
+    #[test]
+    fn a_malformed_known_status_is_still_an_error() {
+        assert!(serde_json::from_str::<RunStatus>(r#"{"status":"halted"}"#).is_err());
+        assert!(serde_json::from_str::<RunStatus>(r#"{"reason":"x"}"#).is_err());
+    }
 }

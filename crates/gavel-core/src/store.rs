@@ -58,6 +58,7 @@ impl fmt::Debug for RunLock {
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     #[error("run {0} does not exist")]
     UnknownRun(RunId),

@@ -21,6 +21,7 @@ pub mod text;
 pub mod tokens;
 pub mod tools;
 pub mod verify;
+pub mod which;
 
 pub use cli::Login;
 pub use credentials::RotationState;

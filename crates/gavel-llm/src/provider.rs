@@ -178,6 +178,7 @@ fn one() -> u32 {
 
 /// Why a call produced no answer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProviderError {
     /// Retrying the same call later may succeed (overload, rate limit, network).
     #[error("{provider} call failed (transient): {message}")]

@@ -139,14 +139,9 @@ fn sleep_unless_cancelled(
     }
 }
 
-/// A number in [0, 1) from the clock's low bits: enough to spread retries, no RNG needed.
+/// A number in [0, 1) for full jitter: concurrent runs that hit the same limit spread out.
 fn jitter() -> f64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let mixed = u64::from(nanos).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
-    mixed as f64 / (1u64 << 53) as f64
+    fastrand::f64()
 }
 
 #[cfg(test)]
@@ -301,5 +296,16 @@ mod tests {
             Err(ProviderError::Cancelled)
         ));
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn jitter_is_random_in_the_unit_interval() {
+        // It came from the clock's low bits: calls in quick succession could repeat a value.
+        let values: Vec<f64> = (0..100).map(|_| jitter()).collect();
+        assert!(values.iter().all(|v| (0.0..1.0).contains(v)), "{values:?}");
+        let mut distinct = values.clone();
+        distinct.sort_by(f64::total_cmp);
+        distinct.dedup();
+        assert_eq!(distinct.len(), values.len(), "{values:?}");
     }
 }

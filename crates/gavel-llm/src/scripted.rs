@@ -280,6 +280,7 @@ fn error_chain(err: &dyn std::error::Error) -> String {
 
 /// Why a script could not be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScriptError {
     #[error("cannot read script {}", path.display())]
     Read {
@@ -428,6 +429,7 @@ impl Script {
 /// What happened to a call, as recorded in the call log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum CallEvent {
     /// The call began (written before any scripted delay).
     Start,
@@ -452,6 +454,7 @@ pub struct CallLogEntry {
 
 /// Why the call log could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CallLogError {
     #[error("cannot read call log {}", path.display())]
     Read {

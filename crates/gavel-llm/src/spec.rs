@@ -16,6 +16,7 @@ pub const VALID_FORMS: &str = "claude:MODEL, gemini:MODEL, codex:MODEL, anthropi
 
 /// A parsed, validated provider string.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ProviderSpec {
     /// `claude:MODEL`: the Claude Code CLI.
     Claude { model: String },
@@ -79,6 +80,7 @@ impl fmt::Display for ProviderSpec {
 
 /// Why a provider string was rejected. Every message quotes the string and lists [`VALID_FORMS`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SpecError {
     #[error("the provider string is empty; valid forms: {forms}", forms = VALID_FORMS)]
     Empty,

@@ -4,28 +4,105 @@
 //! in a ```` ```markdown ```` fence. Workflows want the document itself, starting at its first
 //! heading, so this lives in one tested function instead of ad-hoc trimming in each workflow.
 
-/// Returns `text` from its first Markdown ATX heading (a line starting with `#`, `##`, ... followed
-/// by a space) onwards, trimmed.
+use std::ops::Range;
+
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+
+/// Returns `text` from its title onwards, trimmed: from its first level-1 ATX heading (`# `),
+/// or, in a document without one, from its first ATX heading of any level (`## `, ...).
 ///
-/// When the heading sits inside a ```` ```markdown ```` (or ```` ```md ````, or bare ```` ``` ````)
-/// fence that wraps the document, the fence is dropped too, together with anything after its
-/// closing line. If there is no heading, the text is returned trimmed and otherwise unchanged.
+/// Headings are found with a Markdown parser, so a `# ` line inside a code block (a shell
+/// comment, a Python comment) is never taken for the title. When the title sits inside a
+/// ```` ```markdown ```` (or ```` ```md ````, or bare ```` ``` ````) fence that wraps the document,
+/// the fence is dropped too, together with anything after its closing line; a title outside
+/// every fence wins over one inside a fence. If there is no heading, the text is returned
+/// trimmed and otherwise unchanged.
 pub fn strip_preamble(text: &str) -> String {
     let trimmed = text.trim();
-    let Some(start) = first_heading_offset(trimmed) else {
+    let headings = headings(trimmed);
+    let pick = |h1: bool, wrapped: bool| {
+        headings
+            .iter()
+            .find(|h| (!h1 || h.level == HeadingLevel::H1) && h.wrapped == wrapped)
+    };
+    let Some(title) = pick(true, false)
+        .or_else(|| pick(true, true))
+        .or_else(|| pick(false, false))
+        .or_else(|| pick(false, true))
+    else {
         return trimmed.to_owned();
     };
-    let preamble = &trimmed[..start];
-    let mut document = &trimmed[start..];
-    let wrapped = preamble
-        .lines()
-        .rev()
-        .find(|line| !line.trim().is_empty())
-        .is_some_and(opens_markdown_fence);
-    if wrapped && let Some(end) = last_closing_fence_offset(document) {
+    let mut document = &trimmed[title.offset..];
+    if title.wrapped
+        && let Some(end) = last_closing_fence_offset(document)
+    {
         document = &document[..end];
     }
     document.trim().to_owned()
+}
+
+/// An ATX heading: where it starts, its level, and whether it is inside a fence that wraps a
+/// Markdown document.
+#[derive(Debug)]
+struct Heading {
+    offset: usize,
+    level: HeadingLevel,
+    wrapped: bool,
+}
+
+/// The ATX headings of `text` in order: those of the document itself, and those inside each
+/// fence whose info string says Markdown (or nothing), which models use to wrap a document.
+fn headings(text: &str) -> Vec<Heading> {
+    let mut found = Vec::new();
+    // The content of the Markdown fence being read, if any.
+    let mut fence: Option<Option<Range<usize>>> = None;
+    for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) if is_atx(&text[range.clone()]) => {
+                found.push(Heading {
+                    offset: range.start,
+                    level,
+                    wrapped: false,
+                });
+            }
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) if wraps_markdown(&info) => {
+                fence = Some(None);
+            }
+            Event::Text(_) => {
+                if let Some(content) = &mut fence {
+                    let start = content.as_ref().map_or(range.start, |c| c.start);
+                    *content = Some(start..range.end);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                if let Some(Some(content)) = fence.take() {
+                    found.extend(
+                        headings(&text[content.clone()])
+                            .into_iter()
+                            .map(|h| Heading {
+                                offset: content.start + h.offset,
+                                level: h.level,
+                                wrapped: true,
+                            }),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// Whether a heading's source is ATX (`# Title`) rather than setext (`Title` over `===`).
+fn is_atx(source: &str) -> bool {
+    source.trim_start_matches(' ').starts_with('#')
+}
+
+fn wraps_markdown(info: &str) -> bool {
+    matches!(
+        info.trim().to_ascii_lowercase().as_str(),
+        "" | "markdown" | "md"
+    )
 }
 
 /// Byte offsets of the start of each line, paired with the line (without its terminator).
@@ -37,26 +114,8 @@ fn lines_with_offsets(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
-fn first_heading_offset(text: &str) -> Option<usize> {
-    lines_with_offsets(text)
-        .find(|(_, line)| is_atx_heading(line))
-        .map(|(offset, _)| offset)
-}
-
-fn is_atx_heading(line: &str) -> bool {
-    let hashes = line.len() - line.trim_start_matches('#').len();
-    (1..=6).contains(&hashes) && matches!(line[hashes..].chars().next(), None | Some(' ' | '\t'))
-}
-
-fn opens_markdown_fence(line: &str) -> bool {
-    line.trim().strip_prefix("```").is_some_and(|info| {
-        matches!(
-            info.trim().to_ascii_lowercase().as_str(),
-            "" | "markdown" | "md"
-        )
-    })
-}
-
+/// The last line that is a bare closing fence: a wrapped document may contain code blocks of
+/// its own, and its wrapping fence is the last one.
 fn last_closing_fence_offset(text: &str) -> Option<usize> {
     lines_with_offsets(text)
         .filter(|(_, line)| line.trim() == "```")
@@ -124,6 +183,30 @@ mod tests {
     fn trailing_code_block_of_unwrapped_document_is_kept() {
         let answer = "intro\n# Title\n```\ncode\n```";
         assert_eq!(strip_preamble(answer), "# Title\n```\ncode\n```");
+    }
+
+    #[test]
+    fn a_hash_line_in_a_code_block_of_the_preamble_is_not_the_title() {
+        // Regression: the `# ` line inside the fence was taken for the title.
+        for fence in ["```sh", "```", "~~~"] {
+            let close = &fence[..3];
+            let answer = format!(
+                "To build it, run:\n\n{fence}\n# not a title\nmake\n{close}\n\n# Build faster\n\nbody\n"
+            );
+            assert_eq!(strip_preamble(&answer), "# Build faster\n\nbody", "{fence}");
+        }
+    }
+
+    #[test]
+    fn a_level_one_title_wins_over_an_earlier_subheading() {
+        let answer = "Notes first:\n\n## Assumptions\n\n- none\n\n# Title\nbody";
+        assert_eq!(strip_preamble(answer), "# Title\nbody");
+    }
+
+    #[test]
+    fn a_setext_heading_is_not_the_title() {
+        let answer = "Sure\n====\n\nHere it is.\n\n# Title\nbody";
+        assert_eq!(strip_preamble(answer), "# Title\nbody");
     }
 
     #[test]

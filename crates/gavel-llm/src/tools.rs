@@ -123,12 +123,11 @@ pub fn probe(tool: &CliTool) -> Option<Installed> {
     Some(Installed { path, version })
 }
 
-/// The full path of `program` on PATH.
-pub fn find_on_path(program: &str) -> Option<PathBuf> {
-    find_in(program, &std::env::var_os("PATH")?)
-}
+/// The full path of `program` on PATH (gavel's one lookup, in [`crate::which`]).
+pub use crate::which::find_program as find_on_path;
 
-/// The full path of `program` in the folders of `path` (a PATH value).
+/// The full path of `program` in the folders of `path` (a PATH value): the CLI a child will
+/// find on the PATH it is given.
 pub fn find_in(program: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(path)

@@ -18,4 +18,5 @@ pub mod review;
 pub mod roles;
 pub mod tracker;
 pub mod verdict;
-pub mod which;
+/// Finding programs on `PATH`: gavel-llm's one lookup, re-exported for the editor check.
+pub use gavel_llm::which;

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use gavel_core::{ContentHash, Engine, EngineError, RunId, RunStatus, Store, StoreError};
+use gavel_core::{Engine, EngineError, RunId, RunStatus, Store, StoreError};
 use gavel_workflows::brief::{self, validate_slug};
 use gavel_workflows::issue::{IssueState, WORKFLOW, node};
 
@@ -153,7 +153,7 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
     }
 
     let now = ctx.clock.now_rfc3339();
-    let run_key = run_key(&slug, &text);
+    let run_key = run_key();
     let text_check = text.clone();
     let mut state = IssueState::new(
         run_key,
@@ -371,16 +371,8 @@ fn first_line(p: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// A random-enough key unique to this run (never reused even if the state database is lost).
-fn run_key(slug: &str, brief: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let seed = format!(
-        "{nanos}:{}:{slug}:{}",
-        std::process::id(),
-        ContentHash::of(brief.as_bytes())
-    );
-    ContentHash::of(seed.as_bytes()).as_str()[..16].to_owned()
+/// A random key unique to this run (never reused even if the state database is lost): the
+/// tracker's idempotency key and the commit trailer derive from it.
+fn run_key() -> String {
+    gavel_core::random_key()
 }

@@ -101,6 +101,11 @@ pub fn row(store: &dyn Store, r: &RunRecord) -> Result<RunRow, CliError> {
         RunStatus::Failed { error } => ("failed".to_owned(), one_line(error), None),
         RunStatus::Done { summary } => ("done".to_owned(), summary.clone(), None),
         RunStatus::Aborted { reason } => ("aborted".to_owned(), reason.clone(), None),
+        RunStatus::Unknown { status, .. } => (
+            "unknown".to_owned(),
+            format!("status `{status}` from a newer gavel"),
+            None,
+        ),
     };
     Ok(RunRow {
         id: r.id.0,

@@ -259,5 +259,6 @@ fn line(kind: &EventKind) -> String {
         EventKind::Failed { error } => format!("failed  {error}"),
         EventKind::Done { summary } => format!("done    {summary}"),
         EventKind::Aborted { reason } => format!("aborted {reason}"),
+        EventKind::Unknown { event, .. } => format!("unknown `{event}` (from a newer gavel)"),
     }
 }

@@ -7,6 +7,7 @@ mod crash;
 mod credentials;
 mod diff_gate;
 mod doctor;
+mod forward_compat;
 mod parallel;
 mod platform;
 mod pty;

@@ -61,6 +61,7 @@ pub fn abort_run(
 ) -> Result<(), EngineError> {
     let _lock = store.lock(run, holder)?;
     let record = store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
+    EngineError::refuse_unknown(run, &record.status)?;
     if record.status.is_terminal() {
         return Err(EngineError::Finished {
             run,
@@ -180,6 +181,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
 
     fn drive_locked(&self, run: RunId, answer: Option<GateAnswer>) -> Result<Outcome, EngineError> {
         let record = self.store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
+        EngineError::refuse_unknown(run, &record.status)?;
         if record.status.is_terminal() {
             return Err(EngineError::Finished {
                 run,

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use super::ctx::NodeCtx;
 use crate::event::Event;
 use crate::gate::GateRequest;
-use crate::run::RunId;
+use crate::run::{RunId, RunStatus};
 use crate::store::StoreError;
 
 /// A workflow: typed state plus the code of its nodes and routes.
@@ -34,6 +34,7 @@ pub trait Workflow {
 
 /// Where a node sends the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Transition {
     /// Checkpoint and run `node` next.
     Goto(String),
@@ -49,6 +50,7 @@ pub enum Transition {
 
 /// A node's failure.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NodeError {
     /// The node failed; the run is marked failed and can be resumed once the cause is fixed.
     #[error("{0}")]
@@ -77,11 +79,16 @@ pub enum StepError<E> {
 
 /// Why driving a run failed (as opposed to the run halting or pausing, which are outcomes).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EngineError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("run {run} is already {status}; there is nothing to resume")]
     Finished { run: RunId, status: String },
+    #[error(
+        "run {run} has status `{status}`, which this gavel does not know (a newer gavel wrote it); this gavel cannot drive or abort it"
+    )]
+    UnknownStatus { run: RunId, status: String },
     #[error("run {run} is not waiting at a gate (it is {status})")]
     NotWaiting { run: RunId, status: String },
     #[error("run {run} is waiting at gate {expected}, not {got}")]
@@ -108,6 +115,20 @@ pub enum EngineError {
     NoCheckpoint { run: RunId },
     #[error("the state of run {run} cannot be read: {message}")]
     BadState { run: RunId, message: String },
+}
+
+impl EngineError {
+    /// Refuses a run whose status a newer gavel wrote: this build cannot know what driving or
+    /// aborting it would mean.
+    pub(crate) fn refuse_unknown(run: RunId, status: &RunStatus) -> Result<(), Self> {
+        match status {
+            RunStatus::Unknown { status, .. } => Err(Self::UnknownStatus {
+                run,
+                status: status.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The result of driving a run as far as it goes.

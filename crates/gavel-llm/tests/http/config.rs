@@ -172,12 +172,11 @@ fn a_slow_but_steady_stream_fails_at_the_total_timeout() {
     h.push(Reply::text("word ".repeat(60)).with_event_delay(200));
     let started = Instant::now();
     let (message, _) = transient(&ANTHROPIC, h.ask());
+    // The total timeout, not the idle one, ended the call, and not before it was due. Without
+    // it the whole answer would have arrived and the call would have succeeded.
     assert!(message.contains("total timeout"), "{message}");
-    let took = started.elapsed();
-    assert!(
-        took >= Duration::from_millis(600) && took < Duration::from_secs(2),
-        "{took:?}"
-    );
+    assert!(started.elapsed() >= Duration::from_millis(600));
+    assert_eq!(h.fake.requests().len(), 1, "one request, not retried");
 }
 
 #[test]
@@ -239,15 +238,13 @@ fn cancellation_is_noticed_while_waiting_for_a_silent_service() {
     h.push(Reply::Stall {
         after_events: ANTHROPIC.mid_events,
     });
-    let (result, after_cancel) = cancel_after_first_text(&h.provider);
+    // Unnoticed, the call would end with the idle timeout 30 s later, not as cancelled.
+    let (result, relayed_after_cancel) = cancel_after_first_text(&h.provider);
     assert!(
         matches!(result, Err(ProviderError::Cancelled)),
         "{result:?}"
     );
-    assert!(
-        after_cancel < Duration::from_millis(300),
-        "{after_cancel:?}"
-    );
+    assert_eq!(relayed_after_cancel, 0);
 }
 
 #[test]

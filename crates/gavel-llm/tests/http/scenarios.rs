@@ -2,7 +2,7 @@
 //! each kind by [`kind_tests!`]: answers, usage, the answering model, and every fault the fake
 //! can produce.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use gavel_fakeapi::Reply;
 use gavel_llm::ProviderError;
@@ -124,9 +124,10 @@ pub fn stalled_stream_is_transient_within_idle_timeout(kind: &'static Kind) {
     let (result, progress) = h.ask_with_progress();
     let took = started.elapsed();
     let (message, _) = transient(kind, result);
+    // The idle timeout (1 s), not the total one (20 s), ended the call, and not before it was
+    // due; the fake would have stalled for minutes.
     assert!(message.contains("idle timeout"), "{message}");
     assert!(took >= IDLE, "{}: gave up after {took:?}", kind.name);
-    assert!(took < IDLE * 3, "{}: took {took:?}", kind.name);
     // The text that did arrive was reported while waiting.
     assert!(
         !progress.is_empty(),
@@ -157,25 +158,22 @@ pub fn malformed_json_is_transient(kind: &'static Kind) {
 
 pub fn cancellation_mid_stream_ends_the_call(kind: &'static Kind) {
     let h = Harness::new(kind);
-    // About ten events 150 ms apart: the whole answer would take well over a second.
+    // About ten events 150 ms apart: a call that went on after the cancellation would relay the
+    // rest of the answer (or return it).
     let long = "word ".repeat(48);
     h.push(Reply::text(long).with_event_delay(150));
-    let started = Instant::now();
-    let (result, after_cancel) = cancel_after_first_text(&h.provider);
+    let (result, relayed_after_cancel) = cancel_after_first_text(&h.provider);
     assert!(
         matches!(result, Err(ProviderError::Cancelled)),
         "{}: {result:?}",
         kind.name
     );
-    assert!(
-        after_cancel < Duration::from_millis(300),
-        "{after_cancel:?}"
+    assert_eq!(
+        relayed_after_cancel, 0,
+        "{}: the call went on after it was cancelled",
+        kind.name
     );
-    assert!(
-        started.elapsed() < Duration::from_millis(1200),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_eq!(h.fake.requests().len(), 1, "{}: not retried", kind.name);
 }
 
 /// Generates one test per scenario for a provider kind.

@@ -304,17 +304,19 @@ pub fn permanent<T: std::fmt::Debug>(
 }
 
 /// Calls the provider with a cancel flag that turns true the first time some text has arrived;
-/// returns the result and how long the call went on after the flag was raised.
+/// returns the result and how many progress reports the call relayed after the flag was raised
+/// (none, when it stops at once: a call that went on would relay the rest of the answer).
 pub fn cancel_after_first_text(
     provider: &HttpProvider,
-) -> (Result<Response, ProviderError>, Duration) {
-    let raised = Cell::new(None);
-    let cancelled = || raised.get().is_some();
+) -> (Result<Response, ProviderError>, usize) {
+    let raised = Cell::new(false);
+    let after = Cell::new(0usize);
+    let cancelled = || raised.get();
     let progress = |p: CallProgress| {
-        let text_arrived =
-            matches!(p, CallProgress::Tokens { output_tokens, .. } if output_tokens > 0);
-        if text_arrived && raised.get().is_none() {
-            raised.set(Some(std::time::Instant::now()));
+        if raised.get() {
+            after.set(after.get() + 1);
+        } else if matches!(p, CallProgress::Tokens { output_tokens, .. } if output_tokens > 0) {
+            raised.set(true);
         }
     };
     let call = Call {
@@ -322,6 +324,9 @@ pub fn cancel_after_first_text(
         progress: &progress,
     };
     let result = provider.complete(&request(), &call);
-    let after = raised.get().map_or(Duration::MAX, |at| at.elapsed());
-    (result, after)
+    assert!(
+        raised.get(),
+        "no text arrived before the call ended: {result:?}"
+    );
+    (result, after.get())
 }

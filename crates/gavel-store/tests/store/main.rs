@@ -11,4 +11,5 @@ mod engine_toy;
 mod engine;
 mod engine_control;
 mod engine_gates;
+mod forward_compat;
 mod sqlite_open;

@@ -4,13 +4,62 @@
 //! matter block (number, title, labels, state, created_at, gavel_key); labels live in
 //! `labels.txt` beside them. Numbers are allocated under an exclusive lock on the folder, so
 //! parallel runs never get the same number, and a create with a known `gavel_key` returns the
-//! issue already filed.
+//! issue already filed. The front matter is written and read with a YAML serializer and parser
+//! (serde-saphyr); only the front matter is searched for a key, never the body.
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use super::{FiledIssue, NewIssue, Tracker, TrackerError};
 use crate::fsutil;
+
+/// The front matter gavel writes.
+#[derive(Debug, Serialize)]
+struct FrontMatterOut<'a> {
+    number: u64,
+    title: &'a str,
+    labels: &'a [String],
+    state: &'a str,
+    created_at: &'a str,
+    gavel_key: &'a str,
+}
+
+/// The front matter as read back: every field optional, unknown fields ignored, because the
+/// folder may hold issues a person wrote or edited.
+#[derive(Debug, Default, Deserialize)]
+struct FrontMatterIn {
+    #[serde(default)]
+    created_at: Option<String>,
+    #[serde(default)]
+    gavel_key: Option<String>,
+}
+
+impl FrontMatterIn {
+    /// The front matter of an issue file; a file without one, or with one that is not YAML
+    /// gavel can read, has none (it was not filed by gavel).
+    fn of(content: &str) -> Self {
+        front_matter(content)
+            .and_then(|yaml| serde_saphyr::from_str(yaml).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// The YAML between an opening `---` on the first line and the next line that is exactly `---`.
+fn front_matter(content: &str) -> Option<&str> {
+    let rest = content
+        .strip_prefix("---\n")
+        .or_else(|| content.strip_prefix("---\r\n"))?;
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim_end_matches(['\n', '\r']) == "---" {
+            return Some(&rest[..offset]);
+        }
+        offset += line.len();
+    }
+    None
+}
 
 /// Issues as files in the repository.
 #[derive(Debug, Clone)]
@@ -142,37 +191,36 @@ impl Tracker for LocalTracker {
         let dir = self.ensure_dir()?;
         let _lock = self.lock(&dir)?;
         let issues = self.issues(&dir)?;
-        let key_line = format!("gavel_key: {}", issue.idempotency_key);
         let labels_path = self.dir.join(LABELS_FILE);
-        if let Some((number, name, content)) = issues
-            .iter()
-            .find(|(_, _, c)| c.lines().any(|l| l == key_line))
-        {
-            let created_at = content
-                .lines()
-                .find_map(|l| l.strip_prefix("created_at: "))
-                .unwrap_or(now)
-                .to_owned();
+        let filed = issues.iter().find_map(|(number, name, content)| {
+            let front = FrontMatterIn::of(content);
+            (front.gavel_key.as_deref() == Some(issue.idempotency_key.as_str())).then_some((
+                number,
+                name,
+                front.created_at,
+            ))
+        });
+        if let Some((number, name, created_at)) = filed {
             return Ok(FiledIssue {
                 number: *number,
                 url: self.url(name),
-                created_at,
+                created_at: created_at.unwrap_or_else(|| now.to_owned()),
                 paths: vec![self.dir.join(name), labels_path],
             });
         }
         let number = issues.last().map_or(1, |(n, _, _)| n + 1);
         let name = format!("{number:04}-{}.md", issue.slug);
-        let labels = issue
-            .labels
-            .iter()
-            .map(|l| yaml_str(l))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let text = format!(
-            "---\nnumber: {number}\ntitle: {}\nlabels: [{labels}]\nstate: open\ncreated_at: {now}\n{key_line}\n---\n\n{}",
-            yaml_str(&issue.title),
-            issue.body.trim_start()
-        );
+        let front = serde_saphyr::to_string(&FrontMatterOut {
+            number,
+            title: &issue.title,
+            labels: &issue.labels,
+            state: "open",
+            created_at: now,
+            gavel_key: &issue.idempotency_key,
+        })
+        .map_err(|e| self.unreachable(format!("cannot write the front matter: {e}")))?;
+        let newline = if front.ends_with('\n') { "" } else { "\n" };
+        let text = format!("---\n{front}{newline}---\n\n{}", issue.body.trim_start());
         fsutil::write_atomic(&dir.join(&name), text.as_bytes()).map_err(|e| self.unreachable(e))?;
         Ok(FiledIssue {
             number,
@@ -181,11 +229,6 @@ impl Tracker for LocalTracker {
             paths: vec![self.dir.join(&name), labels_path],
         })
     }
-}
-
-/// A double-quoted YAML string.
-fn yaml_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))
 }
 
 #[cfg(test)]
@@ -219,8 +262,84 @@ mod tests {
         assert_eq!((a.number, b.number), (1, 2));
         assert_eq!(a2, a);
         let text = fs::read_to_string(dir.path().join(&a.url)).expect("issue file");
-        assert!(text.contains("title: \"Add \\\"dark\\\" mode\""), "{text}");
+        let front: serde_json::Value =
+            serde_saphyr::from_str(front_matter(&text).expect("front matter")).expect("YAML");
+        assert_eq!(front["title"], "Add \"dark\" mode", "{text}");
+        assert_eq!(front["labels"], serde_json::json!(["ui"]));
+        assert_eq!(front["gavel_key"], "run-1");
         assert!(text.ends_with("body"));
+    }
+
+    #[test]
+    fn a_gavel_key_in_the_body_is_not_the_issues_key() {
+        // Regression: the key lookup matched a `gavel_key:` line anywhere in the file.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let t = LocalTracker::new(dir.path(), Path::new("docs/issues"));
+        let quoting = NewIssue {
+            body: "# Quote\n\nThe old file said:\n\ngavel_key: gavel-XYZ\n".into(),
+            ..issue("gavel-ABC")
+        };
+        let first = t
+            .create_issue(&quoting, "2026-01-01T00:00:00Z")
+            .expect("first");
+        let second = t
+            .create_issue(&issue("gavel-XYZ"), "2026-01-02T00:00:00Z")
+            .expect("second");
+        assert_eq!((first.number, second.number), (1, 2));
+        assert_eq!(second.created_at, "2026-01-02T00:00:00Z");
+    }
+
+    #[test]
+    fn a_title_that_breaks_hand_written_yaml_round_trips_and_keeps_the_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let t = LocalTracker::new(dir.path(), Path::new("docs/issues"));
+        let awkward = NewIssue {
+            title: "Fix: \"---\" #1\n---\ngavel_key: other".into(),
+            labels: vec!["a: b".into(), "yes".into()],
+            ..issue("run-1")
+        };
+        let filed = t
+            .create_issue(&awkward, "2026-01-01T00:00:00Z")
+            .expect("filed");
+        let text = fs::read_to_string(dir.path().join(&filed.url)).expect("issue file");
+        let front: serde_json::Value =
+            serde_saphyr::from_str(front_matter(&text).expect("front matter")).expect("YAML");
+        assert_eq!(
+            front["title"].as_str(),
+            Some(awkward.title.as_str()),
+            "{text}"
+        );
+        assert_eq!(front["labels"], serde_json::json!(["a: b", "yes"]));
+        assert!(text.ends_with("body"));
+        let again = t
+            .create_issue(&awkward, "2026-01-02T00:00:00Z")
+            .expect("again");
+        assert_eq!(again, filed);
+        assert!(
+            t.create_issue(&issue("other"), "now")
+                .expect("other")
+                .number
+                == 2
+        );
+    }
+
+    #[test]
+    fn an_issue_written_by_an_older_gavel_is_still_found_by_its_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let issues = dir.path().join("docs/issues");
+        fs::create_dir_all(&issues).expect("mkdir");
+        fs::write(
+            issues.join("0007-dark.md"),
+            "---\nnumber: 7\ntitle: \"Add \\\"dark\\\" mode\"\nlabels: [\"ui\"]\nstate: open\n\
+             created_at: 2025-12-01T00:00:00Z\ngavel_key: run-1\n---\n\n# Add dark mode\n",
+        )
+        .expect("write");
+        let t = LocalTracker::new(dir.path(), Path::new("docs/issues"));
+        let filed = t.create_issue(&issue("run-1"), "now").expect("found");
+        assert_eq!(
+            (filed.number, filed.created_at.as_str()),
+            (7, "2025-12-01T00:00:00Z")
+        );
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! Finding programs on `PATH`, for pre-flight checks (the editor, later the agent CLIs).
+//! Finding programs on `PATH`: gavel's one lookup, for the agent CLIs' pre-flight checks and
+//! `gavel doctor` ([`crate::tools::find_on_path`]) and for the editor (re-exported as
+//! `gavel_workflows::which`).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -34,5 +36,17 @@ mod tests {
         assert!(find_program("sh").is_some());
         assert!(find_program("definitely-not-a-program-gavel").is_none());
         assert!(find_program("").is_none());
+    }
+
+    #[test]
+    fn an_explicit_path_must_be_an_executable_file() {
+        let sh = find_program("sh").expect("sh on PATH");
+        let explicit = sh.to_str().expect("a UTF-8 path");
+        assert_eq!(find_program(explicit), Some(sh.clone()));
+        let dir = tempfile::tempdir().expect("tempdir");
+        let plain = dir.path().join("notes.txt");
+        std::fs::write(&plain, "not a program").expect("write");
+        assert_eq!(find_program(plain.to_str().expect("UTF-8")), None);
+        assert_eq!(find_program(dir.path().to_str().expect("UTF-8")), None);
     }
 }
