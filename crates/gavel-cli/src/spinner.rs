@@ -1,5 +1,7 @@
 //! Feedback while a model call runs: a spinner with role, provider, elapsed time, tokens so far
-//! and the attempt number on a terminal; a plain status line every 10 seconds otherwise.
+//! and the attempt number on a terminal (drawn by indicatif, which redraws in place and clears
+//! itself), and a plain status line every 10 seconds otherwise (logs and CI keep a readable
+//! record).
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -9,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use gavel_llm::{CallProgress, Role};
 use gavel_workflows::caller::CallObserver;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::ui::sanitize;
 
@@ -19,25 +22,41 @@ struct Shared {
     done: AtomicBool,
 }
 
+/// The call on display.
+struct Active {
+    shared: Arc<Shared>,
+    /// The spinner, on a terminal.
+    bar: Option<ProgressBar>,
+    /// The plain status-line writer, elsewhere.
+    plain: Option<JoinHandle<()>>,
+}
+
 /// The live display of model calls (one at a time).
 #[derive(Default)]
 pub struct Spinner {
-    current: Mutex<(Arc<Shared>, Option<JoinHandle<()>>)>,
+    current: Mutex<Option<Active>>,
 }
 
 impl Spinner {
-    fn shared(&self) -> Arc<Shared> {
-        Arc::clone(
-            &self
-                .current
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .0,
-        )
+    fn with_active(&self, f: impl FnOnce(&Active)) {
+        let cur = self
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(active) = cur.as_ref() {
+            f(active);
+        }
     }
 }
 
-const FRAMES: &[char] = &['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+/// `N tokens` and, after a retry, `· attempt K`.
+fn status(tokens: u64, attempt: u32) -> String {
+    if attempt > 1 {
+        format!("{tokens} tokens · attempt {attempt}")
+    } else {
+        format!("{tokens} tokens")
+    }
+}
 
 impl CallObserver for Spinner {
     fn call_started(&self, role: Role, provider: &str) {
@@ -47,47 +66,50 @@ impl CallObserver for Spinner {
             ..Shared::default()
         });
         let label = format!("{role} {}", sanitize(provider));
-        let tty = std::io::stderr().is_terminal();
-        let s = Arc::clone(&shared);
-        let handle = thread::spawn(move || {
-            let started = Instant::now();
-            let mut frame = 0usize;
-            let mut last_plain = Instant::now();
-            while !s.done.load(Ordering::SeqCst) {
-                let secs = started.elapsed().as_secs_f64();
-                let tokens = s.tokens.load(Ordering::SeqCst);
-                let attempt = s.attempt.load(Ordering::SeqCst);
-                let retry = if attempt > 1 {
-                    format!(" · attempt {attempt}")
-                } else {
-                    String::new()
-                };
-                if tty {
-                    let mut err = std::io::stderr().lock();
-                    let _ = write!(
-                        err,
-                        "\r\x1b[2K{} {label} · {secs:.1}s · {tokens} tokens{retry}",
-                        FRAMES[frame % FRAMES.len()]
-                    );
-                    let _ = err.flush();
-                    frame += 1;
-                } else if last_plain.elapsed() >= Duration::from_secs(10) {
-                    last_plain = Instant::now();
-                    let _ = writeln!(
-                        std::io::stderr().lock(),
-                        "    {label}: still running ({secs:.0}s, {tokens} tokens{retry})"
-                    );
+        let active = if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            let style = ProgressStyle::with_template("{spinner} {prefix} · {elapsed} · {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            bar.set_style(style);
+            bar.set_prefix(label);
+            bar.set_message(status(0, 1));
+            bar.enable_steady_tick(Duration::from_millis(100));
+            Active {
+                shared,
+                bar: Some(bar),
+                plain: None,
+            }
+        } else {
+            let s = Arc::clone(&shared);
+            let plain = thread::spawn(move || {
+                let started = Instant::now();
+                let mut last = Instant::now();
+                while !s.done.load(Ordering::SeqCst) {
+                    if last.elapsed() >= Duration::from_secs(10) {
+                        last = Instant::now();
+                        let _ = writeln!(
+                            std::io::stderr().lock(),
+                            "    {label}: still running ({:.0}s, {})",
+                            started.elapsed().as_secs_f64(),
+                            status(
+                                s.tokens.load(Ordering::SeqCst),
+                                s.attempt.load(Ordering::SeqCst)
+                            )
+                        );
+                    }
+                    thread::park_timeout(Duration::from_millis(100));
                 }
-                thread::park_timeout(Duration::from_millis(100));
+            });
+            Active {
+                shared,
+                bar: None,
+                plain: Some(plain),
             }
-            if tty {
-                let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
-            }
-        });
+        };
         *self
             .current
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = (shared, Some(handle));
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(active);
     }
 
     fn call_progress(&self, p: CallProgress) {
@@ -97,30 +119,38 @@ impl CallObserver for Spinner {
             attempt,
         } = p
         {
-            let s = self.shared();
-            s.tokens.store(output_tokens, Ordering::SeqCst);
-            s.attempt.store(attempt, Ordering::SeqCst);
+            self.with_active(|a| {
+                a.shared.tokens.store(output_tokens, Ordering::SeqCst);
+                a.shared.attempt.store(attempt, Ordering::SeqCst);
+                if let Some(bar) = &a.bar {
+                    bar.set_message(status(output_tokens, attempt));
+                }
+            });
         }
     }
 
     fn call_warning(&self, role: Role, warning: &str) {
-        let _ = writeln!(
-            std::io::stderr().lock(),
+        let line = format!(
             "warning: the {role} call was answered by another model than requested: {}",
             sanitize(warning)
         );
+        let _ = writeln!(std::io::stderr().lock(), "{line}");
     }
 
     fn call_finished(&self) {
-        let handle = {
-            let mut cur = self
-                .current
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            cur.0.done.store(true, Ordering::SeqCst);
-            cur.1.take()
+        let active = self
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let Some(active) = active else {
+            return;
         };
-        if let Some(h) = handle {
+        active.shared.done.store(true, Ordering::SeqCst);
+        if let Some(bar) = active.bar {
+            bar.finish_and_clear();
+        }
+        if let Some(h) = active.plain {
             h.thread().unpark();
             let _ = h.join();
         }
