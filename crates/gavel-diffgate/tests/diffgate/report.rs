@@ -308,3 +308,18 @@ fn no_new_files_no_new_block() {
     repo.stage_all();
     assert!(!report_of(&repo).contains("New files"));
 }
+
+#[test]
+fn snapshot_a_mixed_report() {
+    // The whole report a reviewer reads (summary, NEW files, one banner and its diff, the
+    // counts) as a reviewed snapshot: any change to it shows up as a snapshot diff.
+    let repo = TestRepo::with_commit(&[
+        ("small.txt", lines("s", 10).as_bytes()),
+        ("big.txt", lines("b", 8).as_bytes()),
+    ]);
+    repo.write("small.txt", format!("{}extra\n", lines("s", 10)));
+    repo.write("big.txt", lines("rewritten", 8));
+    repo.write("added.txt", lines("a", 3));
+    repo.stage_all();
+    insta::assert_snapshot!(report_of(&repo));
+}
