@@ -61,16 +61,21 @@ fn staged_rewrite(kit: &Kit) {
     kit.git(&["add", "-A"]);
 }
 
+/// Starts a run and drives it to the review gate.
+fn at_the_review(kit: &Kit, wf: &Committer<'_>) -> (gavel_core::RunId, gavel_core::GateRequest) {
+    let run = kit
+        .engine(wf)
+        .start("c", &State::default(), "review")
+        .expect("start");
+    (run, kit.to_gate(wf, run, None))
+}
+
 #[test]
 fn the_review_waits_for_a_typed_approve_and_audits_once() {
     let kit = Kit::new();
     staged_rewrite(&kit);
     let wf = Committer { kit: &kit };
-    let run = kit
-        .engine(&wf)
-        .start("c", &State::default(), "review")
-        .expect("start");
-    let gate = kit.to_gate(&wf, run, None);
+    let (run, gate) = at_the_review(&kit, &wf);
     assert_eq!(gate.kind, review::KIND);
     assert_eq!(
         gate.present.confirm,
@@ -99,11 +104,7 @@ fn a_rejection_aborts_and_is_audited() {
     let kit = Kit::new();
     staged_rewrite(&kit);
     let wf = Committer { kit: &kit };
-    let run = kit
-        .engine(&wf)
-        .start("c", &State::default(), "review")
-        .expect("start");
-    let gate = kit.to_gate(&wf, run, None);
+    let (run, gate) = at_the_review(&kit, &wf);
     let out = kit.drive(&wf, run, answer(&gate, "reject")).expect("drive");
     assert!(matches!(out, Outcome::Aborted { .. }), "{out:?}");
     assert!(kit.read("docs/audit/diff-gate.jsonl").contains("REJECTED"));
