@@ -237,7 +237,9 @@ fn a_git_stopped_by_a_signal_is_killed_not_failed() {
     let (dir, git) = repo_with(&[("a.md", "a")]);
     let hook = dir.path().join(".git/hooks/pre-commit");
     // The hook's parent is the `git commit` gavel started.
-    fs::write(&hook, "#!/bin/sh\nkill -INT $PPID\nexit 1\n").expect("hook");
+    // SIGTERM, not SIGINT: a job started in the background by a non-interactive shell (as CI
+    // may start this suite) inherits SIGINT ignored, and git would then not die of it.
+    fs::write(&hook, "#!/bin/sh\nkill -TERM $PPID\nexit 1\n").expect("hook");
     make_executable(&hook);
     fs::write(dir.path().join("a.md"), "changed").expect("write");
     let err = git
