@@ -11,9 +11,18 @@
 //! own "quota exhausted" answers. A reply or a standing [`Rule`] may apply only to requests
 //! made with one API key, so credential rotation can be tested. Every request is recorded for
 //! assertions.
+//!
+//! The HTTP layer is hyper's HTTP/1.1 server (`hyper` 1.x with `hyper-util`'s tokio glue) on a
+//! current-thread tokio runtime that runs on a thread of its own, so a [`FakeServer`] is a plain
+//! handle usable from sync and async tests alike. hyper parses the requests (keep-alive,
+//! `content-length` or chunked bodies); the fake only decides the answers. JSON answers go out
+//! with `content-length`, event streams chunked and flushed event by event; a stall holds the
+//! connection open without sending, and a cut ends the body with an error, which makes hyper
+//! close the connection without the terminating chunk.
 
+mod answer;
+mod body;
 mod formats;
-mod http;
 mod reply;
 mod server;
 

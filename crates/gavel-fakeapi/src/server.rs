@@ -1,18 +1,23 @@
-//! The server: a thread per connection on 127.0.0.1, replies taken from per-API queues (or
-//! persistent rules), optionally only for one API key, every request recorded.
+//! The server handle: hyper's HTTP/1.1 server on 127.0.0.1, driven by a tokio runtime on a
+//! thread of its own (so tests, sync or async, only hold a handle), with the replies it will
+//! give (per-API queues, per-key queues, standing rules) and every request it has received.
 
-use std::collections::VecDeque;
-use std::io::{self, BufReader};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::io;
+use std::net::{SocketAddr, TcpListener as StdListener};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
-use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
 
-use crate::formats::{self, Answer};
-use crate::http::{self, Request, Streaming};
+use crate::answer;
 use crate::reply::{Reply, Rule};
 
 /// Which vendor API a request is for (decided by its path).
@@ -29,8 +34,10 @@ pub enum Api {
 pub struct Recorded {
     pub api: Option<Api>,
     pub method: String,
+    /// The path without the query string.
     pub path: String,
     pub query: String,
+    /// The request's headers in the order sent, names in lower case (as hyper gives them).
     pub headers: Vec<(String, String)>,
     pub body: Value,
     /// The model the request asked for.
@@ -40,24 +47,40 @@ pub struct Recorded {
     pub key: Option<String>,
 }
 
+/// The replies to give and the requests received.
 #[derive(Default)]
-struct State {
-    queues: std::collections::HashMap<Api, VecDeque<Reply>>,
+pub(crate) struct State {
+    pub queues: HashMap<Api, VecDeque<Reply>>,
     /// Replies for requests made with one key, used before the general queue.
-    keyed: std::collections::HashMap<(Api, String), VecDeque<Reply>>,
-    rules: Vec<Rule>,
-    requests: Vec<Recorded>,
+    pub keyed: HashMap<(Api, String), VecDeque<Reply>>,
+    pub rules: Vec<Rule>,
+    pub requests: Vec<Recorded>,
 }
 
-/// A running fake; stops when dropped.
+/// What every connection shares.
+pub(crate) struct Shared {
+    pub state: Mutex<State>,
+    /// Numbers the answers' ids.
+    pub ids: AtomicU64,
+    /// Turns `true` (or loses its sender) when the server stops; ends stalled streams.
+    pub stop: watch::Receiver<bool>,
+}
+
+impl Shared {
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A running fake; stops when dropped (its open connections are closed, stalled streams
+/// included).
 pub struct FakeServer {
     addr: SocketAddr,
-    state: Arc<Mutex<State>>,
-    stop: Arc<AtomicBool>,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
 }
-
-/// The longest a stalled stream or the whole server waits, so nothing outlives a test.
-const MAX_STALL: Duration = Duration::from_secs(600);
 
 impl FakeServer {
     /// Starts on a free port of 127.0.0.1.
@@ -67,25 +90,32 @@ impl FakeServer {
 
     /// Starts on `port` of 127.0.0.1 (0: any free port).
     pub fn start_on(port: u16) -> io::Result<Self> {
-        let listener = TcpListener::bind(("127.0.0.1", port))?;
+        // Bound here, so a port in use is this call's error, not the server thread's.
+        let listener = StdListener::bind(("127.0.0.1", port))?;
+        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        let state = Arc::new(Mutex::new(State::default()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (s, st) = (Arc::clone(&state), Arc::clone(&stop));
-        let ids = Arc::new(AtomicU64::new(1));
-        thread::spawn(move || {
-            for conn in listener.incoming() {
-                if st.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(conn) = conn else { continue };
-                let (s, st, ids) = (Arc::clone(&s), Arc::clone(&st), Arc::clone(&ids));
-                thread::spawn(move || {
-                    let _ = serve(conn, &s, &st, &ids);
-                });
-            }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let (stop, stopped) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            ids: AtomicU64::new(1),
+            stop: stopped,
         });
-        Ok(Self { addr, state, stop })
+        let serving = Arc::clone(&shared);
+        thread::Builder::new()
+            .name(format!("gavel-fakeapi {addr}"))
+            .spawn(move || {
+                // Returns when the server stops; dropping the runtime then closes every
+                // connection it still holds.
+                runtime.block_on(async move {
+                    if let Ok(listener) = TcpListener::from_std(listener) {
+                        accept(listener, serving).await;
+                    }
+                });
+            })?;
+        Ok(Self { addr, shared, stop })
     }
 
     /// `http://127.0.0.1:PORT`
@@ -95,7 +125,8 @@ impl FakeServer {
 
     /// Queues a reply for the next request to `api`.
     pub fn push(&self, api: Api, reply: Reply) {
-        lock(&self.state)
+        self.shared
+            .lock()
             .queues
             .entry(api)
             .or_default()
@@ -104,7 +135,8 @@ impl FakeServer {
 
     /// Queues a reply for the next request to `api` made with API key `key`.
     pub fn push_for_key(&self, api: Api, key: &str, reply: Reply) {
-        lock(&self.state)
+        self.shared
+            .lock()
             .keyed
             .entry((api, key.to_owned()))
             .or_default()
@@ -113,321 +145,46 @@ impl FakeServer {
 
     /// Adds a standing rule.
     pub fn rule(&self, rule: Rule) {
-        lock(&self.state).rules.push(rule);
+        self.shared.lock().rules.push(rule);
     }
 
     /// Every request so far.
     pub fn requests(&self) -> Vec<Recorded> {
-        lock(&self.state).requests.clone()
+        self.shared.lock().requests.clone()
     }
 
     /// Replies still queued for `api`.
     pub fn pending(&self, api: Api) -> usize {
-        lock(&self.state).queues.get(&api).map_or(0, VecDeque::len)
+        self.shared.lock().queues.get(&api).map_or(0, VecDeque::len)
     }
 }
 
 impl Drop for FakeServer {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
+        self.stop.send_replace(true);
     }
 }
 
-fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
-    state
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn classify(req: &Request) -> Option<Api> {
-    let p = req.path.as_str();
-    if p.ends_with("/messages") {
-        Some(Api::Anthropic)
-    } else if p.contains(":generateContent") || p.contains(":streamGenerateContent") {
-        Some(Api::Gemini)
-    } else if p.ends_with("/responses") {
-        Some(Api::OpenAiResponses)
-    } else if p.ends_with("/chat/completions") {
-        Some(Api::OpenAiChat)
-    } else {
-        None
-    }
-}
-
-/// The API key a request carries, in whichever place its vendor puts it.
-fn api_key(req: &Request) -> Option<String> {
-    req.header("x-api-key")
-        .or_else(|| req.header("x-goog-api-key"))
-        .map(str::to_owned)
-        .or_else(|| {
-            req.query
-                .split('&')
-                .find_map(|pair| pair.strip_prefix("key="))
-                .map(str::to_owned)
-        })
-        .or_else(|| {
-            let auth = req.header("authorization")?;
-            auth.strip_prefix("Bearer ")
-                .or_else(|| auth.strip_prefix("bearer "))
-                .map(|k| k.trim().to_owned())
-        })
-        .filter(|k| !k.is_empty())
-}
-
-fn serve(
-    conn: TcpStream,
-    state: &Mutex<State>,
-    stop: &AtomicBool,
-    ids: &AtomicU64,
-) -> io::Result<()> {
-    let mut writer = conn.try_clone()?;
-    let mut reader = BufReader::new(conn);
-    while let Some(req) = http::read_request(&mut reader)? {
-        let keep = handle(&req, &mut writer, state, stop, ids)?;
-        let close = req
-            .header("connection")
-            .is_some_and(|v| v.eq_ignore_ascii_case("close"));
-        if !keep || close {
-            let _ = writer.shutdown(std::net::Shutdown::Both);
-            break;
-        }
-    }
-    Ok(())
-}
-
-/// Answers one request; `false` closes the connection.
-fn handle(
-    req: &Request,
-    out: &mut TcpStream,
-    state: &Mutex<State>,
-    stop: &AtomicBool,
-    ids: &AtomicU64,
-) -> io::Result<bool> {
-    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
-    let api = classify(req);
-    let gemini_model = req
-        .path
-        .rsplit('/')
-        .next()
-        .and_then(|m| m.split(':').next())
-        .unwrap_or_default();
-    let model = match api {
-        Some(Api::Gemini) => gemini_model.to_owned(),
-        _ => body
-            .get("model")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-    };
-    let streamed = match api {
-        Some(Api::Gemini) => req.path.contains(":streamGenerateContent"),
-        _ => body.get("stream").and_then(Value::as_bool).unwrap_or(false),
-    };
-    let key = api_key(req);
-    lock(state).requests.push(Recorded {
-        api,
-        method: req.method.clone(),
-        path: req.path.clone(),
-        query: req.query.clone(),
-        headers: req.headers.clone(),
-        body: body.clone(),
-        model: model.clone(),
-        streamed,
-        key: key.clone(),
-    });
-
-    // Token counting and model listing answer by themselves.
-    if req.path.ends_with("/messages/count_tokens") {
-        let n = req.body.len() as u64 / 4;
-        http::write_full(
-            out,
-            200,
-            "application/json",
-            &[],
-            json!({"input_tokens": n}).to_string().as_bytes(),
-        )?;
-        return Ok(true);
-    }
-    if req.path.contains(":countTokens") {
-        let n = req.body.len() as u64 / 4;
-        http::write_full(
-            out,
-            200,
-            "application/json",
-            &[],
-            json!({"totalTokens": n}).to_string().as_bytes(),
-        )?;
-        return Ok(true);
-    }
-    let Some(api) = api else {
-        if req.method == "GET" && req.path.ends_with("/models") {
-            let list = json!({"object": "list", "data": [], "models": []});
-            http::write_full(
-                out,
-                200,
-                "application/json",
-                &[],
-                list.to_string().as_bytes(),
-            )?;
-            return Ok(true);
-        }
-        let msg = json!({"error": {"message": format!("fake api: no such endpoint {} {}", req.method, req.path)}});
-        http::write_full(
-            out,
-            404,
-            "application/json",
-            &[],
-            msg.to_string().as_bytes(),
-        )?;
-        return Ok(true);
-    };
-
-    let reply = {
-        let mut st = lock(state);
-        let rule = st
-            .rules
-            .iter()
-            .find(|r| r.matches(api, &model, key.as_deref()))
-            .map(|r| r.reply.clone());
-        match rule {
-            Some(reply) => Some(reply),
-            None => {
-                let keyed = key
-                    .clone()
-                    .and_then(|k| st.keyed.get_mut(&(api, k)))
-                    .and_then(VecDeque::pop_front);
-                keyed.or_else(|| st.queues.get_mut(&api).and_then(VecDeque::pop_front))
-            }
-        }
-    };
-    let reply = reply.unwrap_or_else(|| {
-        Reply::error(
-            500,
-            format!("fake api: no reply queued for {api:?} (model {model})"),
-        )
-    });
-    let id = ids.fetch_add(1, Ordering::SeqCst);
-    match reply {
-        Reply::Error {
-            status,
-            message,
-            retry_after,
-        } => {
-            let mut extra = Vec::new();
-            if let Some(secs) = retry_after {
-                extra.push(("retry-after".to_owned(), secs.to_string()));
-            }
-            let body = formats::error_body(api, status, &message, retry_after);
-            http::write_full(
-                out,
-                status,
-                "application/json",
-                &extra,
-                body.to_string().as_bytes(),
-            )?;
-            Ok(true)
-        }
-        Reply::QuotaExhausted { retry_after } => {
-            let mut extra = Vec::new();
-            if let Some(secs) = retry_after {
-                extra.push(("retry-after".to_owned(), secs.to_string()));
-            }
-            if api == Api::Anthropic {
-                extra.push((
-                    "anthropic-ratelimit-requests-remaining".to_owned(),
-                    "0".to_owned(),
-                ));
-            }
-            let body = formats::quota_body(api, &model, retry_after);
-            http::write_full(
-                out,
-                429,
-                "application/json",
-                &extra,
-                body.to_string().as_bytes(),
-            )?;
-            Ok(true)
-        }
-        Reply::Malformed => {
-            if streamed {
-                let mut s = Streaming::start(out, "text/event-stream")?;
-                s.send(b"data: {\"this is\": not json\n\n")?;
-                s.finish()?;
-            } else {
-                http::write_full(
-                    out,
-                    200,
-                    "application/json",
-                    &[],
-                    b"{\"id\": \"broken\", \"content\": [",
-                )?;
-            }
-            Ok(false)
-        }
-        Reply::Text {
-            text,
-            model: answer_model,
-            input_tokens,
-            output_tokens,
-            cached_tokens,
-            event_delay_ms,
-        } => {
-            let answer_model = answer_model.unwrap_or_else(|| model.clone());
-            let a = Answer {
-                id,
-                text: &text,
-                model: &answer_model,
-                input_tokens,
-                output_tokens,
-                cached_tokens,
-            };
-            if !streamed {
-                let body = formats::full_body(api, &a);
-                http::write_full(
-                    out,
-                    200,
-                    "application/json",
-                    &[],
-                    body.to_string().as_bytes(),
-                )?;
-                return Ok(true);
-            }
-            let mut s = Streaming::start(out, "text/event-stream")?;
-            for event in formats::stream_events(api, &a) {
-                s.send(event.as_bytes())?;
-                if event_delay_ms > 0 {
-                    thread::sleep(Duration::from_millis(event_delay_ms));
-                }
-            }
-            s.finish()?;
-            Ok(true)
-        }
-        Reply::Stall { after_events } | Reply::Cut { after_events } => {
-            let stall = matches!(reply, Reply::Stall { .. });
-            let a = Answer {
-                id,
-                text: "This answer never finishes: the stream stops in the middle of it.",
-                model: &model,
-                input_tokens: 10,
-                output_tokens: 12,
-                cached_tokens: 0,
-            };
-            let mut s = Streaming::start(out, "text/event-stream")?;
-            for event in formats::stream_events(api, &a)
-                .into_iter()
-                .take(after_events)
-            {
-                s.send(event.as_bytes())?;
-            }
-            if stall {
-                let started = Instant::now();
-                while started.elapsed() < MAX_STALL && !stop.load(Ordering::SeqCst) {
-                    thread::sleep(Duration::from_millis(50));
-                }
-            }
-            s.cut()?;
-            Ok(false)
-        }
+/// Accepts connections until the server stops, each served by hyper's HTTP/1.1 connection
+/// (keep-alive, request bodies by length or chunked) in a task of its own.
+async fn accept(listener: TcpListener, shared: Arc<Shared>) {
+    let mut stop = shared.stop.clone();
+    loop {
+        let conn = tokio::select! {
+            conn = listener.accept() => conn,
+            _ = stop.wait_for(|stopped| *stopped) => return,
+        };
+        let Ok((stream, _)) = conn else { continue };
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let service = service_fn(move |req| {
+                let shared = Arc::clone(&shared);
+                async move { Ok::<_, Infallible>(answer::respond(req, &shared).await) }
+            });
+            // A cut stream ends its connection with an error, by design.
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
     }
 }

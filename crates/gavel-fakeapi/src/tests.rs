@@ -41,6 +41,28 @@ fn sse_data(raw: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Reads one response with a `content-length` body from a connection that stays open.
+fn read_response(s: &mut TcpStream) -> String {
+    let mut buf = vec![0; 65536];
+    let mut got = String::new();
+    loop {
+        if let Some((head, body)) = got.split_once("\r\n\r\n") {
+            let len = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length: "))
+                .and_then(|n| n.trim().parse::<usize>().ok())
+                .expect("a content-length");
+            if body.len() >= len {
+                return got;
+            }
+        }
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return got,
+            Ok(n) => got.push_str(&String::from_utf8_lossy(&buf[..n])),
+        }
+    }
+}
+
 #[test]
 fn anthropic_stream_has_the_real_event_sequence_and_the_answering_model() {
     let server = FakeServer::start().expect("start");
@@ -56,7 +78,10 @@ fn anthropic_stream_has_the_real_event_sequence_and_the_answering_model() {
         r#"{"model":"claude-sonnet-4","stream":true,"max_tokens":10,"messages":[]}"#,
     );
     assert!(
-        out.starts_with("HTTP/1.1 200") && out.contains("Transfer-Encoding: chunked"),
+        out.starts_with("HTTP/1.1 200")
+            && out
+                .to_ascii_lowercase()
+                .contains("transfer-encoding: chunked"),
         "{out}"
     );
     let events = sse_data(&out);
@@ -290,4 +315,71 @@ fn an_exhausted_quota_is_each_vendors_own_429() {
             "{out}"
         );
     }
+}
+
+#[test]
+fn a_cut_stream_closes_a_kept_alive_connection_mid_message() {
+    let server = FakeServer::start().expect("start");
+    server.push(Api::OpenAiChat, Reply::Cut { after_events: 2 });
+    let addr = server.url().trim_start_matches("http://").to_owned();
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let body = r#"{"model":"m","stream":true}"#;
+    // No `Connection: close`: only the cut may end this connection.
+    s.write_all(
+        format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: fake\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .expect("write");
+    let mut out = Vec::new();
+    let read = s.read_to_end(&mut out);
+    let out = String::from_utf8_lossy(&out);
+    assert!(
+        read.is_ok(),
+        "the connection is closed, not left open: {read:?} {out}"
+    );
+    assert!(
+        out.contains("chat.completion.chunk")
+            && !out.contains("[DONE]")
+            && !out.ends_with("0\r\n\r\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn one_connection_carries_several_requests_with_chunked_bodies() {
+    let server = FakeServer::start().expect("start");
+    server.push(Api::Anthropic, Reply::text("first"));
+    server.push(Api::Anthropic, Reply::error(529, "Overloaded"));
+    let addr = server.url().trim_start_matches("http://").to_owned();
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let body = r#"{"model":"claude-x"}"#;
+    let chunked = format!(
+        "POST /v1/messages HTTP/1.1\r\nHost: fake\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+        body.len()
+    );
+    s.write_all(chunked.as_bytes()).expect("write");
+    let first = read_response(&mut s);
+    assert!(
+        first.starts_with("HTTP/1.1 200") && first.contains("first"),
+        "{first}"
+    );
+    s.write_all(chunked.as_bytes()).expect("write again");
+    let second = read_response(&mut s);
+    assert!(
+        second.starts_with("HTTP/1.1 529 Site Overloaded") && second.contains("overloaded_error"),
+        "{second}"
+    );
+    let models: Vec<String> = server.requests().into_iter().map(|r| r.model).collect();
+    assert_eq!(
+        models,
+        ["claude-x", "claude-x"],
+        "both chunked bodies were read"
+    );
 }
