@@ -217,13 +217,7 @@ impl Settings {
                 path.display()
             )));
         }
-        let money = |what: &str, v: f64| {
-            gavel_llm::price::usd_to_micros(v).ok_or_else(|| {
-                CliError::usage(format!(
-                    "{what} must be a non-negative amount of USD, not {v}"
-                ))
-            })
-        };
+        let money = usd;
         let budget_micros = config
             .limits
             .budget_usd
@@ -308,6 +302,16 @@ impl Settings {
         })
     }
 
+    /// Applies a command's own flags (roles, budget) to settings resolved once for the whole
+    /// invocation. `state_dir` is the global flag and is resolved by [`Settings::load`].
+    pub fn apply(&mut self, o: &Overrides) -> Result<(), CliError> {
+        self.roles.overrides.extend(o.roles.iter().cloned());
+        if let Some(v) = o.budget {
+            self.budget_override = Some(usd("--budget", v)?);
+        }
+        Ok(())
+    }
+
     /// The state database's path.
     pub fn db_path(&self) -> PathBuf {
         self.state_dir.join("state.db")
@@ -355,6 +359,15 @@ impl Settings {
             .copied()
             .unwrap_or(self.default_max_iterations)
     }
+}
+
+/// An amount of USD as micro-USD, or a usage error naming `what`.
+fn usd(what: &str, v: f64) -> Result<u64, CliError> {
+    gavel_llm::price::usd_to_micros(v).ok_or_else(|| {
+        CliError::usage(format!(
+            "{what} must be a non-negative amount of USD, not {v}"
+        ))
+    })
 }
 
 /// Where role providers come from, most specific first.

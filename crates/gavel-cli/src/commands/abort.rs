@@ -1,14 +1,11 @@
 //! `gavel abort RUN`: stop a run for good. Its lineage stays in `active/` for the record.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use crate::context::Context;
 use crate::driver::open_run;
 use crate::error::CliError;
 use crate::exit::Exit;
-use crate::settings::Overrides;
 
 #[derive(Debug, Args)]
 pub struct AbortArgs {
@@ -16,11 +13,7 @@ pub struct AbortArgs {
     pub run: String,
 }
 
-pub fn cmd_abort(args: &AbortArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
-    let ctx = Context::load(&Overrides {
-        state_dir,
-        ..Overrides::default()
-    })?;
+pub fn cmd_abort(args: &AbortArgs, ctx: Context) -> Result<Exit, CliError> {
     let (store, record) = open_run(&ctx, &args.run)?;
     let run = record.id;
     if record.status.is_terminal() {

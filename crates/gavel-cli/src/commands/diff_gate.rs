@@ -28,7 +28,6 @@ use gavel_workflows::git::Git;
 use crate::context::{self, Context};
 use crate::error::CliError;
 use crate::exit::Exit;
-use crate::settings::Overrides;
 use crate::ui::{IN_PROMPT, sanitize};
 
 #[derive(Debug, Args)]
@@ -90,11 +89,7 @@ fn bypass_attempts(flags: &BypassFlags) -> Vec<String> {
     attempts
 }
 
-pub fn cmd_diff_gate(args: &DiffGateArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
-    let ctx = Context::load(&Overrides {
-        state_dir,
-        ..Overrides::default()
-    })?;
+pub fn cmd_diff_gate(args: &DiffGateArgs, ctx: Context) -> Result<Exit, CliError> {
     let attempts = bypass_attempts(&args.bypass);
     for attempt in &attempts {
         ctx.ui.info(&format!(

@@ -2,8 +2,6 @@
 //! which configured CLI logins can be used, what each role resolves to, and what is missing,
 //! with the fix for each.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use gavel_llm::cli::logins::login_env;
 use gavel_llm::tools::{self, CLI_TOOLS};
@@ -13,7 +11,6 @@ use serde::Serialize;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit::Exit;
-use crate::settings::Overrides;
 use crate::ui::sanitize;
 
 #[derive(Debug, Args)]
@@ -68,11 +65,7 @@ struct Report {
     warnings: Vec<String>,
 }
 
-pub fn cmd_doctor(args: &DoctorArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
-    let ctx = Context::load(&Overrides {
-        state_dir,
-        ..Overrides::default()
-    })?;
+pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
     let clis: Vec<CliRow> = CLI_TOOLS
         .iter()
         .map(|t| {

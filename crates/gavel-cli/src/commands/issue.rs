@@ -62,16 +62,16 @@ pub enum Collision {
     Abort,
 }
 
-pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
+pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
     let overrides = Overrides {
-        state_dir,
+        state_dir: None,
         roles: [("drafter", &args.drafter), ("reviewer", &args.reviewer)]
             .into_iter()
             .filter_map(|(r, p)| p.clone().map(|p| (r.to_owned(), p)))
             .collect(),
         budget: args.budget,
     };
-    let ctx = Context::load(&overrides)?;
+    ctx.settings.apply(&overrides)?;
     let brief_path = match &args.brief {
         Some(p) => context::absolute(p),
         None => match select_idea(&ctx)? {
@@ -139,7 +139,7 @@ pub fn cmd_issue(args: &IssueArgs, state_dir: Option<PathBuf>) -> Result<Exit, C
                 ctx.ui.info(&format!("resuming run {run} ({slug})"));
                 return crate::commands::resume::cmd_resume(
                     &crate::commands::resume::ResumeArgs::of(run),
-                    Some(ctx.settings.state_dir.clone()),
+                    ctx,
                 );
             }
             Collision::New if ctx.ui.interactive() => slug = ask_new_slug(&ctx, &store)?,

@@ -67,16 +67,24 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
     if let Some(repo) = &cli.repo {
         crate::context::set_repo(repo)?;
     }
+    // Commands that work in a repository get its settings resolved once, here (arguments, then
+    // gavel.toml, then the environment); a command applies only its own flags on top.
+    let ctx = || {
+        crate::context::Context::load(&crate::settings::Overrides {
+            state_dir: state_dir.clone(),
+            ..Default::default()
+        })
+    };
     match cli.command {
         Command::Init(args) => init::cmd_init(&args),
-        Command::Issue(args) => issue::cmd_issue(&args, state_dir),
-        Command::Runs(args) => runs::cmd_runs(&args, state_dir),
-        Command::Show(args) => show::cmd_show(&args, state_dir),
-        Command::Resume(args) => resume::cmd_resume(&args, state_dir),
-        Command::Abort(args) => abort::cmd_abort(&args, state_dir),
-        Command::Doctor(args) => doctor::cmd_doctor(&args, state_dir),
-        Command::DiffGate(args) => diff_gate::cmd_diff_gate(&args, state_dir),
         Command::Demo(args) => demo::cmd_demo(&args),
         Command::Completions(args) => completions::cmd_completions(&args),
+        Command::Issue(args) => issue::cmd_issue(&args, ctx()?),
+        Command::Runs(args) => runs::cmd_runs(&args, ctx()?),
+        Command::Show(args) => show::cmd_show(&args, ctx()?),
+        Command::Resume(args) => resume::cmd_resume(&args, ctx()?),
+        Command::Abort(args) => abort::cmd_abort(&args, ctx()?),
+        Command::Doctor(args) => doctor::cmd_doctor(&args, ctx()?),
+        Command::DiffGate(args) => diff_gate::cmd_diff_gate(&args, ctx()?),
     }
 }

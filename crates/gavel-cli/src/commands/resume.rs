@@ -14,7 +14,6 @@ use crate::driver::open_run;
 use crate::error::CliError;
 use crate::exit::Exit;
 use crate::kinds::{self, Resume};
-use crate::settings::Overrides;
 use crate::ui::sanitize;
 
 #[derive(Debug, Args)]
@@ -50,12 +49,8 @@ impl ResumeArgs {
     }
 }
 
-pub fn cmd_resume(args: &ResumeArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
+pub fn cmd_resume(args: &ResumeArgs, ctx: Context) -> Result<Exit, CliError> {
     let changes = role_changes(&args.role)?;
-    let ctx = Context::load(&Overrides {
-        state_dir: state_dir.clone(),
-        ..Overrides::default()
-    })?;
     let (store, record) = open_run(&ctx, &args.run)?;
     let run = record.id;
     let kind = kinds::find(&record.workflow)?;
@@ -122,7 +117,7 @@ pub fn cmd_resume(args: &ResumeArgs, state_dir: Option<PathBuf>) -> Result<Exit,
         (None, _) => None,
     };
     kind.resume(Resume {
-        state_dir,
+        ctx,
         store: &store,
         record: &record,
         answer,

@@ -1,7 +1,5 @@
 //! `gavel runs`: every run with its status and where it is paused.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use gavel_core::{RunRecord, RunStatus, Store};
 use serde::Serialize;
@@ -9,7 +7,6 @@ use serde::Serialize;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit::Exit;
-use crate::settings::Overrides;
 use crate::ui::sanitize;
 
 #[derive(Debug, Args)]
@@ -34,11 +31,7 @@ pub struct RunRow {
     pub spend: crate::ledger::Totals,
 }
 
-pub fn cmd_runs(args: &RunsArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
-    let ctx = Context::load(&Overrides {
-        state_dir,
-        ..Overrides::default()
-    })?;
+pub fn cmd_runs(args: &RunsArgs, ctx: Context) -> Result<Exit, CliError> {
     let rows = match ctx.open_existing_store()? {
         Some(store) => store
             .runs()?

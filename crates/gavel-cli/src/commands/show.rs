@@ -1,7 +1,5 @@
 //! `gavel show RUN`: a run's status and timeline (nodes, gates, model calls, artifacts).
 
-use std::path::PathBuf;
-
 use clap::Args;
 use std::collections::BTreeMap;
 
@@ -14,7 +12,6 @@ use crate::driver::open_run;
 use crate::error::CliError;
 use crate::exit::Exit;
 use crate::ledger::{self, CallRow, Totals};
-use crate::settings::Overrides;
 use crate::ui::sanitize;
 
 #[derive(Debug, Args)]
@@ -50,11 +47,7 @@ struct ShownCall {
     response: String,
 }
 
-pub fn cmd_show(args: &ShowArgs, state_dir: Option<PathBuf>) -> Result<Exit, CliError> {
-    let ctx = Context::load(&Overrides {
-        state_dir,
-        ..Overrides::default()
-    })?;
+pub fn cmd_show(args: &ShowArgs, ctx: Context) -> Result<Exit, CliError> {
     let (store, record) = open_run(&ctx, &args.run)?;
     let id = record.id;
     let timeline = store.events(id)?;

@@ -41,8 +41,9 @@ impl WorkflowKind for IssueKind {
             None => Vec::new(),
         };
         roles.extend(req.roles);
-        let ctx = Context::load(&Overrides {
-            state_dir: req.state_dir,
+        let mut ctx = req.ctx;
+        ctx.settings.apply(&Overrides {
+            state_dir: None,
             budget: req.budget,
             roles,
         })?;

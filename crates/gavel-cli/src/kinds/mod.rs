@@ -19,7 +19,8 @@ pub use issue::{ISSUE, workflow as issue_workflow};
 /// What `gavel resume` hands a kind: the run, the answer to its gate (already checked against
 /// the gate), and the person's changes for the rest of the run.
 pub struct Resume<'a> {
-    pub state_dir: Option<std::path::PathBuf>,
+    /// The repository's settings, resolved once; the kind applies the run's own on top.
+    pub ctx: crate::context::Context,
     pub store: &'a SqliteStore,
     pub record: &'a RunRecord,
     pub answer: Option<GateAnswer>,
