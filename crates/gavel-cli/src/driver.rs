@@ -51,6 +51,7 @@ pub fn drive<W: Workflow>(
                 ui.info(&format!("    {line}"));
             }
         }
+        _ => {}
     };
     let crash = context::crash_hook();
     let mut engine = Engine::new(store, wf, ctx.clock.as_ref(), ctx.holder())
@@ -111,6 +112,13 @@ pub fn drive<W: Workflow>(
                     "interrupted; run {run} is saved. Resume with: gavel resume {run}"
                 ));
                 return Ok(Exit::Interrupted);
+            }
+            // An outcome a newer engine added: never taken for success.
+            other => {
+                return Err(CliError::error(format!(
+                    "run {run} stopped with an outcome this gavel does not know: {other:?}"
+                ))
+                .hint(format!("`gavel show {run}` shows where it is")));
             }
         }
     }
@@ -309,6 +317,7 @@ fn describe_event(kind: &EventKind) -> Option<String> {
         | EventKind::Done { .. }
         | EventKind::Aborted { .. }
         | EventKind::Unknown { .. } => return None,
+        _ => return None,
     })
 }
 

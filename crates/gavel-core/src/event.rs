@@ -65,6 +65,7 @@ pub struct CallLedger {
 /// impls wrap them to keep unknown kinds verbatim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(remote = "Self", tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EventKind {
     /// A node finished and routed to `next` (`None`: the workflow ended).
     Node {

@@ -43,6 +43,7 @@ impl FromStr for RunId {
 /// the trait impls wrap them to keep unknown statuses verbatim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(remote = "Self", tag = "status", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunStatus {
     /// A process is (or was, if it died) driving the run.
     Running,

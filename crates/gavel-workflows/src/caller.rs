@@ -312,7 +312,7 @@ impl ModelCaller<'_> {
                 }));
             }
             Err(StepError::Store(e)) => return Err(NodeError::Store(e)),
-            Err(e @ StepError::Decode { .. }) => return Err(NodeError::Failed(e.to_string())),
+            Err(e) => return Err(NodeError::Failed(e.to_string())),
         };
 
         let requested = if response.requested_model.is_empty() {

@@ -99,6 +99,7 @@ pub fn row(store: &dyn Store, r: &RunRecord) -> Result<RunRow, CliError> {
             format!("status `{status}` from a newer gavel"),
             None,
         ),
+        other => (other.name().to_owned(), String::new(), None),
     };
     Ok(RunRow {
         id: r.id.0,

@@ -253,5 +253,6 @@ fn line(kind: &EventKind) -> String {
         EventKind::Done { summary } => format!("done    {summary}"),
         EventKind::Aborted { reason } => format!("aborted {reason}"),
         EventKind::Unknown { event, .. } => format!("unknown `{event}` (from a newer gavel)"),
+        other => format!("event   {other:?}"),
     }
 }

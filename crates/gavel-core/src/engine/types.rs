@@ -64,6 +64,7 @@ pub enum NodeError {
 
 /// A journaled step's failure.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StepError<E> {
     #[error(transparent)]
     Step(E),
@@ -133,6 +134,7 @@ impl EngineError {
 
 /// The result of driving a run as far as it goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Outcome {
     Done {
         summary: String,
@@ -185,6 +187,7 @@ impl CancelToken {
 
 /// What the engine reports while it drives, for a live display.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum Progress<'e> {
     /// A node is about to run.
     NodeStarted { node: &'e str },

@@ -212,6 +212,7 @@ fn recorder() -> (Log, impl Fn(Progress<'_>) + Send + Sync + 'static) {
         let seen = match p {
             Progress::NodeStarted { node } => Seen::Started(node.into()),
             Progress::Event(e) => Seen::Recorded(e.kind.clone()),
+            other => panic!("progress this test does not know: {other:?}"),
         };
         sink.lock()
             .unwrap_or_else(PoisonError::into_inner)
