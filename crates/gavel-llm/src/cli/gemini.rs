@@ -34,6 +34,10 @@ use crate::profile::{AgentProfile, ProfileError, Tools};
 use crate::provider::{ProviderError, ToolUse};
 use crate::tools::{CLI_TOOLS, CliTool, cli_tool};
 
+/// The MCP server name a call without servers allows: no server is called this, so none of the
+/// person's own servers start.
+pub(crate) const NO_MCP_SERVERS: &str = "gavel-no-mcp-servers";
+
 /// The first line of every prompt sent to the Gemini CLI.
 const PROMPT_HEADER: &str = "Request from gavel (answer in Markdown):\n\n";
 
@@ -142,8 +146,14 @@ impl CliAgent for Gemini {
             args.push("--include-directories".into());
             args.push(extra.display().to_string());
         }
-        if !p.mcp_servers.is_empty() {
-            args.push("--allowed-mcp-server-names".into());
+        // Always name the MCP servers the call may start. The workspace settings' empty
+        // `mcpServers` is merged with the person's own, not replacing them, so without this
+        // flag a text-only call would start their servers; an empty name crashes the CLI, so a
+        // call without servers names one that cannot exist.
+        args.push("--allowed-mcp-server-names".into());
+        if p.mcp_servers.is_empty() {
+            args.push(NO_MCP_SERVERS.into());
+        } else {
             args.extend(p.mcp_servers.iter().map(|m| m.name.clone()));
         }
         Ok(Invocation {

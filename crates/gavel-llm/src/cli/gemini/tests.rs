@@ -31,7 +31,20 @@ fn text_only_is_todays_exact_command_line_environment_and_settings() {
     let inv = invocation(&p, "/gavel/agent", true);
     assert_eq!(
         inv.args,
-        ["-p", "", "-o", "stream-json", "-m", "m", "-e", "none"]
+        [
+            "-p",
+            "",
+            "-o",
+            "stream-json",
+            "-m",
+            "m",
+            "-e",
+            "none",
+            // Regression (issue 11): without it a text-only call started the person's own MCP
+            // servers (the workspace's empty `mcpServers` is merged, not replacing theirs).
+            "--allowed-mcp-server-names",
+            NO_MCP_SERVERS
+        ]
     );
     assert_eq!(
         inv.env,
