@@ -150,3 +150,97 @@ fn an_unparseable_verdict_waits_for_a_person_even_in_auto_mode() {
             .contains("a person approved over a UNPARSEABLE")
     );
 }
+
+#[test]
+fn the_iteration_cap_halts_and_never_files() {
+    let kit = Kit::new();
+    let mut wf = setup(&kit, 3, &[REVISE, REVISE, REVISE], None);
+    wf.settings.max_iterations = 2;
+    let run = start(&kit, &wf, true);
+    match kit.drive(&wf, run, None).expect("drive") {
+        Outcome::Halted { reason } => assert!(reason.contains("max iterations"), "{reason}"),
+        other => panic!("expected a halt, got {other:?}"),
+    }
+    let s = state(&kit, run);
+    assert_eq!((s.draft_count, s.verdict_count), (2, 2));
+    assert!(s.filed.is_none());
+}
+
+#[test]
+fn a_person_revises_at_the_draft_gate_and_the_reviewer_is_not_called() {
+    let kit = Kit::new();
+    let wf = setup(&kit, 2, &[APPROVED], None);
+    let run = start(&kit, &wf, false);
+    let gate = kit.to_gate(&wf, run, None);
+    assert_eq!(gate.kind, "draft");
+    assert_eq!(
+        gate.present.open, gate.artifacts,
+        "the draft opens in the editor"
+    );
+    let mut revise = answer(&gate, "revise");
+    if let Some(a) = revise.as_mut() {
+        a.feedback = Some("Name the toggle.".into());
+    }
+    let second = kit.to_gate(&wf, run, revise);
+    assert_eq!(second.kind, "draft");
+    let s = state(&kit, run);
+    assert_eq!(
+        (s.draft_count, s.verdict_count),
+        (2, 0),
+        "seed scenario 060"
+    );
+    let verdict = kit.to_gate(&wf, run, answer(&second, "send"));
+    assert_eq!(verdict.kind, "verdict");
+    assert_eq!(verdict.recommended.as_deref(), Some("approve"));
+    let out = kit
+        .drive(&wf, run, answer(&verdict, "approve"))
+        .expect("drive");
+    assert!(matches!(out, Outcome::Done { .. }), "{out:?}");
+}
+
+#[test]
+fn a_tracker_failure_offers_retry_edit_abort_and_retry_files_once() {
+    let kit = Kit::new();
+    let wf = setup(&kit, 1, &[APPROVED], None);
+    let run = start(&kit, &wf, false);
+    let draft = kit.to_gate(&wf, run, None);
+    let verdict = kit.to_gate(&wf, run, answer(&draft, "send"));
+    // The tracker breaks after pre-flight passed (seed scenario 110).
+    std::fs::remove_dir_all(kit.path("docs/issues")).ok();
+    kit.write("docs/issues", "not a folder");
+    let gate = kit.to_gate(&wf, run, answer(&verdict, "approve"));
+    assert_eq!(gate.kind, "file-error");
+    assert_eq!(gate.choice_names(), ["retry", "edit", "abort"]);
+    std::fs::remove_file(kit.path("docs/issues")).expect("repair");
+    let out = kit.drive(&wf, run, answer(&gate, "retry")).expect("drive");
+    assert!(matches!(out, Outcome::Done { .. }), "{out:?}");
+    let issues: Vec<_> = std::fs::read_dir(kit.path("docs/issues"))
+        .expect("issues")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".md"))
+        .collect();
+    assert_eq!(issues.len(), 1);
+}
+
+#[test]
+fn a_verdict_from_a_downgraded_model_waits_for_a_person_in_auto_mode() {
+    let kit = Kit::new();
+    let wf = setup(&kit, 1, &[APPROVED], None);
+    // The reviewer's answer claims a smaller model than the one asked for.
+    let script = kit.read("script.yaml").replace(
+        &format!("    - text: {}\n", yaml(APPROVED)),
+        &format!("    - text: {}\n      model: gpt-4o-mini\n", yaml(APPROVED)),
+    );
+    kit.write("script.yaml", &script);
+    let run = start(&kit, &wf, true);
+    let gate = kit.to_gate(&wf, run, None);
+    assert_eq!(gate.kind, "verdict");
+    assert_eq!(gate.recommended, None);
+    assert!(
+        gate.detail
+            .as_deref()
+            .unwrap_or_default()
+            .contains("WARNING"),
+        "{gate:?}"
+    );
+}
