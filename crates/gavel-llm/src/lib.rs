@@ -39,4 +39,4 @@ pub use scripted::{
     prompt_record_path, read_call_log,
 };
 pub use spec::{ProviderSpec, SpecError, VALID_FORMS};
-pub use text::strip_preamble;
+pub use text::{prose_lines, strip_preamble, title};

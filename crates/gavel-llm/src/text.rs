@@ -41,6 +41,51 @@ pub fn strip_preamble(text: &str) -> String {
     document.trim().to_owned()
 }
 
+/// The text of the document's title: its first level-1 ATX heading outside any code block
+/// (`# Add dark mode` → `Add dark mode`), found with the Markdown parser. `None` without one.
+pub fn title(text: &str) -> Option<String> {
+    let mut in_title: Option<String> = None;
+    for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Heading {
+                level: HeadingLevel::H1,
+                ..
+            }) if is_atx(&text[range.clone()]) => in_title = Some(String::new()),
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(title) = &mut in_title {
+                    title.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::Heading(HeadingLevel::H1)) => {
+                if let Some(title) = in_title.take() {
+                    let title = title.trim().to_owned();
+                    if !title.is_empty() {
+                        return Some(title);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The lines of `text` that are prose: every line outside fenced and indented code blocks, so
+/// a `**Labels:**` line inside an example is never read as the document's own.
+pub fn prose_lines(text: &str) -> Vec<&str> {
+    let code: Vec<Range<usize>> = Parser::new_ext(text, Options::empty())
+        .into_offset_iter()
+        .filter_map(|(event, range)| match event {
+            Event::Start(Tag::CodeBlock(_)) => Some(range),
+            _ => None,
+        })
+        .collect();
+    lines_with_offsets(text)
+        .filter(|(offset, _)| !code.iter().any(|c| c.contains(offset)))
+        .map(|(_, line)| line)
+        .collect()
+}
+
 /// An ATX heading: where it starts, its level, and whether it is inside a fence that wraps a
 /// Markdown document.
 #[derive(Debug)]
@@ -213,5 +258,19 @@ mod tests {
     fn crlf_line_endings_are_handled() {
         let answer = "Sure:\r\n```markdown\r\n# Title\r\nbody\r\n```\r\n";
         assert_eq!(strip_preamble(answer), "# Title\r\nbody");
+    }
+
+    #[test]
+    fn the_title_and_labels_are_never_read_from_code() {
+        // Regression (issue 11): a `# ` or `**Labels:**` line in a code block was taken as the
+        // draft's own when filing.
+        let text =
+            "```sh\n# install it\n**Labels:** wrong\n```\n\n# Add dark mode\n\n**Labels:** ui\n";
+        assert_eq!(title(text).as_deref(), Some("Add dark mode"));
+        let prose = prose_lines(text);
+        assert!(prose.contains(&"**Labels:** ui"), "{prose:?}");
+        assert!(!prose.contains(&"**Labels:** wrong"), "{prose:?}");
+        assert_eq!(title("## only a subheading\n"), None);
+        assert_eq!(title("# `gavel` runs\n").as_deref(), Some("gavel runs"));
     }
 }

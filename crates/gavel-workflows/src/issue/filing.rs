@@ -267,18 +267,16 @@ fn step_failed<E: std::fmt::Display>(e: StepError<E>) -> NodeError {
     }
 }
 
-/// The issue title: the text of the first `# ` heading.
+/// The issue title: the text of the first level-1 heading outside code (pulldown-cmark).
 pub fn parse_title(body: &str) -> Option<String> {
-    body.lines()
-        .find_map(|l| l.strip_prefix("# "))
-        .map(|t| t.trim().to_owned())
-        .filter(|t| !t.is_empty())
+    gavel_llm::title(body)
 }
 
-/// Labels from the `**Labels:**` line: comma-separated, backticks and blanks dropped.
+/// Labels from the `**Labels:**` line outside code: comma-separated, backticks and blanks
+/// dropped.
 pub fn parse_labels(body: &str) -> Vec<String> {
-    let Some(line) = body
-        .lines()
+    let Some(line) = gavel_llm::prose_lines(body)
+        .into_iter()
         .find_map(|l| l.trim().strip_prefix("**Labels:**"))
     else {
         return Vec::new();
