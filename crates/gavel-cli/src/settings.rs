@@ -59,6 +59,20 @@ struct WorkflowConfig {
     #[serde(default)]
     roles: BTreeMap<String, String>,
     max_iterations: Option<u32>,
+    /// Over `[paths] lineage` for this workflow.
+    lineage: Option<String>,
+    /// Over `[paths] ideas` for this workflow.
+    ideas: Option<String>,
+    /// The template its drafter fills in, instead of the workflow's built-in path.
+    template: Option<String>,
+}
+
+/// One workflow's folders and template, resolved and checked.
+#[derive(Debug, Clone, Default)]
+struct WorkflowPaths {
+    lineage: Option<PathBuf>,
+    ideas: Option<PathBuf>,
+    template: Option<PathBuf>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -121,6 +135,8 @@ pub struct Settings {
     /// `[workflows.NAME]` max_iterations over `[limits]`'s, per workflow.
     max_iterations: BTreeMap<String, u32>,
     default_max_iterations: u32,
+    /// `[workflows.NAME]` lineage, ideas and template, over the global ones.
+    workflow_paths: BTreeMap<String, WorkflowPaths>,
     pub tracker_dir: PathBuf,
     pub lineage_dir: PathBuf,
     pub ideas_dir: PathBuf,
@@ -205,6 +221,22 @@ impl Settings {
                 max_iterations.insert(w.clone(), n);
             }
         }
+        let mut workflow_paths = BTreeMap::new();
+        for (w, c) in &config.workflows {
+            let checked = |key: &str, v: &Option<String>| {
+                v.as_deref()
+                    .map(|v| relative(&format!("workflows.{w}.{key}"), v))
+                    .transpose()
+            };
+            workflow_paths.insert(
+                w.clone(),
+                WorkflowPaths {
+                    lineage: checked("lineage", &c.lineage)?,
+                    ideas: checked("ideas", &c.ideas)?,
+                    template: checked("template", &c.template)?,
+                },
+            );
+        }
         if default_max_iterations == 0 || max_iterations.values().any(|n| *n == 0) {
             return Err(CliError::error(format!(
                 "{}: max_iterations must be at least 1",
@@ -257,6 +289,7 @@ impl Settings {
             roles,
             max_iterations,
             default_max_iterations,
+            workflow_paths,
             tracker_dir: relative(
                 "tracker.dir",
                 config.tracker.dir.as_deref().unwrap_or("docs/issues"),
@@ -350,6 +383,29 @@ impl Settings {
         value
             .parse::<ProviderSpec>()
             .map_err(|e| CliError::usage(format!("the {role} role is invalid: {e}")))
+    }
+
+    /// The lineage folder of `workflow`'s runs: `[workflows.NAME] lineage`, else `[paths]`.
+    pub fn lineage_dir_for(&self, workflow: &str) -> PathBuf {
+        self.workflow_paths
+            .get(workflow)
+            .and_then(|p| p.lineage.clone())
+            .unwrap_or_else(|| self.lineage_dir.clone())
+    }
+
+    /// The ideas folder of `workflow`: `[workflows.NAME] ideas`, else `[paths]`.
+    pub fn ideas_dir_for(&self, workflow: &str) -> PathBuf {
+        self.workflow_paths
+            .get(workflow)
+            .and_then(|p| p.ideas.clone())
+            .unwrap_or_else(|| self.ideas_dir.clone())
+    }
+
+    /// `[workflows.NAME] template`, when set (else the workflow uses its built-in path).
+    pub fn template_for(&self, workflow: &str) -> Option<PathBuf> {
+        self.workflow_paths
+            .get(workflow)
+            .and_then(|p| p.template.clone())
     }
 
     /// The most drafts (or iterations) a run of `workflow` may make.

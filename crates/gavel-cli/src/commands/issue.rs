@@ -98,7 +98,7 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
         None => brief::slug_from_path(&brief_path)?,
     };
     let rel_brief = ctx.rel(&brief_path);
-    let ideas_active = ctx.settings.ideas_dir.join("active");
+    let ideas_active = ctx.settings.ideas_dir_for(WORKFLOW).join("active");
     let source_idea = (rel_brief.parent() == Some(ideas_active.as_path()))
         .then(|| rel_brief.to_string_lossy().into_owned());
 
@@ -243,7 +243,11 @@ fn collision(ctx: &Context, store: &dyn Store, slug: &str) -> Result<Option<Stri
     if let Some(run) = resumable_run(store, slug)? {
         return Ok(Some(format!("run {run} is using it")));
     }
-    let folder = ctx.settings.lineage_dir.join("active").join(slug);
+    let folder = ctx
+        .settings
+        .lineage_dir_for(WORKFLOW)
+        .join("active")
+        .join(slug);
     if ctx.settings.repo_root.join(&folder).exists() {
         return Ok(Some(format!("{} exists", folder.display())));
     }
@@ -302,7 +306,7 @@ fn select_idea(ctx: &Context) -> Result<Option<PathBuf>, CliError> {
     let dir = ctx
         .settings
         .repo_root
-        .join(&ctx.settings.ideas_dir)
+        .join(ctx.settings.ideas_dir_for(WORKFLOW))
         .join("active");
     let mut ideas: Vec<PathBuf> = fs::read_dir(&dir)
         .map_err(|e| {

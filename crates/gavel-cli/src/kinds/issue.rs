@@ -2,7 +2,9 @@
 //! from `gavel.toml`, and how a run of it is resumed with the roles it started with.
 
 use gavel_workflows::caller::CallerSettings;
-use gavel_workflows::issue::{IssueSettings, IssueState, IssueWorkflow, Roles, WORKFLOW};
+use gavel_workflows::issue::{
+    IssueSettings, IssueState, IssueWorkflow, Roles, TEMPLATE_PATH, WORKFLOW,
+};
 use gavel_workflows::tracker::local::LocalTracker;
 
 use super::{Resume, WorkflowKind, state_of};
@@ -73,8 +75,11 @@ pub fn workflow(ctx: &Context, editor_program: Option<String>) -> Result<IssueWo
     Ok(IssueWorkflow {
         settings: IssueSettings {
             repo_root: s.repo_root.clone(),
-            lineage_dir: s.lineage_dir.clone(),
-            ideas_dir: s.ideas_dir.clone(),
+            lineage_dir: s.lineage_dir_for(WORKFLOW),
+            ideas_dir: s.ideas_dir_for(WORKFLOW),
+            template_path: s
+                .template_for(WORKFLOW)
+                .unwrap_or_else(|| TEMPLATE_PATH.into()),
             max_iterations: s.max_iterations(WORKFLOW),
             editor_program,
             calls: CallerSettings {

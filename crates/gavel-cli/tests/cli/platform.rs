@@ -131,3 +131,42 @@ fn every_run_keeps_a_log_file() {
         );
     }
 }
+
+#[test]
+fn a_workflow_section_sets_its_own_lineage_folder_and_template() {
+    let env = Env::new();
+    env.script(&script(1, &[APPROVED]));
+    env.write(
+        "docs/templates/short.md",
+        "# TITLE\n\nSHORT-TEMPLATE-MARKER\n",
+    );
+    let config = env.read("gavel.toml");
+    env.write(
+        "gavel.toml",
+        &format!(
+            "{config}\n[workflows.issue]\nlineage = \"records\"\ntemplate = \"docs/templates/short.md\"\n"
+        ),
+    );
+    let brief = env.brief("dark-mode");
+    assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
+    assert!(
+        env.exists("records/done/1-dark-mode/001-brief.md"),
+        "{:?}",
+        env.ls("records/done")
+    );
+    assert!(
+        env.prompt(gavel_llm::Role::DRAFTER, 0)
+            .contains("SHORT-TEMPLATE-MARKER")
+    );
+    let bad = env
+        .read("gavel.toml")
+        .replace("lineage = \"records\"", "lineage = \"../out\"");
+    env.write("gavel.toml", &bad);
+    let out = env.run(&["runs"]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("workflows.issue.lineage"),
+        "{}",
+        show_output(&out)
+    );
+}

@@ -60,6 +60,8 @@ pub struct IssueSettings {
     pub lineage_dir: PathBuf,
     /// Ideas folder, repository-relative (`ideas`).
     pub ideas_dir: PathBuf,
+    /// The template the drafter fills in, repository-relative (default [`TEMPLATE_PATH`]).
+    pub template_path: PathBuf,
     /// The most drafts a run may write before it halts.
     pub max_iterations: u32,
     /// The editor program pre-flight must find (interactive runs only).

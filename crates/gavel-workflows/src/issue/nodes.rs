@@ -10,8 +10,7 @@ use gavel_llm::{ProviderError, Role};
 
 use super::prompts::{self, DraftInput};
 use super::{
-    Artifact, IssueState, IssueWorkflow, RUBRIC_PATH, TEMPLATE_PATH, VerdictRecord, goto,
-    io_failed, node,
+    Artifact, IssueState, IssueWorkflow, RUBRIC_PATH, VerdictRecord, goto, io_failed, node,
 };
 use crate::verdict::{self, Verdict};
 use crate::which;
@@ -89,7 +88,8 @@ impl IssueWorkflow {
                 problems.push(format!("{role} {}: {e}{hint}", provider.describe()));
             }
         }
-        for path in [TEMPLATE_PATH, RUBRIC_PATH] {
+        let template = self.settings.template_path.to_string_lossy().into_owned();
+        for path in [template.as_str(), RUBRIC_PATH] {
             if !self.root().join(path).is_file() {
                 problems.push(format!("{path} is missing (run `gavel init` to write it)"));
             }
@@ -112,8 +112,9 @@ impl IssueWorkflow {
                 ),
             });
         }
-        let template = fs::read_to_string(self.root().join(TEMPLATE_PATH))
-            .map_err(|e| io_failed("read", &self.root().join(TEMPLATE_PATH), e))?;
+        let template_path = self.root().join(&self.settings.template_path);
+        let template =
+            fs::read_to_string(&template_path).map_err(|e| io_failed("read", &template_path, e))?;
         let brief = blob_text(cx, s.brief.as_ref())?;
         let current = match &s.draft {
             Some(d) => Some(blob_text(cx, Some(&d.hash))?),

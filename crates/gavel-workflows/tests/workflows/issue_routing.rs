@@ -38,6 +38,7 @@ fn setup(kit: &Kit, drafts: usize, verdicts: &[&str], budget: Option<u64>) -> Is
             repo_root: kit.root().to_path_buf(),
             lineage_dir: "docs/lineage".into(),
             ideas_dir: "ideas".into(),
+            template_path: TEMPLATE_PATH.into(),
             max_iterations: 20,
             editor_program: None,
             calls: CallerSettings {
