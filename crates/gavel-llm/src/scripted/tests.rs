@@ -2,6 +2,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use std::fs::OpenOptions;
+use std::io::Write;
+
 use super::*;
 
 struct Fixture {
