@@ -8,6 +8,7 @@ use gavel_core::{
 };
 use gavel_llm::{ProviderError, Role};
 
+use super::front_matter::Value;
 use super::prompts::{self, DraftInput};
 use super::{
     Artifact, IssueState, IssueWorkflow, RUBRIC_PATH, VerdictRecord, goto, io_failed, node,
@@ -256,20 +257,23 @@ impl IssueWorkflow {
             };
         let response = &answered.response;
         let parsed = verdict::parse_review(&response.text, &draft_text);
-        let mut fields: Vec<(&str, String)> = vec![
-            ("rubric", RUBRIC_PATH.to_owned()),
-            ("rubric_sha256", rubric_sha256.clone()),
-            ("reviewer", self.reviewer.describe()),
-            ("model", response.model.clone()),
+        let mut fields: Vec<(&str, Value)> = vec![
+            ("rubric", Value::Text(RUBRIC_PATH.to_owned())),
+            ("rubric_sha256", Value::Text(rubric_sha256.clone())),
+            ("reviewer", Value::Text(self.reviewer.describe())),
+            ("model", Value::Text(response.model.clone())),
         ];
         if let Some(c) = s.role_change.take() {
-            fields.push(("role_change", c));
+            fields.push(("role_change", Value::Text(c)));
         }
         if let Some(w) = &answered.warning {
-            fields.push(("warning", format!("model verification failed: {w}")));
+            fields.push((
+                "warning",
+                Value::Text(format!("model verification failed: {w}")),
+            ));
         }
-        fields.push(("verdict", parsed.summary()));
-        fields.push(("auto_mode", s.auto.to_string()));
+        fields.push(("verdict", Value::Text(parsed.summary())));
+        fields.push(("auto_mode", Value::Bool(s.auto)));
         let mut header = super::front_matter::render(&fields);
         if let Some(w) = &answered.warning {
             header.push_str(&format!("WARNING: model verification failed: {w}\n\n"));
