@@ -310,13 +310,8 @@ fn describe_event(kind: &EventKind) -> Option<String> {
         } => format!("{role} answered ({provider}, model {})", sanitize(model)),
         EventKind::GateAnswered { gate, choice, by } => format!("gate {gate}: {choice} ({by})"),
         EventKind::Note { text } => sanitize(text),
-        EventKind::GateWaiting { .. }
-        | EventKind::Node { .. }
-        | EventKind::Halted { .. }
-        | EventKind::Failed { .. }
-        | EventKind::Done { .. }
-        | EventKind::Aborted { .. }
-        | EventKind::Unknown { .. } => return None,
+        // Nodes, gates waiting and endings are told by the driver itself; unknown kinds are
+        // shown by `gavel show`.
         _ => return None,
     })
 }

@@ -236,10 +236,12 @@ impl ModelCaller<'_> {
             o.call_started(role, &provider.describe());
         }
         let blobs = cx.blobs();
-        let lost = if replay {
-            Vec::new()
+        // A replay returns the journaled answer: no new attempt, nothing lost.
+        let (attempt, lost) = if replay {
+            (None, Vec::new())
         } else {
-            self.mark_attempt(cx)?
+            let (k, lost) = mark_attempt(cx)?;
+            (Some(k), lost)
         };
         tracing::info!(%role, provider = %provider.describe(), step = %request.step_id, replay, "model call");
         let result = cx.step_with_blobs("call", || {
@@ -256,7 +258,10 @@ impl ModelCaller<'_> {
         });
         if let Err(StepError::Step(CallFailure::Provider(e))) = &result {
             tracing::warn!(%role, error = %e, "model call failed");
-            self.mark_failed(cx)?;
+            if let Some(k) = attempt {
+                // Failed, not lost: nothing was answered.
+                cx.mark(&format!("call-failed-{k}"))?;
+            }
         }
         for attempt in lost {
             s.call_count += 1;
@@ -384,33 +389,18 @@ impl ModelCaller<'_> {
     }
 }
 
-impl ModelCaller<'_> {
-    /// Journals that an attempt at this node visit's call starts (`call-attempt-K`), and
-    /// returns the earlier attempts that neither answered nor failed: gavel died while they
-    /// ran or before their answers were saved, and the provider may have charged for them.
-    fn mark_attempt(&self, cx: &mut NodeCtx<'_>) -> Result<Vec<u32>, NodeError> {
-        let mut k = 0u32;
-        let mut lost = Vec::new();
-        while cx.has_step(&format!("call-attempt-{k}"))? {
-            if !cx.has_step(&format!("call-failed-{k}"))? {
-                lost.push(k);
-            }
-            k += 1;
+/// Journals that an attempt at this node visit's call starts (`call-attempt-K`), and returns K
+/// with the earlier attempts that neither answered nor failed: gavel died while they ran or
+/// before their answers were saved, and the provider may have charged for them.
+fn mark_attempt(cx: &mut NodeCtx<'_>) -> Result<(u32, Vec<u32>), NodeError> {
+    let mut k = 0u32;
+    let mut lost = Vec::new();
+    while cx.has_step(&format!("call-attempt-{k}"))? {
+        if !cx.has_step(&format!("call-failed-{k}"))? {
+            lost.push(k);
         }
-        let marked: Result<(), StepError<std::convert::Infallible>> =
-            cx.step(&format!("call-attempt-{k}"), || Ok(()));
-        marked.map_err(|e| NodeError::Failed(e.to_string()))?;
-        Ok(lost)
+        k += 1;
     }
-
-    /// Journals that the latest attempt failed with an error (not lost: nothing was answered).
-    fn mark_failed(&self, cx: &mut NodeCtx<'_>) -> Result<(), NodeError> {
-        let mut k = 0u32;
-        while cx.has_step(&format!("call-attempt-{}", k + 1))? {
-            k += 1;
-        }
-        let marked: Result<(), StepError<std::convert::Infallible>> =
-            cx.step(&format!("call-failed-{k}"), || Ok(()));
-        marked.map_err(|e| NodeError::Failed(e.to_string()))
-    }
+    cx.mark(&format!("call-attempt-{k}"))?;
+    Ok((k, lost))
 }

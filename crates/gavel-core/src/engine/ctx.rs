@@ -102,6 +102,16 @@ impl<'a> NodeCtx<'a> {
         Ok(value)
     }
 
+    /// Journals that step `name` happened in this node visit (a marker with no result): an
+    /// intent recorded before a side effect, or an attempt's start or failure.
+    pub fn mark(&mut self, name: &str) -> Result<(), NodeError> {
+        let marked: Result<(), StepError<std::convert::Infallible>> = self.step(name, || Ok(()));
+        marked.map_err(|e| match e {
+            StepError::Store(s) => NodeError::Store(s),
+            other => NodeError::Failed(other.to_string()),
+        })
+    }
+
     /// A journaled result of step `name` in this node visit, read without running anything
     /// (`None` when there is none). For results an older gavel journaled.
     pub fn journaled<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, NodeError> {

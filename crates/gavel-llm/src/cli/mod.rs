@@ -80,10 +80,26 @@ pub(crate) fn not_installed(tool: &CliTool) -> ProviderError {
     }
 }
 
-/// Pre-flight for a CLI provider: the program is on PATH, and a configured login is usable.
+/// Pre-flight for a CLI provider: the program is where the call will look for it, and a
+/// configured login is usable.
 pub(crate) fn preflight(tool: &CliTool, settings: &CliSettings) -> Result<(), ProviderError> {
-    tools::find_on_path(tool.program).ok_or_else(|| not_installed(tool))?;
+    find_program(tool, settings)?;
     logins::usable(tool, settings).map(drop)
+}
+
+/// The CLI's program, found where the child will look: on the PATH its settings give it, if
+/// any, else on gavel's own. Pre-flight and the call use this one lookup, so they never
+/// disagree.
+pub(crate) fn find_program(
+    tool: &CliTool,
+    settings: &CliSettings,
+) -> Result<std::path::PathBuf, ProviderError> {
+    let child_path = settings.env.iter().rev().find(|(k, _)| k == "PATH");
+    match child_path {
+        Some((_, path)) => tools::find_in(tool.program, path.as_ref()),
+        None => tools::find_on_path(tool.program),
+    }
+    .ok_or_else(|| not_installed(tool))
 }
 
 /// Classifies a CLI's error message. Authentication and bad-request/unknown-model errors are
@@ -225,6 +241,34 @@ pub(crate) fn last_line(text: &str) -> &str {
 mod tests {
     use super::*;
     use crate::tools::cli_tool;
+
+    #[test]
+    fn preflight_finds_the_cli_where_the_call_will_run_it() {
+        // Regression (issue 11): pre-flight looked only on gavel's PATH while the call looked
+        // on the PATH its settings give the child, so it said "not installed" for a CLI that
+        // would run.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let program = dir.path().join("claude");
+        std::fs::write(&program, "#!/bin/sh\n").expect("write");
+        let mut perms = std::fs::metadata(&program).expect("meta").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&program, perms).expect("chmod");
+        let tool = cli_tool("claude").expect("claude");
+        let settings = CliSettings {
+            env: vec![("PATH".into(), dir.path().display().to_string())],
+            ..CliSettings::default()
+        };
+        assert_eq!(find_program(tool, &settings).expect("found"), program);
+        assert!(preflight(tool, &settings).is_ok());
+        let elsewhere = CliSettings {
+            env: vec![("PATH".into(), "/nonexistent-gavel-path".into())],
+            ..CliSettings::default()
+        };
+        assert!(matches!(
+            preflight(tool, &elsewhere),
+            Err(ProviderError::Permanent { ref message, .. }) if message.contains("is not installed")
+        ));
+    }
 
     #[test]
     fn errors_are_classified_by_what_retrying_could_fix() {

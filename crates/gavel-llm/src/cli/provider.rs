@@ -19,7 +19,7 @@ use super::{CliSettings, LoginEnv, approx_tokens, logins, not_installed};
 use crate::process::{self, ProcessError, ProcessOutput, ProcessSpec};
 use crate::profile::{AgentProfile, ProfileError};
 use crate::provider::{Call, CallProgress, Provider, ProviderError, Request, Response, ToolUse};
-use crate::tools::{self, CliTool};
+use crate::tools::CliTool;
 
 /// An agent CLI as a provider (`claude:`, `gemini:`, `codex:`).
 #[derive(Debug, Clone)]
@@ -309,13 +309,7 @@ pub(crate) fn run_cli(
     call: &Call<'_>,
     mut on_line: impl FnMut(&str),
 ) -> Result<ProcessOutput, ProviderError> {
-    // Found where the child will look: on the PATH it is given, if any.
-    let child_path = settings.env.iter().rev().find(|(k, _)| k == "PATH");
-    let program = match child_path {
-        Some((_, path)) => tools::find_in(tool.program, path.as_ref()),
-        None => tools::find_on_path(tool.program),
-    }
-    .ok_or_else(|| not_installed(tool))?;
+    let program = super::find_program(tool, settings)?;
     let spec = ProcessSpec {
         program,
         args,

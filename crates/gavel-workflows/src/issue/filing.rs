@@ -169,9 +169,7 @@ impl IssueWorkflow {
         // (Read, never run: a new run has no `commit-base` step.)
         let base: Option<Option<String>> = cx.journaled("commit-base")?;
         let replay = base.is_some() || cx.has_step("commit-intent")?;
-        let intent: Result<(), StepError<std::convert::Infallible>> =
-            cx.step("commit-intent", || Ok(()));
-        intent.map_err(|e| NodeError::Failed(e.to_string()))?;
+        cx.mark("commit-intent")?;
         let prior = if replay {
             PriorAttempt::Possible {
                 since: base.as_ref().and_then(|b| b.as_deref()),
