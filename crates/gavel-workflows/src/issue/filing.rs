@@ -71,6 +71,7 @@ impl IssueWorkflow {
             labels: labels.clone(),
             idempotency_key: key.clone(),
             slug: s.slug.clone(),
+            run_started_at: s.started_at.clone(),
         };
         let now = cx.clock().now_rfc3339();
         let created: Result<Vec<String>, StepError<TrackerError>> =

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{FiledIssue, NewIssue, Tracker, TrackerError};
+use super::{FiledIssue, NewIssue, TrackedIssue, Tracker, TrackerError, TrackerRef};
 use crate::fsutil;
 
 /// The front matter gavel writes.
@@ -34,6 +34,12 @@ struct FrontMatterIn {
     created_at: Option<String>,
     #[serde(default)]
     gavel_key: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    labels: Option<Vec<String>>,
+    #[serde(default)]
+    state: Option<String>,
 }
 
 impl FrontMatterIn {
@@ -48,13 +54,18 @@ impl FrontMatterIn {
 
 /// The YAML between an opening `---` on the first line and the next line that is exactly `---`.
 fn front_matter(content: &str) -> Option<&str> {
+    split_front_matter(content).map(|(yaml, _)| yaml)
+}
+
+/// The front matter's YAML and the body after its closing line.
+fn split_front_matter(content: &str) -> Option<(&str, &str)> {
     let rest = content
         .strip_prefix("---\n")
         .or_else(|| content.strip_prefix("---\r\n"))?;
     let mut offset = 0;
     for line in rest.split_inclusive('\n') {
         if line.trim_end_matches(['\n', '\r']) == "---" {
-            return Some(&rest[..offset]);
+            return Some((&rest[..offset], &rest[offset + line.len()..]));
         }
         offset += line.len();
     }
@@ -139,6 +150,13 @@ impl LocalTracker {
 impl Tracker for LocalTracker {
     fn describe(&self) -> String {
         format!("local ({})", self.dir.display())
+    }
+
+    fn reference(&self) -> TrackerRef {
+        TrackerRef {
+            kind: "local".into(),
+            repo: None,
+        }
     }
 
     fn check(&self) -> Result<(), TrackerError> {
@@ -229,166 +247,77 @@ impl Tracker for LocalTracker {
             paths: vec![self.dir.join(&name), labels_path],
         })
     }
+
+    fn get_issue(&self, reference: &str) -> Result<TrackedIssue, TrackerError> {
+        let number = self.number_of(reference)?;
+        let dir = self.abs();
+        let missing = || TrackerError::NotFound {
+            tracker: self.describe(),
+            message: format!("there is no issue {number} in {}", self.dir.display()),
+        };
+        if !dir.is_dir() {
+            return Err(missing());
+        }
+        let (_, name, content) = self
+            .issues(&dir)?
+            .into_iter()
+            .find(|(n, _, _)| *n == number)
+            .ok_or_else(missing)?;
+        let (front, body) = match split_front_matter(&content) {
+            Some((yaml, body)) => (
+                serde_saphyr::from_str::<FrontMatterIn>(yaml).unwrap_or_default(),
+                body,
+            ),
+            None => (FrontMatterIn::default(), content.as_str()),
+        };
+        let body = body.trim_start_matches(['\n', '\r']).to_owned();
+        let title = front
+            .title
+            .or_else(|| gavel_llm::title(&body))
+            .unwrap_or_else(|| name.trim_end_matches(".md").to_owned());
+        Ok(TrackedIssue {
+            number,
+            title,
+            body,
+            labels: front.labels.unwrap_or_default(),
+            state: front.state.unwrap_or_else(|| "open".into()),
+            url: self.url(&name),
+        })
+    }
+}
+
+impl LocalTracker {
+    /// The issue number a reference names: `12`, `#12`, or the path of an issue file in the
+    /// folder (`docs/issues/0012-slug.md`, which is what this tracker gives as an issue's URL).
+    fn number_of(&self, reference: &str) -> Result<u64, TrackerError> {
+        let text = reference.trim();
+        if text.ends_with(".md") {
+            let file = std::path::Path::new(text)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if let Some(n) = file
+                .split('-')
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .filter(|n| *n > 0)
+            {
+                return Ok(n);
+            }
+        }
+        let parsed = super::reference::parse(text)?;
+        if parsed.repo.is_some() {
+            return Err(TrackerError::BadReference {
+                message: format!(
+                    "`{reference}` names a repository, but the tracker is {} (issues are files, numbered 1, 2, ...); use {} or set [tracker] kind = \"github\"",
+                    self.describe(),
+                    parsed.number
+                ),
+            });
+        }
+        Ok(parsed.number)
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn issue(key: &str) -> NewIssue {
-        NewIssue {
-            title: "Add \"dark\" mode".into(),
-            body: "# Add dark mode\n\nbody".into(),
-            labels: vec!["ui".into()],
-            idempotency_key: key.into(),
-            slug: "dark".into(),
-        }
-    }
-
-    #[test]
-    fn numbers_increase_and_keys_are_idempotent() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let t = LocalTracker::new(dir.path(), Path::new("docs/issues"));
-        t.check().expect("check");
-        let a = t
-            .create_issue(&issue("run-1"), "2026-01-01T00:00:00Z")
-            .expect("a");
-        let b = t
-            .create_issue(&issue("run-2"), "2026-01-01T00:00:00Z")
-            .expect("b");
-        let a2 = t
-            .create_issue(&issue("run-1"), "2026-01-02T00:00:00Z")
-            .expect("a again");
-        assert_eq!((a.number, b.number), (1, 2));
-        assert_eq!(a2, a);
-        let text = fs::read_to_string(dir.path().join(&a.url)).expect("issue file");
-        let front: serde_json::Value =
-            serde_saphyr::from_str(front_matter(&text).expect("front matter")).expect("YAML");
-        assert_eq!(front["title"], "Add \"dark\" mode", "{text}");
-        assert_eq!(front["labels"], serde_json::json!(["ui"]));
-        assert_eq!(front["gavel_key"], "run-1");
-        assert!(text.ends_with("body"));
-    }
-
-    #[test]
-    fn a_gavel_key_in_the_body_is_not_the_issues_key() {
-        // Regression: the key lookup matched a `gavel_key:` line anywhere in the file.
-        let dir = tempfile::tempdir().expect("tempdir");
-        let t = LocalTracker::new(dir.path(), Path::new("docs/issues"));
-        let quoting = NewIssue {
-            body: "# Quote\n\nThe old file said:\n\ngavel_key: gavel-XYZ\n".into(),
-            ..issue("gavel-ABC")
-        };
-        let first = t
-            .create_issue(&quoting, "2026-01-01T00:00:00Z")
-            .expect("first");
-        let second = t
-            .create_issue(&issue("gavel-XYZ"), "2026-01-02T00:00:00Z")
-            .expect("second");
-        assert_eq!((first.number, second.number), (1, 2));
-        assert_eq!(second.created_at, "2026-01-02T00:00:00Z");
-    }
-
-    #[test]
-    fn a_title_that_breaks_hand_written_yaml_round_trips_and_keeps_the_key() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let t = LocalTracker::new(dir.path(), Path::new("docs/issues"));
-        let awkward = NewIssue {
-            title: "Fix: \"---\" #1\n---\ngavel_key: other".into(),
-            labels: vec!["a: b".into(), "yes".into()],
-            ..issue("run-1")
-        };
-        let filed = t
-            .create_issue(&awkward, "2026-01-01T00:00:00Z")
-            .expect("filed");
-        let text = fs::read_to_string(dir.path().join(&filed.url)).expect("issue file");
-        let front: serde_json::Value =
-            serde_saphyr::from_str(front_matter(&text).expect("front matter")).expect("YAML");
-        assert_eq!(
-            front["title"].as_str(),
-            Some(awkward.title.as_str()),
-            "{text}"
-        );
-        assert_eq!(front["labels"], serde_json::json!(["a: b", "yes"]));
-        assert!(text.ends_with("body"));
-        let again = t
-            .create_issue(&awkward, "2026-01-02T00:00:00Z")
-            .expect("again");
-        assert_eq!(again, filed);
-        assert!(
-            t.create_issue(&issue("other"), "now")
-                .expect("other")
-                .number
-                == 2
-        );
-    }
-
-    #[test]
-    fn an_issue_written_by_an_older_gavel_is_still_found_by_its_key() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let issues = dir.path().join("docs/issues");
-        fs::create_dir_all(&issues).expect("mkdir");
-        fs::write(
-            issues.join("0007-dark.md"),
-            "---\nnumber: 7\ntitle: \"Add \\\"dark\\\" mode\"\nlabels: [\"ui\"]\nstate: open\n\
-             created_at: 2025-12-01T00:00:00Z\ngavel_key: run-1\n---\n\n# Add dark mode\n",
-        )
-        .expect("write");
-        let t = LocalTracker::new(dir.path(), Path::new("docs/issues"));
-        let filed = t.create_issue(&issue("run-1"), "now").expect("found");
-        assert_eq!(
-            (filed.number, filed.created_at.as_str()),
-            (7, "2025-12-01T00:00:00Z")
-        );
-    }
-
-    #[test]
-    fn missing_labels_are_created_once() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let t = LocalTracker::new(dir.path(), Path::new("docs/issues"));
-        assert_eq!(
-            t.ensure_labels(&["a".into(), "b".into()]).expect("labels"),
-            vec!["a", "b"]
-        );
-        assert_eq!(
-            t.ensure_labels(&["b".into(), "c".into()]).expect("labels"),
-            vec!["c"]
-        );
-        assert_eq!(
-            fs::read_to_string(dir.path().join("docs/issues/labels.txt")).expect("read"),
-            "a\nb\nc\n"
-        );
-    }
-
-    #[test]
-    fn a_file_where_the_folder_should_be_is_unreachable() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        fs::create_dir_all(dir.path().join("docs")).expect("mkdir");
-        fs::write(dir.path().join("docs/issues"), "not a folder").expect("write");
-        let t = LocalTracker::new(dir.path(), Path::new("docs/issues"));
-        assert!(matches!(t.check(), Err(TrackerError::Unreachable { .. })));
-        assert!(t.create_issue(&issue("k"), "now").is_err());
-    }
-
-    #[test]
-    fn parallel_creates_get_distinct_numbers() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path().to_path_buf();
-        let handles: Vec<_> = (0..8)
-            .map(|i| {
-                let root = root.clone();
-                std::thread::spawn(move || {
-                    LocalTracker::new(&root, Path::new("docs/issues"))
-                        .create_issue(&issue(&format!("k{i}")), "now")
-                        .map(|f| f.number)
-                })
-            })
-            .collect();
-        let mut numbers: Vec<u64> = handles
-            .into_iter()
-            .map(|h| h.join().expect("thread").expect("create"))
-            .collect();
-        numbers.sort_unstable();
-        assert_eq!(numbers, (1..=8).collect::<Vec<_>>());
-    }
-}
+mod tests;
