@@ -2,6 +2,7 @@
 //! before any command runs. The engine and workflows never see clap types or raw config.
 
 mod credentials;
+mod tracker;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -11,6 +12,8 @@ use gavel_llm::{Login, ProviderSpec, VALID_FORMS};
 use serde::Deserialize;
 
 use self::credentials::{KeysConfig, LoginsConfig};
+use self::tracker::TrackerConfig;
+pub use self::tracker::{TrackerKind, TrackerSettings};
 use crate::error::CliError;
 
 /// The config file's name, at the repository root.
@@ -110,13 +113,6 @@ struct TimeoutsConfig {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct TrackerConfig {
-    kind: Option<String>,
-    dir: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct PathsConfig {
     lineage: Option<String>,
     ideas: Option<String>,
@@ -137,7 +133,8 @@ pub struct Settings {
     default_max_iterations: u32,
     /// `[workflows.NAME]` lineage, ideas and template, over the global ones.
     workflow_paths: BTreeMap<String, WorkflowPaths>,
-    pub tracker_dir: PathBuf,
+    /// `[tracker]`, with `--tracker` applied.
+    pub tracker: TrackerSettings,
     pub lineage_dir: PathBuf,
     pub ideas_dir: PathBuf,
     pub strict_models: bool,
@@ -170,6 +167,8 @@ pub struct Overrides {
     pub roles: Vec<(String, String)>,
     /// `--budget USD`.
     pub budget: Option<f64>,
+    /// `--tracker KIND`.
+    pub tracker: Option<TrackerKind>,
 }
 
 impl Settings {
@@ -243,12 +242,7 @@ impl Settings {
                 path.display()
             )));
         }
-        if let Some(kind) = config.tracker.kind.as_deref().filter(|k| *k != "local") {
-            return Err(CliError::error(format!(
-                "{}: [tracker] kind {kind:?} is not supported (valid: \"local\")",
-                path.display()
-            )));
-        }
+        let tracker = config.tracker.resolve(&path, relative)?;
         let money = usd;
         let budget_micros = config
             .limits
@@ -290,10 +284,7 @@ impl Settings {
             max_iterations,
             default_max_iterations,
             workflow_paths,
-            tracker_dir: relative(
-                "tracker.dir",
-                config.tracker.dir.as_deref().unwrap_or("docs/issues"),
-            )?,
+            tracker,
             lineage_dir: relative(
                 "paths.lineage",
                 config.paths.lineage.as_deref().unwrap_or("docs/lineage"),
@@ -341,6 +332,9 @@ impl Settings {
         self.roles.overrides.extend(o.roles.iter().cloned());
         if let Some(v) = o.budget {
             self.budget_override = Some(usd("--budget", v)?);
+        }
+        if let Some(kind) = o.tracker {
+            self.tracker.kind = kind;
         }
         Ok(())
     }
@@ -480,8 +474,10 @@ approval_timeout_secs = 1800  # no `approve` within this long: the diff gate rej
 audit_log = "{audit_log}"
 
 [tracker]
-kind = "local"
-dir = "docs/issues"
+kind = "local"              # or "github"
+dir = "docs/issues"         # the local tracker's folder
+# repo = "owner/name"       # github: default from the origin remote
+# api_url = "https://ghe.example.com/api/v3"  # github: GitHub Enterprise Server
 
 [paths]
 lineage = "docs/lineage"

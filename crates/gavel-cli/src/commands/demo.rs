@@ -162,7 +162,7 @@ fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
     } else {
         None
     };
-    let wf = crate::kinds::issue_workflow(&ctx, editor)?;
+    let wf = crate::kinds::issue_workflow(&ctx, editor, None)?;
     let brief = "ideas/active/dark-mode.md";
     let state = IssueState::new(
         "demo".into(),

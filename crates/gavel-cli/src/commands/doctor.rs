@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit::Exit;
+use crate::settings::TrackerKind;
 use crate::ui::sanitize;
 
 #[derive(Debug, Args)]
@@ -56,11 +57,22 @@ struct RoleRow {
 }
 
 #[derive(Debug, Serialize)]
+struct TrackerRow {
+    kind: &'static str,
+    /// What the tracker files to (`github (octo/app)`, `local (docs/issues)`).
+    tracker: String,
+    ready: bool,
+    /// What is wrong, with what to do.
+    problem: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
 struct Report {
     clis: Vec<CliRow>,
     keys: Vec<KeyRow>,
     logins: Vec<LoginRow>,
     roles: Vec<RoleRow>,
+    tracker: TrackerRow,
     /// Things that work but defeat a purpose (a reviewer that is its own author).
     warnings: Vec<String>,
 }
@@ -155,12 +167,14 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
     .filter(|_| specs.iter().all(|(_, r)| r.is_ok()))
     .into_iter()
     .collect();
-    let ready = roles.iter().all(|r| r.ready);
+    let tracker = tracker_row(&ctx);
+    let ready = roles.iter().all(|r| r.ready) && tracker.ready;
     let report = Report {
         clis,
         keys,
         logins,
         roles,
+        tracker,
         warnings,
     };
     if args.json {
@@ -171,6 +185,39 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
         print(&ctx, &report);
     }
     Ok(if ready { Exit::Success } else { Exit::Error })
+}
+
+/// The tracker check: GitHub's pre-flight (token, repository, permission to file), run as
+/// the issue workflow runs it; the local tracker needs nothing (its folder is made when the
+/// first issue is filed), so doctor changes nothing in the repository.
+fn tracker_row(ctx: &Context) -> TrackerRow {
+    let kind = ctx.settings.tracker.kind;
+    let tracker = match crate::tracker::build(&ctx.settings, None) {
+        Ok(t) => t,
+        Err(e) => {
+            return TrackerRow {
+                kind: kind.name(),
+                tracker: kind.name().into(),
+                ready: false,
+                problem: Some(
+                    std::iter::once(e.message.clone())
+                        .chain(e.hints.iter().cloned())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
+            };
+        }
+    };
+    let problem = match kind {
+        TrackerKind::Local => None,
+        _ => tracker.check().err().map(|e| e.to_string()),
+    };
+    TrackerRow {
+        kind: kind.name(),
+        tracker: tracker.describe(),
+        ready: problem.is_none(),
+        problem,
+    }
 }
 
 fn role_row(role: &'static str, spec: &ProviderSpec, provider: &dyn Provider) -> RoleRow {
@@ -250,6 +297,15 @@ fn print(ctx: &Context, r: &Report) {
                 ui.out(&format!("           fix: {fix}"));
             }
         }
+    }
+    ui.out("Tracker:");
+    match &r.tracker.problem {
+        None => ui.out(&format!("  ready    {}", sanitize(&r.tracker.tracker))),
+        Some(p) => ui.out(&format!(
+            "  NOT READY {}: {}",
+            sanitize(&r.tracker.tracker),
+            sanitize(p)
+        )),
     }
     for w in &r.warnings {
         ui.out(&format!("warning: {w}"));

@@ -16,7 +16,7 @@ use crate::driver::{self, GateMode};
 use crate::editor;
 use crate::error::CliError;
 use crate::exit::Exit;
-use crate::settings::Overrides;
+use crate::settings::{Overrides, TrackerKind};
 use crate::ui::sanitize;
 
 #[derive(Debug, Args)]
@@ -45,10 +45,31 @@ pub struct IssueArgs {
     /// Stop before any model call that would take the run's spend over USD.
     #[arg(long, value_name = "USD")]
     pub budget: Option<f64>,
+    /// Where to file the issue, over gavel.toml's [tracker] kind.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub tracker: Option<TrackerArg>,
     /// When the issue is filed, open its lineage folder (docs/lineage/done/N-slug) in your
     /// editor, e.g. to read what an --auto run decided.
     #[arg(long)]
     pub open: bool,
+}
+
+/// The trackers `--tracker` accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TrackerArg {
+    /// Markdown files in the repository ([tracker] dir).
+    Local,
+    /// GitHub issues ([tracker] repo, or the origin remote).
+    Github,
+}
+
+impl From<TrackerArg> for TrackerKind {
+    fn from(t: TrackerArg) -> Self {
+        match t {
+            TrackerArg::Local => TrackerKind::Local,
+            TrackerArg::Github => TrackerKind::GitHub,
+        }
+    }
 }
 
 /// The answers to a slug collision.
@@ -70,6 +91,7 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
             .filter_map(|(r, p)| p.clone().map(|p| (r.to_owned(), p)))
             .collect(),
         budget: args.budget,
+        tracker: args.tracker.map(TrackerKind::from),
     };
     ctx.settings.apply(&overrides)?;
     let brief_path = match &args.brief {
@@ -104,7 +126,7 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
 
     // Check first, write after: a run that cannot start leaves nothing behind, so the same
     // command works once the problem is fixed.
-    let wf = crate::kinds::issue_workflow(&ctx, editor_program(&ctx, args.auto)?)?;
+    let wf = crate::kinds::issue_workflow(&ctx, editor_program(&ctx, args.auto)?, None)?;
     let problems = wf.preflight_problems();
     if !problems.is_empty() {
         return Err(CliError::error(format!(

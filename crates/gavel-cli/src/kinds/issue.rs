@@ -5,7 +5,7 @@ use gavel_workflows::caller::CallerSettings;
 use gavel_workflows::issue::{
     IssueSettings, IssueState, IssueWorkflow, Roles, TEMPLATE_PATH, WORKFLOW,
 };
-use gavel_workflows::tracker::local::LocalTracker;
+use gavel_workflows::tracker::TrackerRef;
 
 use super::{Resume, WorkflowKind, state_of};
 use crate::context::Context;
@@ -48,13 +48,14 @@ impl WorkflowKind for IssueKind {
             state_dir: None,
             budget: req.budget,
             roles,
+            tracker: None,
         })?;
         let editor_program = if state.auto || !ctx.ui.interactive() {
             None
         } else {
             editor::resolve()?.into_iter().next()
         };
-        let wf = workflow(&ctx, editor_program)?;
+        let wf = workflow(&ctx, editor_program, state.tracker.as_ref())?;
         driver::drive(
             &ctx,
             req.store,
@@ -66,9 +67,14 @@ impl WorkflowKind for IssueKind {
     }
 }
 
-/// The issue workflow wired to this repository: its roles' providers, the local tracker, and
-/// the live call display. Fails (a usage error) on a role whose provider string is invalid.
-pub fn workflow(ctx: &Context, editor_program: Option<String>) -> Result<IssueWorkflow, CliError> {
+/// The issue workflow wired to this repository: its roles' providers, its tracker (the run's
+/// own when it has one, else `[tracker]`), and the live call display. Fails (a usage error) on
+/// a role whose provider string is invalid, or a tracker that cannot be set up.
+pub fn workflow(
+    ctx: &Context,
+    editor_program: Option<String>,
+    tracker: Option<&TrackerRef>,
+) -> Result<IssueWorkflow, CliError> {
     let s = &ctx.settings;
     let drafter = s.role(WORKFLOW, "drafter")?;
     let reviewer = s.role(WORKFLOW, "reviewer")?;
@@ -95,7 +101,7 @@ pub fn workflow(ctx: &Context, editor_program: Option<String>) -> Result<IssueWo
         },
         drafter: ctx.provider(&drafter),
         reviewer: ctx.provider(&reviewer),
-        tracker: Box::new(LocalTracker::new(&s.repo_root, &s.tracker_dir)),
+        tracker: crate::tracker::build(s, tracker)?,
         observer: Some(std::sync::Arc::new(crate::spinner::Spinner::default())),
     })
 }

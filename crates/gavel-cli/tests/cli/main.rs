@@ -8,6 +8,7 @@ mod credentials;
 mod diff_gate;
 mod doctor;
 mod forward_compat;
+mod github;
 mod parallel;
 mod platform;
 mod pty;

@@ -146,6 +146,10 @@ pub struct IssueState {
     /// A role change not yet shown in a verdict header.
     #[serde(default)]
     pub role_change: Option<String>,
+    /// The tracker the run files to, saved at its first node so a resume files there too
+    /// (`None` only in runs started by an older gavel: they take gavel.toml's).
+    #[serde(default)]
+    pub tracker: Option<crate::tracker::TrackerRef>,
 }
 
 impl IssueState {
@@ -180,6 +184,7 @@ impl IssueState {
             spend: crate::caller::Spend::default(),
             roles: None,
             role_change: None,
+            tracker: None,
         }
     }
 }
@@ -255,6 +260,9 @@ impl Workflow for IssueWorkflow {
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
         self.sync_roles(s, cx);
+        if s.tracker.is_none() {
+            s.tracker = Some(self.tracker.reference());
+        }
         match name {
             node::LOAD_BRIEF => self.load_brief(s, cx),
             node::PREFLIGHT => self.preflight(s, cx),
