@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::body::{Body, Chunk};
 use crate::formats::{self, Answer};
+use crate::github;
 use crate::reply::Reply;
 use crate::server::{Api, Recorded, Shared};
 
@@ -32,17 +33,17 @@ const MAX_STALL: Duration = Duration::from_secs(600);
 const CUT_GRACE: Duration = Duration::from_millis(50);
 
 /// The parts of a request the fake looks at.
-struct Request {
-    method: String,
+pub(crate) struct Request {
+    pub method: String,
     /// The path without the query string.
-    path: String,
-    query: String,
-    headers: Vec<(String, String)>,
-    body: Bytes,
+    pub path: String,
+    pub query: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Bytes,
 }
 
 impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
@@ -50,14 +51,18 @@ impl Request {
     }
 }
 
-/// Answers one request.
-pub(crate) async fn respond(req: hyper::Request<Incoming>, shared: &Shared) -> Response<Body> {
+/// Answers one request. An error is a reply the fake GitHub was told to lose: hyper then
+/// closes the connection without answering.
+pub(crate) async fn respond(
+    req: hyper::Request<Incoming>,
+    shared: &Shared,
+) -> io::Result<Response<Body>> {
     let (parts, body) = req.into_parts();
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
             let msg = json!({"error": {"message": format!("fake api: cannot read the request body: {e}")}});
-            return full(400, &[], msg.to_string());
+            return Ok(full(400, &[], msg.to_string()));
         }
     };
     let req = Request {
@@ -74,7 +79,10 @@ pub(crate) async fn respond(req: hyper::Request<Incoming>, shared: &Shared) -> R
             .collect(),
         body,
     };
-    answer(&req, shared)
+    if github::routes::serves(&req.path) {
+        return github::routes::respond(&req, shared).await;
+    }
+    Ok(answer(&req, shared))
 }
 
 fn classify(path: &str) -> Option<Api> {

@@ -23,9 +23,11 @@
 mod answer;
 mod body;
 mod formats;
+mod github;
 mod reply;
 mod server;
 
+pub use github::{FakeIssue, FakeLabel, FakeRepo, Fault, FaultKind, GitHub, Permission};
 pub use reply::{Reply, Rule};
 pub use server::{Api, FakeServer, Recorded};
 

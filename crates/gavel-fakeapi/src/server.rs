@@ -3,7 +3,6 @@
 //! give (per-API queues, per-key queues, standing rules) and every request it has received.
 
 use std::collections::{HashMap, VecDeque};
-use std::convert::Infallible;
 use std::io;
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::atomic::AtomicU64;
@@ -18,6 +17,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::answer;
+use crate::github::{self, GitHub};
 use crate::reply::{Reply, Rule};
 
 /// Which vendor API a request is for (decided by its path).
@@ -32,6 +32,7 @@ pub enum Api {
 /// A request as received.
 #[derive(Debug, Clone)]
 pub struct Recorded {
+    /// `None` for requests to no vendor API, GitHub's included.
     pub api: Option<Api>,
     pub method: String,
     /// The path without the query string.
@@ -43,7 +44,8 @@ pub struct Recorded {
     /// The model the request asked for.
     pub model: String,
     pub streamed: bool,
-    /// The API key it was made with (`x-api-key`, `x-goog-api-key`, `?key=` or a bearer token).
+    /// The API key it was made with (`x-api-key`, `x-goog-api-key`, `?key=` or a bearer token);
+    /// `None` for GitHub requests, whose token is only in `headers`.
     pub key: Option<String>,
 }
 
@@ -55,6 +57,7 @@ pub(crate) struct State {
     pub keyed: HashMap<(Api, String), VecDeque<Reply>>,
     pub rules: Vec<Rule>,
     pub requests: Vec<Recorded>,
+    pub github: github::State,
 }
 
 /// What every connection shares.
@@ -153,6 +156,11 @@ impl FakeServer {
         self.shared.lock().requests.clone()
     }
 
+    /// The fake GitHub served on the same port (tokens, repositories, issues, faults).
+    pub fn github(&self) -> GitHub<'_> {
+        GitHub::new(&self.shared)
+    }
+
     /// Replies still queued for `api`.
     pub fn pending(&self, api: Api) -> usize {
         self.shared.lock().queues.get(&api).map_or(0, VecDeque::len)
@@ -179,9 +187,9 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>) {
         tokio::spawn(async move {
             let service = service_fn(move |req| {
                 let shared = Arc::clone(&shared);
-                async move { Ok::<_, Infallible>(answer::respond(req, &shared).await) }
+                async move { answer::respond(req, &shared).await }
             });
-            // A cut stream ends its connection with an error, by design.
+            // A cut stream or a lost GitHub reply ends its connection with an error, by design.
             let _ = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
