@@ -16,7 +16,10 @@ use crate::error::CliError;
 use crate::settings::{Settings, TrackerKind};
 
 /// The tracker for a run: `saved` (the run's own) wins over the settings.
-pub fn build(settings: &Settings, saved: Option<&TrackerRef>) -> Result<Box<dyn Tracker>, CliError> {
+pub fn build(
+    settings: &Settings,
+    saved: Option<&TrackerRef>,
+) -> Result<Box<dyn Tracker>, CliError> {
     let kind = match saved {
         Some(r) => TrackerKind::parse(&r.kind).ok_or_else(|| {
             CliError::error(format!(
@@ -81,7 +84,6 @@ fn origin(settings: &Settings) -> Result<RemoteRepo, CliError> {
             CliError::error("the GitHub tracker needs a repository, and this clone has no `origin` remote")
                 .hint("set [tracker] repo = \"owner/name\" in gavel.toml, or add the remote: git remote add origin https://github.com/OWNER/NAME.git")
         })?;
-    remote::parse_remote(&url).map_err(|e| {
-        CliError::error(e).hint("set [tracker] repo = \"owner/name\" in gavel.toml")
-    })
+    remote::parse_remote(&url)
+        .map_err(|e| CliError::error(e).hint("set [tracker] repo = \"owner/name\" in gavel.toml"))
 }

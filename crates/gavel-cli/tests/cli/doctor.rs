@@ -43,8 +43,8 @@ fn github_doctor(
     }
     let _ = fake;
     let out = cmd.output().expect("doctor");
-    let report: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show_output(&out)));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", show_output(&out)));
     (report["tracker"].clone(), out)
 }
 
@@ -58,11 +58,25 @@ fn doctor_reports_the_github_check_passing_and_each_failure() {
     env.set_config_line("kind = \"local\"", "kind = \"github\"");
     let (row, _) = github_doctor(&fake, &env, Some(TOKEN));
     assert_eq!(row["ready"], true, "{row}");
-    assert!(row["tracker"].as_str().is_some_and(|t| t.starts_with(&format!("github ({REPO}"))), "{row}");
-    let text = env.gavel(&["doctor"]).env("GH_TOKEN", TOKEN).output().expect("doctor");
-    assert!(String::from_utf8_lossy(&text.stdout).contains("Tracker:\n  ready    github (octo/app"), "{}", show_output(&text));
+    assert!(
+        row["tracker"]
+            .as_str()
+            .is_some_and(|t| t.starts_with(&format!("github ({REPO}"))),
+        "{row}"
+    );
+    let text = env
+        .gavel(&["doctor"])
+        .env("GH_TOKEN", TOKEN)
+        .output()
+        .expect("doctor");
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("Tracker:\n  ready    github (octo/app"),
+        "{}",
+        show_output(&text)
+    );
 
-    fake.github().add_token("ghp_scopeless", "octo", Some("gist"));
+    fake.github()
+        .add_token("ghp_scopeless", "octo", Some("gist"));
     let mut quiet = FakeRepo::new("octo/quiet");
     quiet.has_issues = false;
     fake.github().add_repo(quiet);
@@ -74,25 +88,61 @@ fn doctor_reports_the_github_check_passing_and_each_failure() {
     fake.github().add_repo(readonly);
     for (origin, token, expected) in [
         ("git@github.com:octo/app.git", None, "no GitHub token found"),
-        ("git@github.com:octo/app.git", Some("ghp_wrong"), "gh auth login"),
-        ("git@github.com:octo/app.git", Some("ghp_scopeless"), "without the `repo` scope (it has: gist)"),
-        ("git@github.com:octo/nope.git", Some(TOKEN), "octo/nope was not found"),
-        ("git@github.com:octo/quiet.git", Some(TOKEN), "issues are disabled in octo/quiet"),
-        ("git@github.com:octo/old.git", Some(TOKEN), "octo/old is archived"),
-        ("git@github.com:octo/ro.git", Some(TOKEN), "read access only"),
-        ("/srv/git/app.git", Some(TOKEN), "is not a GitHub repository URL"),
+        (
+            "git@github.com:octo/app.git",
+            Some("ghp_wrong"),
+            "gh auth login",
+        ),
+        (
+            "git@github.com:octo/app.git",
+            Some("ghp_scopeless"),
+            "without the `repo` scope (it has: gist)",
+        ),
+        (
+            "git@github.com:octo/nope.git",
+            Some(TOKEN),
+            "octo/nope was not found",
+        ),
+        (
+            "git@github.com:octo/quiet.git",
+            Some(TOKEN),
+            "issues are disabled in octo/quiet",
+        ),
+        (
+            "git@github.com:octo/old.git",
+            Some(TOKEN),
+            "octo/old is archived",
+        ),
+        (
+            "git@github.com:octo/ro.git",
+            Some(TOKEN),
+            "read access only",
+        ),
+        (
+            "/srv/git/app.git",
+            Some(TOKEN),
+            "is not a GitHub repository URL",
+        ),
     ] {
         env.git(&["remote", "set-url", "origin", origin]);
         let (row, out) = github_doctor(&fake, &env, token);
         assert_eq!(row["ready"], false, "{origin} {token:?}: {row}");
         assert_exit(&out, 1);
         let problem = row["problem"].as_str().unwrap_or_default();
-        assert!(problem.contains(expected), "{origin} {token:?}: expected {expected:?} in {problem}");
+        assert!(
+            problem.contains(expected),
+            "{origin} {token:?}: expected {expected:?} in {problem}"
+        );
         assert!(!show_output(&out).contains("ghp_"), "a token in the report");
     }
     env.git(&["remote", "remove", "origin"]);
     let (row, _) = github_doctor(&fake, &env, Some(TOKEN));
-    assert!(row["problem"].as_str().is_some_and(|p| p.contains("no `origin` remote") && p.contains("[tracker] repo")), "{row}");
+    assert!(
+        row["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("no `origin` remote") && p.contains("[tracker] repo")),
+        "{row}"
+    );
 }
 
 #[test]
@@ -127,6 +177,13 @@ fn doctor_finds_the_token_of_a_logged_in_gh_cli() {
         .output()
         .expect("doctor");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let problem = report["tracker"]["problem"].as_str().unwrap_or_default().to_owned();
-    assert!(problem.contains("gh auth token --hostname github.com") && problem.contains("gh auth login"), "{problem}");
+    let problem = report["tracker"]["problem"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        problem.contains("gh auth token --hostname github.com")
+            && problem.contains("gh auth login"),
+        "{problem}"
+    );
 }

@@ -26,14 +26,18 @@ pub fn github_env(fake: &FakeServer) -> Env {
     );
     env.git(&["add", "-A"]);
     env.git(&["commit", "-q", "-m", "github"]);
-    fake.github().add_token(TOKEN, "octo", Some("repo, read:org"));
+    fake.github()
+        .add_token(TOKEN, "octo", Some("repo, read:org"));
     fake.github().add_repo(FakeRepo::new(REPO));
     fake.github().add_label(REPO, "enhancement");
     env
 }
 
 fn gavel_gh(env: &Env, args: &[&str]) -> Output {
-    env.gavel(args).env("GH_TOKEN", TOKEN).output().expect("run gavel")
+    env.gavel(args)
+        .env("GH_TOKEN", TOKEN)
+        .output()
+        .expect("run gavel")
 }
 
 fn file_auto(env: &Env) -> Output {
@@ -80,11 +84,24 @@ fn an_approved_issue_is_filed_on_github_once_with_labels_marker_and_one_commit()
     assert_eq!(issues.len(), 1, "{issues:?}");
     let issue = &issues[0];
     assert_eq!(issue.title, "Add dark mode v1");
-    assert!(issue.body.contains("<!-- gavel-key: gavel-"), "{}", issue.body);
+    assert!(
+        issue.body.contains("<!-- gavel-key: gavel-"),
+        "{}",
+        issue.body
+    );
     assert_eq!(issue.labels, vec!["enhancement", "ui"]);
-    let labels: Vec<String> = fake.github().labels(REPO).into_iter().map(|l| l.name).collect();
+    let labels: Vec<String> = fake
+        .github()
+        .labels(REPO)
+        .into_iter()
+        .map(|l| l.name)
+        .collect();
     assert!(labels.contains(&"ui".to_owned()), "{labels:?}");
-    assert_eq!(posts(&fake, "/labels"), 1, "only the missing label is created");
+    assert_eq!(
+        posts(&fake, "/labels"),
+        1,
+        "only the missing label is created"
+    );
     assert_eq!(posts(&fake, "/issues"), 1);
 
     let done = done_dir(&env, issue.number, "dark-mode");
@@ -102,10 +119,16 @@ fn an_approved_issue_is_filed_on_github_once_with_labels_marker_and_one_commit()
             .is_some_and(|u| u.ends_with(&format!("/octo/app/issues/{}", issue.number))),
         "{filed}"
     );
-    assert!(filed["tracker"].as_str().is_some_and(|t| t.starts_with("github (octo/app")));
+    assert!(
+        filed["tracker"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("github (octo/app"))
+    );
     let log = env.git(&["log", "--format=%s"]);
     assert_eq!(
-        log.lines().filter(|l| l.starts_with("gavel: file issue #1")).count(),
+        log.lines()
+            .filter(|l| l.starts_with("gavel: file issue #1"))
+            .count(),
         1,
         "{log}"
     );
@@ -142,7 +165,11 @@ fn a_kill_between_githubs_answer_and_the_checkpoint_still_leaves_one_issue() {
     assert_exit(&resumed, 0);
     let issues = fake.github().issues(REPO);
     assert_eq!(issues.len(), 1, "exactly one issue: {issues:?}");
-    assert_eq!(posts(&fake, "/issues"), 1, "the resume found it and did not create again");
+    assert_eq!(
+        posts(&fake, "/issues"),
+        1,
+        "the resume found it and did not create again"
+    );
     let done = done_dir(&env, issues[0].number, "dark-mode");
     assert!(env.ls(&done).iter().any(|n| n.ends_with("filed.json")));
     assert_eq!(env.status(), "");
@@ -158,7 +185,11 @@ fn a_reply_lost_after_the_issue_was_created_is_found_by_its_marker() {
     assert_exit(&out, 0);
     assert_eq!(fake.github().issues(REPO).len(), 1);
     assert_eq!(posts(&fake, "/issues"), 1, "found, not created again");
-    assert!(show_output(&out).contains("issue #1 filed"), "{}", show_output(&out));
+    assert!(
+        show_output(&out).contains("issue #1 filed"),
+        "{}",
+        show_output(&out)
+    );
 }
 
 #[test]
@@ -170,7 +201,9 @@ fn server_errors_and_short_rate_limits_are_retried_and_file_once() {
             errors: None,
         },
         FaultKind::RateLimit { reset_in_secs: 1 },
-        FaultKind::SecondaryRateLimit { retry_after_secs: 1 },
+        FaultKind::SecondaryRateLimit {
+            retry_after_secs: 1,
+        },
     ] {
         let fake = FakeServer::start().expect("fake");
         let env = github_env(&fake);
@@ -179,7 +212,11 @@ fn server_errors_and_short_rate_limits_are_retried_and_file_once() {
         let out = file_auto(&env);
         assert_exit(&out, 0);
         assert_eq!(fake.github().issues(REPO).len(), 1, "{kind:?}");
-        assert_eq!(posts(&fake, "/issues"), 3, "{kind:?}: two refusals, one success");
+        assert_eq!(
+            posts(&fake, "/issues"),
+            3,
+            "{kind:?}: two refusals, one success"
+        );
     }
 }
 
@@ -201,7 +238,9 @@ fn every_refusal_at_filing_pauses_with_its_reason_and_files_nothing() {
             FaultKind::Status {
                 status: 422,
                 message: "Validation Failed".into(),
-                errors: Some(json!([{"resource": "Issue", "code": "missing_field", "field": "title"}])),
+                errors: Some(
+                    json!([{"resource": "Issue", "code": "missing_field", "field": "title"}]),
+                ),
             },
             "Issue title is missing",
         ),
@@ -245,17 +284,32 @@ fn every_refusal_at_filing_pauses_with_its_reason_and_files_nothing() {
             },
             "Retry tries again",
         ),
-        (FaultKind::RateLimit { reset_in_secs: 3600 }, "rate limit resets at"),
+        (
+            FaultKind::RateLimit {
+                reset_in_secs: 3600,
+            },
+            "rate limit resets at",
+        ),
     ];
     for (kind, expected) in cases {
         let (fake, env, out) = filing_refused(kind.clone(), |_| {});
         assert_exit(&out, 3);
         let text = show_output(&out);
         assert!(text.contains("Filing the issue failed"), "{kind:?}: {text}");
-        assert!(text.contains(expected), "{kind:?}: expected {expected:?} in {text}");
+        assert!(
+            text.contains(expected),
+            "{kind:?}: expected {expected:?} in {text}"
+        );
         assert!(text.contains("--choice retry"), "{kind:?}: {text}");
-        assert!(fake.github().issues(REPO).is_empty(), "{kind:?}: nothing filed");
-        assert!(env.ls("docs/lineage/active").iter().any(|n| n == "dark-mode"));
+        assert!(
+            fake.github().issues(REPO).is_empty(),
+            "{kind:?}: nothing filed"
+        );
+        assert!(
+            env.ls("docs/lineage/active")
+                .iter()
+                .any(|n| n == "dark-mode")
+        );
         assert_token_nowhere(&env.root, &[&out]);
     }
 }
@@ -274,7 +328,11 @@ fn retry_after_a_refusal_files_exactly_once() {
     );
     let out = file_auto(&env);
     assert_exit(&out, 3);
-    assert!(show_output(&out).contains("body is too long"), "{}", show_output(&out));
+    assert!(
+        show_output(&out).contains("body is too long"),
+        "{}",
+        show_output(&out)
+    );
     let retried = gavel_gh(&env, &["resume", "1", "--choice", "retry"]);
     assert_exit(&retried, 0);
     assert_eq!(fake.github().issues(REPO).len(), 1);
@@ -307,7 +365,10 @@ fn a_token_that_cannot_create_labels_pauses_at_filing_with_the_permission_it_nee
     let mut repo = FakeRepo::new("octo/triaged");
     repo.permission = Permission::Triage;
     fake.github().add_repo(repo);
-    env.set_config_line("dir = \"docs/issues\"", "dir = \"docs/issues\"\nrepo = \"octo/triaged\"");
+    env.set_config_line(
+        "dir = \"docs/issues\"",
+        "dir = \"docs/issues\"\nrepo = \"octo/triaged\"",
+    );
     let out = file_auto(&env);
     assert_exit(&out, 3);
     let text = show_output(&out);
@@ -316,21 +377,48 @@ fn a_token_that_cannot_create_labels_pauses_at_filing_with_the_permission_it_nee
     assert!(fake.github().issues("octo/triaged").is_empty());
 }
 
+/// A pre-flight case: its name, how the fake and the repository are set up, the token given
+/// and what the message must say.
+type PreflightCase = (
+    &'static str,
+    Box<dyn Fn(&FakeServer, &Env)>,
+    Option<&'static str>,
+    &'static str,
+);
+
 #[test]
 fn preflight_refuses_before_any_model_call_and_writes_nothing() {
-    let cases: Vec<(&str, Box<dyn Fn(&FakeServer, &Env)>, Option<&str>, &str)> = vec![
-        ("no token", Box::new(|_, _| {}), None, "no GitHub token found"),
-        ("bad token", Box::new(|_, _| {}), Some("ghp_wrong"), "gh auth login"),
+    let cases: Vec<PreflightCase> = vec![
+        (
+            "no token",
+            Box::new(|_, _| {}),
+            None,
+            "no GitHub token found",
+        ),
+        (
+            "bad token",
+            Box::new(|_, _| {}),
+            Some("ghp_wrong"),
+            "gh auth login",
+        ),
         (
             "no repo scope",
-            Box::new(|f, _| f.github().add_token("ghp_scopeless", "octo", Some("read:org"))),
+            Box::new(|f, _| {
+                f.github()
+                    .add_token("ghp_scopeless", "octo", Some("read:org"))
+            }),
             Some("ghp_scopeless"),
             "without the `repo` scope",
         ),
         (
             "missing repository",
             Box::new(|_, e| {
-                e.git(&["remote", "set-url", "origin", "https://github.com/octo/missing.git"]);
+                e.git(&[
+                    "remote",
+                    "set-url",
+                    "origin",
+                    "https://github.com/octo/missing.git",
+                ]);
             }),
             Some(TOKEN),
             "octo/missing was not found",
@@ -341,7 +429,12 @@ fn preflight_refuses_before_any_model_call_and_writes_nothing() {
                 let mut repo = FakeRepo::new("octo/quiet");
                 repo.has_issues = false;
                 f.github().add_repo(repo);
-                e.git(&["remote", "set-url", "origin", "https://github.com/octo/quiet"]);
+                e.git(&[
+                    "remote",
+                    "set-url",
+                    "origin",
+                    "https://github.com/octo/quiet",
+                ]);
             }),
             Some(TOKEN),
             "issues are disabled in octo/quiet",
@@ -352,7 +445,12 @@ fn preflight_refuses_before_any_model_call_and_writes_nothing() {
                 let mut repo = FakeRepo::new("octo/readonly");
                 repo.permission = Permission::Read;
                 f.github().add_repo(repo);
-                e.git(&["remote", "set-url", "origin", "https://github.com/octo/readonly.git"]);
+                e.git(&[
+                    "remote",
+                    "set-url",
+                    "origin",
+                    "https://github.com/octo/readonly.git",
+                ]);
             }),
             Some(TOKEN),
             "read access only",
@@ -371,11 +469,19 @@ fn preflight_refuses_before_any_model_call_and_writes_nothing() {
         let out = cmd.output().expect("run");
         assert_exit(&out, 1);
         let text = show_output(&out);
-        assert!(text.contains(expected), "{name}: expected {expected:?} in {text}");
+        assert!(
+            text.contains(expected),
+            "{name}: expected {expected:?} in {text}"
+        );
         assert!(env.calls().is_empty(), "{name}: no model call");
-        assert!(!env.exists("docs/lineage/active/dark-mode"), "{name}: nothing written");
+        assert!(
+            !env.exists("docs/lineage/active/dark-mode"),
+            "{name}: nothing written"
+        );
         assert!(fake.github().issues(REPO).is_empty());
-        assert!(!text.contains(TOKEN) && !text.contains("ghp_wrong") && !text.contains("ghp_scopeless"));
+        assert!(
+            !text.contains(TOKEN) && !text.contains("ghp_wrong") && !text.contains("ghp_scopeless")
+        );
     }
 }
 

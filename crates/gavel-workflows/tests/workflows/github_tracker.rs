@@ -60,13 +60,19 @@ fn an_issue_is_read_back_by_every_reference_form() {
         assert_eq!(got.title, "Dark mode");
         assert_eq!(got.body, "We want it.");
         assert_eq!(got.state, "open");
-        assert!(got.url.ends_with(&format!("/octo/app/issues/{n}")), "{}", got.url);
+        assert!(
+            got.url.ends_with(&format!("/octo/app/issues/{n}")),
+            "{}",
+            got.url
+        );
     }
     let other = fake
         .github()
         .add_issue("octo/other", "octo", "Elsewhere", "");
     assert_eq!(
-        t.get_issue(&format!("octo/other#{other}")).expect("other repo").title,
+        t.get_issue(&format!("octo/other#{other}"))
+            .expect("other repo")
+            .title,
         "Elsewhere"
     );
     fake.github().close("octo/app", n);
@@ -80,7 +86,9 @@ fn pull_requests_missing_issues_and_foreign_hosts_are_clear_errors() {
     let t = tracker(&fake, "octo/app");
     let e = t.get_issue(&pr.to_string()).expect_err("pr");
     assert!(e.to_string().contains("is a pull request"), "{e}");
-    let e = t.get_issue("https://github.com/octo/app/pull/1").expect_err("pr url");
+    let e = t
+        .get_issue("https://github.com/octo/app/pull/1")
+        .expect_err("pr url");
     assert!(e.to_string().contains("pull request"), "{e}");
     let e = t.get_issue("999").expect_err("missing");
     assert!(matches!(e, TrackerError::NotFound { .. }), "{e}");
@@ -110,7 +118,10 @@ fn labels_are_listed_across_pages_and_only_the_missing_are_created() {
         .find(|l| l.name == "new-one")
         .expect("created")
         .color;
-    assert_eq!(colour, gavel_workflows::tracker::github::DEFAULT_LABEL_COLOR);
+    assert_eq!(
+        colour,
+        gavel_workflows::tracker::github::DEFAULT_LABEL_COLOR
+    );
     let pages = fake
         .requests()
         .iter()
@@ -123,10 +134,16 @@ fn labels_are_listed_across_pages_and_only_the_missing_are_created() {
 fn filing_again_with_the_same_key_returns_the_first_issue() {
     let fake = fake();
     let t = tracker(&fake, "octo/app");
-    let first = t.create_issue(&new_issue("gavel-k1"), "now").expect("first");
-    let again = t.create_issue(&new_issue("gavel-k1"), "now").expect("again");
+    let first = t
+        .create_issue(&new_issue("gavel-k1"), "now")
+        .expect("first");
+    let again = t
+        .create_issue(&new_issue("gavel-k1"), "now")
+        .expect("again");
     assert_eq!(first, again);
-    let other = t.create_issue(&new_issue("gavel-k2"), "now").expect("other");
+    let other = t
+        .create_issue(&new_issue("gavel-k2"), "now")
+        .expect("other");
     assert_ne!(other.number, first.number);
     assert_eq!(fake.github().issues("octo/app").len(), 2);
     // Someone else's issue quoting the marker is not this run's issue: only the token's own
@@ -138,7 +155,9 @@ fn filing_again_with_the_same_key_returns_the_first_issue() {
         "Quote",
         "<!-- gavel-key: gavel-k3 -->",
     );
-    let third = t.create_issue(&new_issue("gavel-k3"), "now").expect("third");
+    let third = t
+        .create_issue(&new_issue("gavel-k3"), "now")
+        .expect("third");
     assert_eq!(fake.github().issues("octo/app").len(), 4);
     assert_eq!(
         t.get_issue(&third.number.to_string()).expect("read").body,
@@ -151,15 +170,21 @@ fn filing_again_with_the_same_key_returns_the_first_issue() {
 fn many_issues_of_the_user_are_searched_on_every_page() {
     let fake = fake();
     let t = tracker(&fake, "octo/app");
-    let first = t.create_issue(&new_issue("gavel-early"), "now").expect("first");
+    let first = t
+        .create_issue(&new_issue("gavel-early"), "now")
+        .expect("first");
     for i in 0..150 {
         fake.github()
             .add_issue("octo/app", "octo", &format!("Filler {i}"), "");
     }
     fake.github()
         .fault(Fault::new(FaultKind::Lost).on("POST", "/issues"));
-    let lost = t.create_issue(&new_issue("gavel-late"), "now").expect("lost reply");
-    let again = t.create_issue(&new_issue("gavel-early"), "now").expect("again");
+    let lost = t
+        .create_issue(&new_issue("gavel-late"), "now")
+        .expect("lost reply");
+    let again = t
+        .create_issue(&new_issue("gavel-early"), "now")
+        .expect("again");
     assert_eq!(again.number, first.number);
     assert_eq!(fake.github().issues("octo/app").len(), 152);
     assert!(lost.number > first.number);
