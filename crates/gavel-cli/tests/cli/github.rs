@@ -501,3 +501,33 @@ fn the_run_keeps_filing_to_github_when_resumed_without_the_flag() {
     assert_eq!(fake.github().issues(REPO).len(), 1);
     assert!(!env.exists("docs/issues/0001-dark-mode.md"));
 }
+
+#[test]
+fn a_lost_reply_that_stops_filing_is_found_by_the_resumed_run() {
+    let fake = FakeServer::start().expect("fake");
+    let env = github_env(&fake);
+    // No retries: the lost reply stops the run at the filing gate.
+    env.set_config_line(
+        "api_url",
+        &format!("api_url = \"{}\"\nretries = 0", fake.url()),
+    );
+    fake.github()
+        .fault(Fault::new(FaultKind::Lost).on("POST", "/issues"));
+    let out = file_auto(&env);
+    assert_exit(&out, 3);
+    assert!(
+        show_output(&out).contains("no answer from GitHub"),
+        "{}",
+        show_output(&out)
+    );
+    assert_eq!(fake.github().issues(REPO).len(), 1, "GitHub did create it");
+    let resumed = gavel_gh(&env, &["resume", "1", "--choice", "retry"]);
+    assert_exit(&resumed, 0);
+    assert_eq!(
+        fake.github().issues(REPO).len(),
+        1,
+        "still exactly one issue"
+    );
+    assert_eq!(posts(&fake, "/issues"), 1);
+    done_dir(&env, 1, "dark-mode");
+}

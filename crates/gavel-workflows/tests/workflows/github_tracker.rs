@@ -213,3 +213,58 @@ fn a_missing_token_is_reported_by_every_call_with_what_to_do() {
     }
     assert!(fake.requests().is_empty());
 }
+
+#[test]
+fn a_reply_slower_than_the_timeout_is_found_instead_of_filed_again() {
+    let fake = fake();
+    let mut t = tracker(&fake, "octo/app");
+    t = GitHubTracker::new(
+        GitHubConfig {
+            policy: RetryPolicy {
+                timeout: std::time::Duration::from_secs(1),
+                base_delay: std::time::Duration::from_millis(5),
+                ..RetryPolicy::default()
+            },
+            ..t.config().clone()
+        },
+        Ok(Token::new(TOKEN, "GH_TOKEN")),
+    );
+    fake.github()
+        .fault(Fault::new(FaultKind::Slow { millis: 2500 }).on("POST", "/issues"));
+    let filed = t
+        .create_issue(&new_issue("gavel-slow"), "now")
+        .expect("filed");
+    assert_eq!(fake.github().issues("octo/app").len(), 1);
+    let posts = fake
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/issues"))
+        .count();
+    assert_eq!(posts, 1, "timed out, looked, found: not created again");
+    assert_eq!(filed.number, fake.github().issues("octo/app")[0].number);
+}
+
+#[test]
+fn an_installation_token_without_a_user_still_files_once() {
+    // GitHub Actions' GITHUB_TOKEN: `GET /user` is refused with 403.
+    let fake = fake();
+    fake.github().fault(
+        Fault::new(FaultKind::Status {
+            status: 403,
+            message: "Resource not accessible by integration".into(),
+            errors: None,
+        })
+        .on("GET", "/user")
+        .times(100),
+    );
+    let t = tracker(&fake, "octo/app");
+    t.check().expect("the repository checks decide");
+    let first = t
+        .create_issue(&new_issue("gavel-app"), "now")
+        .expect("first");
+    let again = t
+        .create_issue(&new_issue("gavel-app"), "now")
+        .expect("again");
+    assert_eq!(first, again);
+    assert_eq!(fake.github().issues("octo/app").len(), 1);
+}

@@ -49,7 +49,7 @@ pub struct GitHubTracker {
     /// by every call, never at construction, so a run can still be shown or aborted.
     client: Result<Client, String>,
     /// The token's user, once asked.
-    login: Mutex<Option<String>>,
+    login: Mutex<Option<Option<String>>>,
 }
 
 impl std::fmt::Debug for GitHubTracker {
@@ -77,6 +77,11 @@ impl GitHubTracker {
         &self.config.repo
     }
 
+    /// Where it files.
+    pub fn config(&self) -> &GitHubConfig {
+        &self.config
+    }
+
     fn client(&self) -> Result<&Client, TrackerError> {
         self.client.as_ref().map_err(|why| TrackerError::Rejected {
             tracker: self.describe(),
@@ -84,20 +89,24 @@ impl GitHubTracker {
         })
     }
 
-    /// The token's user (`GET /user`), asked once.
-    fn login(&self) -> Result<String, TrackerError> {
+    /// The token's user (`GET /user`), asked once. `None` for a GitHub App installation token
+    /// (GitHub Actions' `GITHUB_TOKEN`), which has no user: GitHub answers 403, and the issues
+    /// are then looked through without the `creator` filter.
+    fn login(&self) -> Result<Option<String>, TrackerError> {
         let mut cached = self.login.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(login) = cached.as_ref() {
             return Ok(login.clone());
         }
-        let reply = self
-            .client()?
-            .get("/user")
-            .map_err(|e| self.error("asking GitHub who the token belongs to", &e))?;
-        let login = reply.body["login"]
-            .as_str()
-            .ok_or_else(|| self.unreadable("GET /user", "no login"))?
-            .to_owned();
+        let login = match self.client()?.get("/user") {
+            Ok(reply) => Some(
+                reply.body["login"]
+                    .as_str()
+                    .ok_or_else(|| self.unreadable("GET /user", "no login"))?
+                    .to_owned(),
+            ),
+            Err(e) if is_app_token_refusal(&e) => None,
+            Err(e) => return Err(self.error("asking GitHub who the token belongs to", &e)),
+        };
         *cached = Some(login.clone());
         Ok(login)
     }
@@ -160,12 +169,13 @@ impl GitHubTracker {
         marker: &str,
         since: Option<&str>,
     ) -> Result<Option<Value>, TrackerError> {
-        let login = self.login()?;
         let mut path = format!(
-            "/repos/{}/issues?state=all&creator={}&sort=created&direction=asc&per_page=100",
-            self.repo(),
-            encode(&login)
+            "/repos/{}/issues?state=all&sort=created&direction=asc&per_page=100",
+            self.repo()
         );
+        if let Some(login) = self.login()? {
+            path.push_str(&format!("&creator={}", encode(&login)));
+        }
         if let Some(since) = since {
             path.push_str(&format!("&since={}", encode(since)));
         }
@@ -190,6 +200,18 @@ impl GitHubTracker {
             paths: Vec::new(),
         })
     }
+}
+
+/// GitHub's answer to `GET /user` with an installation token (a 403 that is not a rate limit).
+fn is_app_token_refusal(e: &ApiError) -> bool {
+    matches!(
+        e,
+        ApiError::Status {
+            status: 403,
+            rate: None,
+            ..
+        }
+    )
 }
 
 /// The hidden marker that carries a run's key in an issue body.
@@ -251,13 +273,18 @@ impl Tracker for GitHubTracker {
 
     fn check(&self) -> Result<(), TrackerError> {
         let client = self.client()?;
-        let user = client
-            .get("/user")
-            .map_err(|e| self.error("checking the GitHub token", &e))?;
-        let scopes = client::header(&user.headers, "x-oauth-scopes");
-        if let Some(login) = user.body["login"].as_str() {
-            *self.login.lock().unwrap_or_else(|p| p.into_inner()) = Some(login.to_owned());
-        }
+        let scopes = match client.get("/user") {
+            Ok(user) => {
+                if let Some(login) = user.body["login"].as_str() {
+                    *self.login.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(Some(login.to_owned()));
+                }
+                client::header(&user.headers, "x-oauth-scopes")
+            }
+            // An installation token: no user, no scopes; the repository checks below decide.
+            Err(e) if is_app_token_refusal(&e) => None,
+            Err(e) => return Err(self.error("checking the GitHub token", &e)),
+        };
         let repo = client
             .get(&format!("/repos/{}", self.repo()))
             .map_err(|e| self.error(&format!("looking up {}", self.repo()), &e))?
