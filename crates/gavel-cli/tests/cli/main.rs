@@ -9,6 +9,7 @@ mod diff_gate;
 mod doctor;
 mod forward_compat;
 mod github;
+mod github_failures;
 mod parallel;
 mod platform;
 mod pty;
