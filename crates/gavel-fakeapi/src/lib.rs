@@ -1,4 +1,4 @@
-//! A local fake of the model vendors' HTTP APIs, for tests only.
+//! A local fake of the model vendors' HTTP APIs and of GitHub's REST API, for tests only.
 //!
 //! gavel's end-to-end tests drive the real agent CLIs (Claude Code, Gemini CLI, Codex) and its
 //! own HTTP providers, which cannot reach the vendors here. This server speaks their real wire
@@ -11,6 +11,19 @@
 //! own "quota exhausted" answers. A reply or a standing [`Rule`] may apply only to requests
 //! made with one API key, so credential rotation can be tested. Every request is recorded for
 //! assertions.
+//!
+//! The same server fakes GitHub's REST API (version 2022-11-28) for gavel's issue filing: paths
+//! under `/user`, `/repos/` and `/rate_limit`, at the root as on api.github.com or under
+//! `/api/v3` as on GitHub Enterprise Server. [`FakeServer::github`] gives a [`GitHub`] handle
+//! that registers tokens (classic, with scopes, or fine-grained) and repositories
+//! ([`FakeRepo`]: private, issues on or off, archived, the users' [`Permission`]), adds labels,
+//! issues and pull requests, and reads back what clients made ([`FakeLabel`], [`FakeIssue`]).
+//! It answers in GitHub's wire format: its JSON shapes and error bodies (401 "Bad
+//! credentials", 404, 410 for disabled issues, 422 "Validation Failed" with `errors`), the
+//! `x-ratelimit-*` headers counting down per token, `x-oauth-scopes`, and `link` headers for
+//! pagination. A [`Fault`] makes matching requests fail as GitHub can ([`FaultKind`]): an error
+//! status, the primary or a secondary rate limit, a reply lost after the work was done (the
+//! connection closes without an answer), or a slow reply.
 //!
 //! The HTTP layer is hyper's HTTP/1.1 server (`hyper` 1.x with `hyper-util`'s tokio glue) on a
 //! current-thread tokio runtime that runs on a thread of its own, so a [`FakeServer`] is a plain

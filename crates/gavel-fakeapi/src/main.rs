@@ -1,8 +1,9 @@
-//! `gavel-fakeapi`: the fake vendor APIs as a program, for trying the real agent CLIs (or
-//! gavel's HTTP providers) by hand without network access or keys.
+//! `gavel-fakeapi`: the fake vendor APIs and the fake GitHub as a program, for trying the real
+//! agent CLIs, `curl`, or gavel's HTTP providers and issue filing by hand without network
+//! access or keys.
 //!
 //! ```text
-//! gavel-fakeapi [--port N] [--for-secs S] REPLIES.json
+//! gavel-fakeapi [--port N] [--for-secs S] [--github GITHUB.json] [REPLIES.json]
 //! ```
 //!
 //! REPLIES.json is a list of replies, used in order per API:
@@ -11,13 +12,43 @@
 //!   {"api": "openai-responses", "stall": 2}, {"api": "openai-chat", "cut": 3},
 //!   {"api": "anthropic", "malformed": true}, {"api": "gemini", "quota": true}]`;
 //! `"key": "K"` makes a reply apply only to a request made with API key K.
+//! REPLIES.json may be left out when `--github` is given.
+//!
+//! GITHUB.json sets up the fake GitHub served on the same port:
+//!
+//! ```json
+//! {"tokens": [{"token": "t", "login": "octo", "scopes": "repo, read:org"},
+//!             {"token": "fg", "login": "octo"}],
+//!  "repos": [{"full_name": "octo/app", "private": false, "has_issues": true,
+//!             "archived": false, "permission": "admin", "labels": ["bug"]}],
+//!  "faults": [{"on": "POST /repos/octo/app/issues", "status": 502, "message": "Bad Gateway",
+//!              "times": 1},
+//!             {"on": "POST /issues", "lost": true}, {"slow_ms": 3000},
+//!             {"rate_limit_reset_in": 2}, {"secondary_retry_after": 1}]}
+//! ```
+//!
+//! A token without `scopes` is a fine-grained one. A repository's fields other than
+//! `full_name` are optional (public, issues on, not archived, `admin`); `permission` is one of
+//! `none`, `read`, `triage`, `write`, `maintain`, `admin`. A fault applies to the requests
+//! its `on` names (`"METHOD /path-part"`, `"METHOD"` or `"/path-part"`; all when left out),
+//! `times` times (default 1), in the order listed: `status` (with `message` and `errors`) is an
+//! error answer, `rate_limit_reset_in` the primary rate limit, `secondary_retry_after` a
+//! secondary one, `lost` does the work and closes the connection without a reply, `slow_ms`
+//! does the work and waits before replying. Then, for example:
+//!
+//! ```text
+//! curl -H "Authorization: Bearer t" http://127.0.0.1:PORT/repos/octo/app/issues
+//! curl -H "Authorization: Bearer t" -d '{"title":"Crash"}' \
+//!      http://127.0.0.1:PORT/api/v3/repos/octo/app/issues
+//! ```
+//!
 //! It prints its URL and serves until killed (or for `--for-secs`, default one hour).
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use gavel_fakeapi::{Api, FakeServer, Reply};
+use gavel_fakeapi::{Api, FakeRepo, FakeServer, Fault, FaultKind, GitHub, Permission, Reply};
 use serde_json::Value;
 
 fn main() -> ExitCode {
@@ -32,7 +63,7 @@ fn main() -> ExitCode {
 
 fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let (mut port, mut secs, mut file) = (0u16, 3600u64, None);
+    let (mut port, mut secs, mut file, mut github) = (0u16, 3600u64, None, None);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--port" => {
@@ -47,15 +78,33 @@ fn run() -> Result<(), String> {
                     .and_then(|v| v.parse().ok())
                     .ok_or("--for-secs needs a number")?
             }
+            "--github" => github = Some(args.next().ok_or("--github needs a file")?),
             other => file = Some(other.to_owned()),
         }
     }
-    let file = file.ok_or("usage: gavel-fakeapi [--port N] [--for-secs S] REPLIES.json")?;
-    let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {file}: {e}"))?;
-    let replies: Vec<Value> =
-        serde_json::from_str(&text).map_err(|e| format!("{file} is not a JSON list: {e}"))?;
+    if file.is_none() && github.is_none() {
+        return Err(
+            "usage: gavel-fakeapi [--port N] [--for-secs S] [--github GITHUB.json] [REPLIES.json]"
+                .into(),
+        );
+    }
+    let replies: Vec<Value> = match &file {
+        Some(file) => serde_json::from_str(&read(file)?)
+            .map_err(|e| format!("{file} is not a JSON list: {e}"))?,
+        None => Vec::new(),
+    };
+    let setup: Option<Value> = match &github {
+        Some(file) => Some(
+            serde_json::from_str(&read(file)?).map_err(|e| format!("{file} is not JSON: {e}"))?,
+        ),
+        None => None,
+    };
     let server =
         FakeServer::start_on(port).map_err(|e| format!("cannot listen on port {port}: {e}"))?;
+    if let (Some(setup), Some(name)) = (&setup, &github) {
+        load_github(&server.github(), setup).map_err(|e| format!("{name}: {e}"))?;
+    }
+    let file = file.unwrap_or_default();
     for (i, r) in replies.iter().enumerate() {
         let (api, reply) = parse(r).map_err(|e| format!("{file}: reply #{}: {e}", i + 1))?;
         match r["key"].as_str() {
@@ -67,6 +116,99 @@ fn run() -> Result<(), String> {
     let _ = std::io::stdout().flush();
     std::thread::sleep(Duration::from_secs(secs));
     Ok(())
+}
+
+fn read(file: &str) -> Result<String, String> {
+    std::fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))
+}
+
+/// Sets up the fake GitHub from a GITHUB.json document (see the module docs).
+fn load_github(gh: &GitHub<'_>, setup: &Value) -> Result<(), String> {
+    let list = |name: &str| match &setup[name] {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(items) => Ok(items.clone()),
+        _ => Err(format!("\"{name}\" must be a list")),
+    };
+    for (i, t) in list("tokens")?.iter().enumerate() {
+        let (Some(token), Some(login)) = (t["token"].as_str(), t["login"].as_str()) else {
+            return Err(format!("token #{}: needs \"token\" and \"login\"", i + 1));
+        };
+        gh.add_token(token, login, t["scopes"].as_str());
+    }
+    for (i, r) in list("repos")?.iter().enumerate() {
+        let repo = parse_repo(r).map_err(|e| format!("repo #{}: {e}", i + 1))?;
+        let name = repo.full_name.clone();
+        gh.add_repo(repo);
+        for label in r["labels"].as_array().into_iter().flatten() {
+            let label = label
+                .as_str()
+                .ok_or_else(|| format!("repo #{}: labels are names", i + 1))?;
+            gh.add_label(&name, label);
+        }
+    }
+    for (i, f) in list("faults")?.iter().enumerate() {
+        gh.fault(parse_fault(f).map_err(|e| format!("fault #{}: {e}", i + 1))?);
+    }
+    Ok(())
+}
+
+fn parse_repo(r: &Value) -> Result<FakeRepo, String> {
+    let name = r["full_name"]
+        .as_str()
+        .filter(|n| {
+            n.split_once('/')
+                .is_some_and(|(o, n)| !o.is_empty() && !n.is_empty())
+        })
+        .ok_or("needs \"full_name\": \"owner/name\"")?;
+    let flag = |key: &str, default: bool| r[key].as_bool().unwrap_or(default);
+    let permission = match r["permission"].as_str() {
+        None => Permission::Admin,
+        Some(p) => Permission::parse(p).ok_or_else(|| {
+            format!("unknown permission {p:?} (none, read, triage, write, maintain, admin)")
+        })?,
+    };
+    Ok(FakeRepo {
+        private: flag("private", false),
+        has_issues: flag("has_issues", true),
+        archived: flag("archived", false),
+        permission,
+        ..FakeRepo::new(name)
+    })
+}
+
+fn parse_fault(f: &Value) -> Result<Fault, String> {
+    let secs = |key: &str| f[key].as_u64();
+    let kind = if let Some(status) = secs("status") {
+        FaultKind::Status {
+            status: u16::try_from(status).map_err(|_| "status must be an HTTP status")?,
+            message: f["message"].as_str().unwrap_or("Server Error").to_owned(),
+            errors: Some(f["errors"].clone()).filter(|e| !e.is_null()),
+        }
+    } else if let Some(reset_in_secs) = secs("rate_limit_reset_in") {
+        FaultKind::RateLimit { reset_in_secs }
+    } else if let Some(retry_after_secs) = secs("secondary_retry_after") {
+        FaultKind::SecondaryRateLimit { retry_after_secs }
+    } else if f["lost"].as_bool() == Some(true) {
+        FaultKind::Lost
+    } else if let Some(millis) = secs("slow_ms") {
+        FaultKind::Slow { millis }
+    } else {
+        return Err(
+            "needs status, rate_limit_reset_in, secondary_retry_after, lost or slow_ms".into(),
+        );
+    };
+    let mut fault = Fault::new(kind);
+    if let Some(on) = f["on"].as_str() {
+        fault = match on.trim().split_once(' ') {
+            Some((method, path)) => fault.on(method, path.trim()),
+            None if on.starts_with('/') => fault.on("", on),
+            None => fault.on(on, ""),
+        };
+    }
+    if let Some(times) = f["times"].as_u64() {
+        fault = fault.times(usize::try_from(times).map_err(|_| "times is too large")?);
+    }
+    Ok(fault)
 }
 
 fn parse(r: &Value) -> Result<(Api, Reply), String> {
@@ -115,4 +257,75 @@ fn parse(r: &Value) -> Result<(Api, Reply), String> {
         reply
     };
     Ok((api, reply))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_github_file_sets_up_tokens_repositories_labels_and_faults() {
+        let setup: Value = serde_json::from_str(
+            r#"{"tokens": [{"token": "t", "login": "octo", "scopes": "repo"}],
+                "repos": [{"full_name": "octo/app", "private": true, "permission": "triage",
+                           "labels": ["bug", "docs"]}],
+                "faults": [{"on": "POST /repos/octo/app/issues", "status": 502,
+                            "message": "Bad Gateway", "times": 2},
+                           {"lost": true, "on": "POST"}, {"slow_ms": 3000},
+                           {"rate_limit_reset_in": 2}, {"secondary_retry_after": 1}]}"#,
+        )
+        .expect("JSON");
+        let server = FakeServer::start().expect("start");
+        let gh = server.github();
+        load_github(&gh, &setup).expect("loads");
+        let labels: Vec<String> = gh.labels("octo/app").into_iter().map(|l| l.name).collect();
+        assert_eq!(labels, ["bug", "docs"]);
+
+        let faults = setup["faults"].as_array().expect("faults");
+        let first = parse_fault(&faults[0]).expect("fault");
+        assert_eq!(first.method.as_deref(), Some("POST"));
+        assert_eq!(
+            first.path_contains.as_deref(),
+            Some("/repos/octo/app/issues")
+        );
+        assert_eq!(first.times, 2);
+        assert_eq!(first.kind, FaultKind::status(502, "Bad Gateway"));
+        let lost = parse_fault(&faults[1]).expect("fault");
+        assert_eq!(
+            (lost.method.as_deref(), lost.path_contains),
+            (Some("POST"), None)
+        );
+        assert_eq!(lost.kind, FaultKind::Lost);
+        assert_eq!(
+            parse_fault(&faults[2]).map(|f| f.kind),
+            Ok(FaultKind::Slow { millis: 3000 })
+        );
+        assert_eq!(
+            parse_fault(&faults[3]).map(|f| f.kind),
+            Ok(FaultKind::RateLimit { reset_in_secs: 2 })
+        );
+        assert_eq!(
+            parse_fault(&faults[4]).map(|f| f.kind),
+            Ok(FaultKind::SecondaryRateLimit {
+                retry_after_secs: 1
+            })
+        );
+        let repo = parse_repo(&setup["repos"][0]).expect("repo");
+        assert!(repo.private && repo.has_issues && !repo.archived);
+        assert_eq!(repo.permission, Permission::Triage);
+    }
+
+    #[test]
+    fn a_bad_github_file_says_what_is_wrong() {
+        let server = FakeServer::start().expect("start");
+        let bad = |text: &str| {
+            let setup: Value = serde_json::from_str(text).expect("JSON");
+            load_github(&server.github(), &setup).expect_err("refused")
+        };
+        assert!(bad(r#"{"repos": [{"full_name": "no-slash"}]}"#).contains("repo #1"));
+        assert!(bad(r#"{"repos": [{"full_name": "o/r", "permission": "god"}]}"#).contains("god"));
+        assert!(bad(r#"{"tokens": [{"token": "t"}]}"#).contains("login"));
+        assert!(bad(r#"{"faults": [{"on": "GET"}]}"#).contains("fault #1"));
+        assert!(bad(r#"{"faults": {}}"#).contains("faults"));
+    }
 }

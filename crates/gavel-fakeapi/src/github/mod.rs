@@ -186,8 +186,8 @@ impl Repo {
     }
 }
 
-/// The fake GitHub's data, under the server's lock.
-#[derive(Debug, Default)]
+/// The fake GitHub's data, under the server's lock. Not `Debug`: it holds the tokens.
+#[derive(Default)]
 pub(crate) struct State {
     pub tokens: HashMap<String, Token>,
     /// Login to user id.
@@ -280,7 +280,7 @@ impl<'a> GitHub<'a> {
     }
 
     /// Accepts `token` as user `login`'s. `scopes` (`Some("repo, read:org")`) makes it a classic
-    /// token, whose scopes `/user` reports in `x-oauth-scopes` and which cannot write without
+    /// token, whose scopes every answer names in `x-oauth-scopes` and which cannot write without
     /// `repo` (or `public_repo`, on a public repository); `None` makes it a fine-grained token.
     pub fn add_token(&self, token: &str, login: &str, scopes: Option<&str>) {
         self.with(|st| {

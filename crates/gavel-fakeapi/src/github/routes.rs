@@ -169,7 +169,7 @@ pub(crate) async fn respond(req: &Request, shared: &Shared) -> io::Result<Respon
             None => Answer::error(401, "Bad credentials", DOCS),
             Some(user) => route(gh, req, path, &base, user, rate),
         };
-        let (answer, after) = match fault {
+        let (mut answer, after) = match fault {
             None => (run(gh, &rate), After::Send),
             Some(FaultKind::Lost) => (run(gh, &rate), After::Lose),
             Some(FaultKind::Slow { millis }) => (run(gh, &rate), After::Delay(millis)),
@@ -206,6 +206,10 @@ pub(crate) async fn respond(req: &Request, shared: &Shared) -> io::Result<Respon
                 (answer, After::Send)
             }
         };
+        // GitHub names a classic token's scopes in every answer to it.
+        if let Some(scopes) = user.and_then(|u| u.scopes) {
+            answer = answer.header("x-oauth-scopes", scopes);
+        }
         (response(answer, &rate, &request_id), after)
     };
     match after {
@@ -269,11 +273,7 @@ fn route(
     match (req.method.as_str(), segments.as_slice()) {
         ("GET", ["user"]) => {
             let id = gh.user_id(&user.login);
-            let mut answer = Answer::ok(200, wire::me(base, &user.login, id, 1_200_000_000));
-            if let Some(scopes) = &user.scopes {
-                answer = answer.header("x-oauth-scopes", scopes.clone());
-            }
-            answer
+            Answer::ok(200, wire::me(base, &user.login, id, 1_200_000_000))
         }
         ("GET", ["rate_limit"]) => {
             let core = rate.json();

@@ -96,6 +96,12 @@ fn user_names_the_scopes_of_classic_tokens_only() {
     let resp = get(&server, &client, "fg", "/user");
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(header(&resp, "x-oauth-scopes"), None);
+    let resp = get(&server, &client, "t", "/repos/octo/app");
+    assert_eq!(
+        header(&resp, "x-oauth-scopes").as_deref(),
+        Some("repo, read:org"),
+        "GitHub names the scopes in every answer"
+    );
 }
 
 #[test]
