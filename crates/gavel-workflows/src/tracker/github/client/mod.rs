@@ -146,14 +146,18 @@ pub struct Client {
 
 impl Client {
     pub fn new(api: &str, token: Token, policy: RetryPolicy) -> Result<Self, ApiError> {
-        let http = Http::builder()
+        let mut builder = Http::builder()
             .timeout(policy.timeout)
-            .connect_timeout(policy.timeout.min(Duration::from_secs(10)))
-            .build()
-            .map_err(|e| ApiError::Transport {
-                message: format!("cannot set up HTTP: {e}"),
-                maybe_sent: false,
-            })?;
+            .connect_timeout(policy.timeout.min(Duration::from_secs(10)));
+        // A proxy cannot reach this machine's loopback: an API there (a local fake or
+        // tunnel) is reached directly whatever HTTPS_PROXY says.
+        if is_loopback(api) {
+            builder = builder.no_proxy();
+        }
+        let http = builder.build().map_err(|e| ApiError::Transport {
+            message: format!("cannot set up HTTP: {e}"),
+            maybe_sent: false,
+        })?;
         Ok(Self {
             http,
             api: api.trim_end_matches('/').to_owned(),
@@ -403,6 +407,20 @@ fn same_origin(url: &str, api: &str) -> bool {
         (scheme.to_ascii_lowercase(), host)
     };
     origin(url) == origin(api)
+}
+
+/// Whether a URL's host is a loopback address.
+fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => authority.split(':').next().unwrap_or(authority),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn kind_of(v: &Value) -> &'static str {

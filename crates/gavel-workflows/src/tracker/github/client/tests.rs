@@ -92,3 +92,22 @@ fn times_are_shown_in_utc_with_the_distance() {
     );
     assert_eq!(human(7300), "2 h 1 min");
 }
+
+#[test]
+fn loopback_apis_are_recognised() {
+    for url in [
+        "http://127.0.0.1:4000",
+        "http://localhost/api",
+        "http://[::1]:80/x",
+        "http://127.1.2.3",
+    ] {
+        assert!(is_loopback(url), "{url}");
+    }
+    for url in [
+        "https://api.github.com",
+        "https://10.0.0.1/api/v3",
+        "http://localhost.evil.com",
+    ] {
+        assert!(!is_loopback(url), "{url}");
+    }
+}
