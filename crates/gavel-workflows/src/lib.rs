@@ -1,7 +1,8 @@
 //! gavel's workflows and the plumbing they share.
 //!
 //! The engine in `gavel-core` knows nothing about issues, drafts or git. This crate is where
-//! those live: the brief → issue workflow ([`issue`]), the numbered lineage folder every
+//! those live: the document workflow ([`document`]: one draft → review → approve graph) with its
+//! kinds brief → issue ([`issue`]) and issue → LLD ([`lld`]), the numbered lineage folder every
 //! artifact goes to ([`lineage`]), structured reviewer verdicts ([`verdict`]), issue trackers
 //! behind a trait ([`tracker`]), and the git runner ([`git`], re-exported from `gavel-exec`).
 //! Like the engine, nothing here prints or prompts: gates are handed back to the CLI as values.
@@ -12,6 +13,7 @@ pub mod fsutil;
 /// The one git runner (scrubbed environment, idempotent commits, worktrees, snapshots), from
 /// `gavel-exec`; re-exported so `gavel_workflows::git` keeps working.
 pub use gavel_exec::git;
+pub mod document;
 pub mod issue;
 pub mod lineage;
 pub mod review;

@@ -79,6 +79,7 @@ pub fn workflow(
     let drafter = s.role(WORKFLOW, "drafter")?;
     let reviewer = s.role(WORKFLOW, "reviewer")?;
     Ok(IssueWorkflow {
+        kind: &gavel_workflows::issue::ISSUE,
         settings: IssueSettings {
             repo_root: s.repo_root.clone(),
             lineage_dir: s.lineage_dir_for(WORKFLOW),
@@ -98,6 +99,7 @@ pub fn workflow(
                 drafter: drafter.to_string(),
                 reviewer: reviewer.to_string(),
             },
+            drafter_reads_repo: false,
         },
         drafter: ctx.provider(&drafter),
         reviewer: ctx.provider(&reviewer),

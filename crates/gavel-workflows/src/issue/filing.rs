@@ -11,10 +11,11 @@ use std::path::PathBuf;
 use gavel_core::{Choice, EventKind, NodeCtx, NodeError, StepError, Transition};
 use serde::Serialize;
 
-use super::nodes::blob_text;
-use super::{Filed, IssueState, IssueWorkflow, goto, io_failed, node};
+use super::node;
+use crate::document::commit::{commit_once, step_failed};
+use crate::document::nodes::blob_text;
+use crate::document::{DocState, DocWorkflow, Filed, goto, io_failed};
 use crate::fsutil;
-use crate::git::{Git, PriorAttempt};
 use crate::lineage::Lineage;
 use crate::tracker::{FiledIssue, NewIssue, TrackerError};
 
@@ -35,12 +36,17 @@ struct FiledJson<'a> {
     auto_mode: bool,
 }
 
-impl IssueWorkflow {
-    pub(super) fn file(
-        &self,
-        s: &mut IssueState,
-        cx: &mut NodeCtx<'_>,
-    ) -> Result<Transition, NodeError> {
+/// N6: files the approved draft, then closes the lineage in one commit.
+pub(super) fn file(
+    wf: &DocWorkflow,
+    s: &mut DocState,
+    cx: &mut NodeCtx<'_>,
+) -> Result<Transition, NodeError> {
+    wf.file_issue(s, cx)
+}
+
+impl DocWorkflow {
+    fn file_issue(&self, s: &mut DocState, cx: &mut NodeCtx<'_>) -> Result<Transition, NodeError> {
         if let Some(answer) = cx.answer()? {
             cx.event(EventKind::GateAnswered {
                 gate: answer.gate_id.clone(),
@@ -59,7 +65,7 @@ impl IssueWorkflow {
             .draft
             .clone()
             .ok_or_else(|| NodeError::Failed("no draft to file".into()))?;
-        let body = super::calls::strip_gavel_comments(&blob_text(cx, Some(&draft.hash))?);
+        let body = crate::document::strip_gavel_comments(&blob_text(cx, Some(&draft.hash))?);
         let Some(title) = parse_title(&body) else {
             return Ok(self.error_gate(cx, "the draft has no `# ` title line".into()));
         };
@@ -162,39 +168,14 @@ impl IssueWorkflow {
             title,
             done_rel.display()
         );
-        let git = Git::at(self.root());
-        // Journaled before any commit attempt (a database write, no git process): when it is
-        // new in this visit, no earlier attempt can have committed; when it is replayed, the
-        // commit is looked for by its trailer. Runs journaled by an older gavel recorded the
-        // HEAD before the attempt as `commit-base`, which bounds that search.
-        // (Read, never run: a new run has no `commit-base` step.)
-        let base: Option<Option<String>> = cx.journaled("commit-base")?;
-        let replay = base.is_some() || cx.has_step("commit-intent")?;
-        cx.mark("commit-intent")?;
-        let prior = if replay {
-            PriorAttempt::Possible {
-                since: base.as_ref().and_then(|b| b.as_deref()),
-            }
-        } else {
-            PriorAttempt::None
-        };
-        let commit: Result<String, StepError<crate::git::GitError>> =
-            cx.step("commit", || git.commit_paths(&paths, &message, &key, prior));
-        let commit = match commit {
-            Ok(c) => Some(c),
-            // Ctrl-C reaches git too, which then fails with nothing to say: that is an
-            // interruption (resumable, exit 130), not a failed commit.
-            Err(StepError::Step(e)) if interrupted(cx, &e) => {
-                return Err(NodeError::Cancelled);
-            }
-            Err(StepError::Step(e)) => {
-                return Err(NodeError::Failed(format!(
-                    "issue #{} is filed but the lineage commit failed: {e}",
-                    filed.number
-                )));
-            }
-            Err(e) => return Err(step_failed(e)),
-        };
+        let commit = Some(commit_once(
+            cx,
+            self.root(),
+            &paths,
+            &message,
+            &key,
+            &format!("issue #{} is filed", filed.number),
+        )?);
         cx.event(EventKind::Artifact {
             path: done_rel.to_string_lossy().into_owned(),
         });
@@ -236,33 +217,6 @@ impl IssueWorkflow {
         );
         gate.detail = Some(error);
         Transition::Gate(gate)
-    }
-}
-
-/// Whether a failed git command was Ctrl-C: git was stopped by a signal and the cancel flag
-/// is (or, within a moment, becomes) set. The flag is set by a handler thread, which may run
-/// just after git has already died of the same Ctrl-C.
-fn interrupted(cx: &NodeCtx<'_>, e: &crate::git::GitError) -> bool {
-    if cx.cancel().is_cancelled() {
-        return true;
-    }
-    if !e.is_killed() {
-        return false;
-    }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
-    while std::time::Instant::now() < deadline {
-        if cx.cancel().is_cancelled() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    false
-}
-
-fn step_failed<E: std::fmt::Display>(e: StepError<E>) -> NodeError {
-    match e {
-        StepError::Store(s) => NodeError::Store(s),
-        other => NodeError::Failed(other.to_string()),
     }
 }
 

@@ -34,6 +34,7 @@ fn setup(kit: &Kit, drafts: usize, verdicts: &[&str], budget: Option<u64>) -> Is
     }
     let path = kit.write("script.yaml", &script);
     IssueWorkflow {
+        kind: &gavel_workflows::issue::ISSUE,
         settings: IssueSettings {
             repo_root: kit.root().to_path_buf(),
             lineage_dir: "docs/lineage".into(),
@@ -51,6 +52,7 @@ fn setup(kit: &Kit, drafts: usize, verdicts: &[&str], budget: Option<u64>) -> Is
                 drafter: "scripted:script.yaml".into(),
                 reviewer: "scripted:script.yaml".into(),
             },
+            drafter_reads_repo: false,
         },
         drafter: Box::new(ScriptedProvider::new(path.clone())),
         reviewer: Box::new(ScriptedProvider::new(path)),

@@ -1,5 +1,5 @@
-//! Nodes N0–N5 of the issue workflow: load the brief, pre-flight, draft, the draft gate,
-//! review, and the verdict gate. (N6, filing, is in `filing.rs`.)
+//! The shared nodes N1–N5 of the document workflow: pre-flight, draft, the draft gate, review,
+//! and the verdict gate. (N0 and N6 belong to each kind.)
 
 use std::fs;
 
@@ -10,39 +10,15 @@ use gavel_llm::{ProviderError, Role};
 
 use super::front_matter::Value;
 use super::prompts::{self, DraftInput};
-use super::{
-    Artifact, IssueState, IssueWorkflow, RUBRIC_PATH, VerdictRecord, goto, io_failed, node,
-};
+use super::{Artifact, DocState, DocWorkflow, VerdictRecord, goto, io_failed, node};
 use crate::verdict::{self, Verdict};
 use crate::which;
 
-impl IssueWorkflow {
-    /// N0: store the brief and start the lineage folder with `001-brief.md`.
-    pub(super) fn load_brief(
-        &self,
-        s: &mut IssueState,
-        cx: &mut NodeCtx<'_>,
-    ) -> Result<Transition, NodeError> {
-        let text = match s.brief_text.take() {
-            Some(t) => t,
-            None => blob_text(cx, s.brief.as_ref())?,
-        };
-        s.brief = Some(cx.put_blob(text.as_bytes())?);
-        let lineage = self.lineage(s);
-        let rel = lineage
-            .write(1, "brief.md", text.as_bytes())
-            .map_err(|e| io_failed("write", &lineage.artifact_rel(1, "brief.md"), e))?;
-        s.file_counter = 1;
-        cx.event(EventKind::Artifact {
-            path: rel.to_string_lossy().into_owned(),
-        });
-        goto(node::PREFLIGHT)
-    }
-
+impl DocWorkflow {
     /// N1: everything that can fail cheaply fails here, before the first model call.
     pub(super) fn preflight(
         &self,
-        _s: &mut IssueState,
+        _s: &mut DocState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
         let problems = self.problems();
@@ -76,7 +52,9 @@ impl IssueWorkflow {
                 "editor `{editor}` is not on PATH (set $VISUAL or $EDITOR to an installed editor)"
             ));
         }
-        if let Err(e) = self.tracker.check() {
+        if self.kind.checks_tracker
+            && let Err(e) = self.tracker.check()
+        {
             problems.push(e.to_string());
         }
         for (role, provider) in [("drafter", &self.drafter), ("reviewer", &self.reviewer)] {
@@ -90,7 +68,7 @@ impl IssueWorkflow {
             }
         }
         let template = self.settings.template_path.to_string_lossy().into_owned();
-        for path in [template.as_str(), RUBRIC_PATH] {
+        for path in [template.as_str(), self.kind.rubric_path] {
             if !self.root().join(path).is_file() {
                 problems.push(format!("{path} is missing (run `gavel init` to write it)"));
             }
@@ -101,7 +79,7 @@ impl IssueWorkflow {
     /// N2: the drafter writes (or revises) the issue.
     pub(super) fn draft(
         &self,
-        s: &mut IssueState,
+        s: &mut DocState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
         let cap = self.settings.max_iterations;
@@ -130,14 +108,22 @@ impl IssueWorkflow {
             Some(h) => Some(blob_text(cx, Some(h))?),
             None => None,
         };
+        let context = match &s.context {
+            Some(c) => Some(blob_text(cx, Some(&c.text))?),
+            None => None,
+        };
         let prompt = prompts::draft_prompt(&DraftInput {
+            instruction: self.kind.drafter_instruction,
+            input_heading: self.kind.input_heading,
             template: &template,
             brief: &brief,
+            context: context.as_deref(),
             current_draft: current.as_deref(),
             verdicts: &verdicts,
             feedback: feedback.as_deref(),
         });
         let mut parts: Vec<ContentHash> = s.brief.iter().cloned().collect();
+        parts.extend(s.context.as_ref().map(|c| c.text.clone()));
         parts.extend(s.draft.as_ref().map(|d| d.hash.clone()));
         parts.extend(s.verdict_history.iter().cloned());
         parts.extend(s.feedback.iter().cloned());
@@ -181,7 +167,7 @@ impl IssueWorkflow {
     /// N3: a person reads the draft before any other model sees it.
     pub(super) fn draft_gate(
         &self,
-        s: &mut IssueState,
+        s: &mut DocState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
         let draft = s
@@ -235,10 +221,10 @@ impl IssueWorkflow {
     /// N4: the reviewer judges the draft against the fixed rubric.
     pub(super) fn review(
         &self,
-        s: &mut IssueState,
+        s: &mut DocState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        let rubric_path = self.root().join(RUBRIC_PATH);
+        let rubric_path = self.root().join(self.kind.rubric_path);
         let rubric = fs::read(&rubric_path)
             .map_err(|e| io_failed("read the review rubric", &rubric_path, e))?;
         let rubric_sha256 = ContentHash::of(&rubric).to_string();
@@ -258,7 +244,7 @@ impl IssueWorkflow {
         let response = &answered.response;
         let parsed = verdict::parse_review(&response.text, &draft_text);
         let mut fields: Vec<(&str, Value)> = vec![
-            ("rubric", Value::Text(RUBRIC_PATH.to_owned())),
+            ("rubric", Value::Text(self.kind.rubric_path.to_owned())),
             ("rubric_sha256", Value::Text(rubric_sha256.clone())),
             ("reviewer", Value::Text(self.reviewer.describe())),
             ("model", Value::Text(response.model.clone())),
@@ -301,6 +287,7 @@ impl IssueWorkflow {
             verdict: parsed,
             rubric_sha256,
             warning: answered.warning.clone(),
+            model: Some(response.model.clone()),
         });
         s.verdict_count += 1;
         cx.event(EventKind::Artifact { path });
@@ -311,7 +298,7 @@ impl IssueWorkflow {
     /// wait for a person.
     pub(super) fn verdict_gate(
         &self,
-        s: &mut IssueState,
+        s: &mut DocState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
         let record = s
@@ -330,7 +317,11 @@ impl IssueWorkflow {
                 choice: choice.into(),
                 by: "auto".into(),
             });
-            return goto(if clean { node::FILE } else { node::DRAFT });
+            return goto(if clean {
+                self.kind.finish_node
+            } else {
+                node::DRAFT
+            });
         }
         let Some(answer) = cx.answer()? else {
             let mut gate = cx.gate(
@@ -343,7 +334,7 @@ impl IssueWorkflow {
                     record.verdict.summary()
                 ),
                 vec![
-                    Choice::new("approve", 'A', "file the issue"),
+                    Choice::new("approve", 'A', self.kind.approve_label),
                     Choice::new(
                         "revise",
                         'R',
@@ -390,7 +381,7 @@ impl IssueWorkflow {
                         ),
                     });
                 }
-                goto(node::FILE)
+                goto(self.kind.finish_node)
             }
             _ => {
                 self.save_feedback(s, cx, &answer)?;
@@ -402,7 +393,7 @@ impl IssueWorkflow {
     /// The person may have edited the draft in their editor; what they saw is what counts.
     pub(super) fn reread_draft(
         &self,
-        s: &mut IssueState,
+        s: &mut DocState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<(), NodeError> {
         let Some(draft) = s.draft.as_mut() else {
@@ -422,7 +413,7 @@ impl IssueWorkflow {
 
     /// The person may have sanitized the verdict; the edited text replaces it in the history
     /// that later drafts see.
-    fn reread_verdict(&self, s: &mut IssueState, cx: &mut NodeCtx<'_>) -> Result<(), NodeError> {
+    fn reread_verdict(&self, s: &mut DocState, cx: &mut NodeCtx<'_>) -> Result<(), NodeError> {
         let Some(record) = s.verdict.as_mut() else {
             return Ok(());
         };
@@ -445,7 +436,7 @@ impl IssueWorkflow {
 
     fn save_feedback(
         &self,
-        s: &mut IssueState,
+        s: &mut DocState,
         cx: &mut NodeCtx<'_>,
         answer: &GateAnswer,
     ) -> Result<(), NodeError> {
@@ -500,7 +491,7 @@ fn verdict_detail(v: &Verdict) -> String {
 }
 
 /// Removes a leading `---` front matter block.
-pub(super) fn strip_front_matter(text: &str) -> String {
+pub(crate) fn strip_front_matter(text: &str) -> String {
     if let Some(rest) = text.strip_prefix("---\n")
         && let Some(end) = rest.find("\n---\n")
     {
@@ -510,7 +501,7 @@ pub(super) fn strip_front_matter(text: &str) -> String {
 }
 
 /// Reads a blob as text.
-pub(super) fn blob_text(cx: &NodeCtx<'_>, hash: Option<&ContentHash>) -> Result<String, NodeError> {
+pub(crate) fn blob_text(cx: &NodeCtx<'_>, hash: Option<&ContentHash>) -> Result<String, NodeError> {
     let hash =
         hash.ok_or_else(|| NodeError::Failed("the run state lost an artifact reference".into()))?;
     let bytes = cx.get_blob(hash)?;

@@ -1,29 +1,46 @@
-//! The issue workflow's side of model calls: which provider plays a role, and gavel's own
+//! The document workflow's side of model calls: which provider plays a role, and gavel's own
 //! warning line in a draft (removed before filing). The calls themselves go through the shared
 //! [`crate::caller::ModelCaller`].
 
 use gavel_core::{ContentHash, NodeCtx, NodeError, Transition};
 use gavel_llm::{Provider, Role};
 
-use super::{IssueState, IssueWorkflow};
+use super::{DocState, DocWorkflow};
 use crate::caller::{Answered, ModelCaller};
 
-impl IssueWorkflow {
+impl DocWorkflow {
     /// The provider for one of this workflow's roles (drafter or reviewer).
     fn provider(&self, role: Role) -> Result<&dyn Provider, NodeError> {
         match role {
             Role::DRAFTER => Ok(self.drafter.as_ref()),
             Role::REVIEWER => Ok(self.reviewer.as_ref()),
             other => Err(NodeError::Failed(format!(
-                "the issue workflow has no `{other}` role"
+                "the {} workflow has no `{other}` role",
+                self.kind.name
             ))),
         }
     }
 
+    /// What the agent may do in a call for `role`: answer only, except a drafter that reads
+    /// the repository (`drafter_reads_repo`): read and search tools in the repository, no
+    /// writes, no shell.
+    fn profile(&self, role: Role) -> gavel_llm::AgentProfile {
+        if role == Role::DRAFTER && self.settings.drafter_reads_repo {
+            gavel_llm::AgentProfile {
+                tools: gavel_llm::Tools::ReadOnly,
+                workdir: Some(self.settings.repo_root.clone()),
+                max_turns: 30,
+                ..gavel_llm::AgentProfile::text_only()
+            }
+        } else {
+            gavel_llm::AgentProfile::text_only()
+        }
+    }
+
     /// Calls the model for `role` through the shared caller (see [`ModelCaller::call`]).
-    pub(super) fn call_model(
+    pub(crate) fn call_model(
         &self,
-        s: &mut IssueState,
+        s: &mut DocState,
         cx: &mut NodeCtx<'_>,
         role: Role,
         seq: u32,
@@ -33,7 +50,7 @@ impl IssueWorkflow {
         let caller = ModelCaller {
             settings: &self.settings.calls,
             observer: self.observer.clone(),
-            profile: gavel_llm::AgentProfile::text_only(),
+            profile: self.profile(role),
         };
         caller.call(
             &mut s.spend,
@@ -49,7 +66,7 @@ impl IssueWorkflow {
 
 /// The line gavel puts at the top of a draft whose model could not be verified. N6 removes it
 /// before filing; a person sees it in the editor and in the lineage.
-pub(super) fn draft_warning_line(warning: &str) -> String {
+pub(crate) fn draft_warning_line(warning: &str) -> String {
     format!(
         "<!-- gavel: WARNING: model verification failed: {} -->\n",
         warning.replace("--", "—")
