@@ -16,6 +16,7 @@ pub use gavel_exec::git;
 pub mod document;
 pub mod issue;
 pub mod lineage;
+pub mod lld;
 pub mod review;
 pub mod roles;
 pub mod tracker;
