@@ -103,7 +103,8 @@ pub(super) fn approve(
         run_id: cx.run().0,
         auto_mode: s.auto,
     };
-    let mut bytes = serde_json::to_vec_pretty(&json).map_err(|e| NodeError::Failed(e.to_string()))?;
+    let mut bytes =
+        serde_json::to_vec_pretty(&json).map_err(|e| NodeError::Failed(e.to_string()))?;
     bytes.push(b'\n');
     let approved_json = folder.join(artifact_name(n, "approved.json"));
     fsutil::write_atomic(&approved_json, &bytes)

@@ -3,6 +3,6 @@
 //! routing, budgets, filing and gates without spawning the binary.
 
 mod diff_review;
+mod document_routing;
 mod github_tracker;
-mod issue_routing;
 mod kit;
