@@ -1,8 +1,10 @@
 //! Arguments, then `gavel.toml`, then the environment, resolved into one [`Settings`] value
 //! before any command runs. The engine and workflows never see clap types or raw config.
 
+mod context;
 mod credentials;
 mod tracker;
+mod workflows;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -12,7 +14,9 @@ use gavel_llm::{Login, ProviderSpec, VALID_FORMS};
 use serde::Deserialize;
 
 use self::credentials::{KeysConfig, LoginsConfig};
+use self::context::ContextConfig;
 use self::tracker::TrackerConfig;
+use self::workflows::{WorkflowConfig, WorkflowPaths};
 pub use self::tracker::{TrackerKind, TrackerSettings};
 use crate::error::CliError;
 
@@ -52,30 +56,8 @@ struct ConfigFile {
     /// `[workflows.NAME]`: settings of one workflow, over the global ones.
     #[serde(default)]
     workflows: BTreeMap<String, WorkflowConfig>,
-}
-
-/// `[workflows.NAME]`: what one workflow overrides.
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WorkflowConfig {
-    /// Role name → provider string (`[workflows.issue.roles] reviewer = "..."`).
     #[serde(default)]
-    roles: BTreeMap<String, String>,
-    max_iterations: Option<u32>,
-    /// Over `[paths] lineage` for this workflow.
-    lineage: Option<String>,
-    /// Over `[paths] ideas` for this workflow.
-    ideas: Option<String>,
-    /// The template its drafter fills in, instead of the workflow's built-in path.
-    template: Option<String>,
-}
-
-/// One workflow's folders and template, resolved and checked.
-#[derive(Debug, Clone, Default)]
-struct WorkflowPaths {
-    lineage: Option<PathBuf>,
-    ideas: Option<PathBuf>,
-    template: Option<PathBuf>,
+    context: ContextConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -133,6 +115,10 @@ pub struct Settings {
     default_max_iterations: u32,
     /// `[workflows.NAME]` lineage, ideas and template, over the global ones.
     workflow_paths: BTreeMap<String, WorkflowPaths>,
+    /// `[workflows.NAME] drafter_reads_repo`, per workflow.
+    drafter_reads_repo: BTreeMap<String, bool>,
+    /// `[context]`: what context files may be given to a model.
+    pub context: gavel_workflows::context::ContextSettings,
     /// `[tracker]`, with `--tracker` applied.
     pub tracker: TrackerSettings,
     pub lineage_dir: PathBuf,
@@ -220,22 +206,8 @@ impl Settings {
                 max_iterations.insert(w.clone(), n);
             }
         }
-        let mut workflow_paths = BTreeMap::new();
-        for (w, c) in &config.workflows {
-            let checked = |key: &str, v: &Option<String>| {
-                v.as_deref()
-                    .map(|v| relative(&format!("workflows.{w}.{key}"), v))
-                    .transpose()
-            };
-            workflow_paths.insert(
-                w.clone(),
-                WorkflowPaths {
-                    lineage: checked("lineage", &c.lineage)?,
-                    ideas: checked("ideas", &c.ideas)?,
-                    template: checked("template", &c.template)?,
-                },
-            );
-        }
+        let workflow_paths = workflows::paths(&config.workflows, relative)?;
+        let drafter_reads_repo = workflows::drafter_reads_repo(&config.workflows);
         if default_max_iterations == 0 || max_iterations.values().any(|n| *n == 0) {
             return Err(CliError::error(format!(
                 "{}: max_iterations must be at least 1",
@@ -243,6 +215,7 @@ impl Settings {
             )));
         }
         let tracker = config.tracker.resolve(&path, relative)?;
+        let context = config.context.resolve(&path)?;
         let money = usd;
         let budget_micros = config
             .limits
@@ -284,6 +257,8 @@ impl Settings {
             max_iterations,
             default_max_iterations,
             workflow_paths,
+            drafter_reads_repo,
+            context,
             tracker,
             lineage_dir: relative(
                 "paths.lineage",
@@ -377,37 +352,6 @@ impl Settings {
         value
             .parse::<ProviderSpec>()
             .map_err(|e| CliError::usage(format!("the {role} role is invalid: {e}")))
-    }
-
-    /// The lineage folder of `workflow`'s runs: `[workflows.NAME] lineage`, else `[paths]`.
-    pub fn lineage_dir_for(&self, workflow: &str) -> PathBuf {
-        self.workflow_paths
-            .get(workflow)
-            .and_then(|p| p.lineage.clone())
-            .unwrap_or_else(|| self.lineage_dir.clone())
-    }
-
-    /// The ideas folder of `workflow`: `[workflows.NAME] ideas`, else `[paths]`.
-    pub fn ideas_dir_for(&self, workflow: &str) -> PathBuf {
-        self.workflow_paths
-            .get(workflow)
-            .and_then(|p| p.ideas.clone())
-            .unwrap_or_else(|| self.ideas_dir.clone())
-    }
-
-    /// `[workflows.NAME] template`, when set (else the workflow uses its built-in path).
-    pub fn template_for(&self, workflow: &str) -> Option<PathBuf> {
-        self.workflow_paths
-            .get(workflow)
-            .and_then(|p| p.template.clone())
-    }
-
-    /// The most drafts (or iterations) a run of `workflow` may make.
-    pub fn max_iterations(&self, workflow: &str) -> u32 {
-        self.max_iterations
-            .get(workflow)
-            .copied()
-            .unwrap_or(self.default_max_iterations)
     }
 }
 

@@ -11,6 +11,7 @@ use gavel_core::{Engine, EngineError, RunId, RunStatus, Store, StoreError};
 use gavel_workflows::brief::{self, validate_slug};
 use gavel_workflows::issue::{IssueState, WORKFLOW, node};
 
+use super::start::{self, Collision, TrackerArg, ask_collision, collision, resumable_run};
 use crate::context::{self, Context};
 use crate::driver::{self, GateMode};
 use crate::editor;
@@ -52,35 +53,6 @@ pub struct IssueArgs {
     /// editor, e.g. to read what an --auto run decided.
     #[arg(long)]
     pub open: bool,
-}
-
-/// The trackers `--tracker` accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TrackerArg {
-    /// Markdown files in the repository ([tracker] dir).
-    Local,
-    /// GitHub issues ([tracker] repo, or the origin remote).
-    Github,
-}
-
-impl From<TrackerArg> for TrackerKind {
-    fn from(t: TrackerArg) -> Self {
-        match t {
-            TrackerArg::Local => TrackerKind::Local,
-            TrackerArg::Github => TrackerKind::GitHub,
-        }
-    }
-}
-
-/// The answers to a slug collision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Collision {
-    /// Continue the existing run with this slug.
-    Resume,
-    /// Start a new run under another slug (asked for in a terminal).
-    New,
-    /// Do nothing.
-    Abort,
 }
 
 pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
@@ -127,20 +99,15 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
     // Check first, write after: a run that cannot start leaves nothing behind, so the same
     // command works once the problem is fixed.
     let wf = crate::kinds::issue_workflow(&ctx, editor_program(&ctx, args.auto)?, None)?;
-    let problems = wf.preflight_problems();
-    if !problems.is_empty() {
-        return Err(CliError::error(format!(
-            "pre-flight failed:\n  - {}",
-            problems.join("\n  - ")
-        ))
-        .hint("nothing was written; fix these, then run the same command again"));
-    }
+    start::preflight(&wf)?;
 
     let store = ctx.open_store()?;
-    if let Some(existing) = collision(&ctx, &store, &slug)? {
+    if let Some(existing) = collision(&ctx, &store, WORKFLOW, &slug)? {
         let choice = match args.on_collision {
             Some(c) => c,
-            None if ctx.ui.interactive() => ask_collision(&ctx, &slug)?,
+            None if ctx.ui.interactive() => {
+                ask_collision(&ctx, &format!("Slug `{slug}` already exists in active/."))?
+            }
             None => {
                 return Err(CliError::usage(format!("slug `{slug}` is already in use ({existing})"))
                     .hint("pass --on-collision resume, --on-collision abort, or --on-collision new --slug NAME"));
@@ -152,7 +119,7 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
                 return Ok(Exit::Success);
             }
             Collision::Resume => {
-                let run = resumable_run(&store, &slug)?.ok_or_else(|| {
+                let run = resumable_run(&store, WORKFLOW, &slug)?.ok_or_else(|| {
                     CliError::error(format!(
                         "slug `{slug}` has a lineage folder but no resumable run"
                     ))
@@ -188,17 +155,14 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
     );
     state.spend.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
     state.roles = Some(wf.settings.roles.clone());
-    let engine = Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder());
-    let run = match engine.start_claiming_slug(&slug, &state, node::LOAD_BRIEF) {
-        Ok(run) => run,
-        // Another process claimed the slug between the check above and here.
-        Err(EngineError::Store(e @ StoreError::SlugTaken { .. })) => {
-            return Err(CliError::usage(e.to_string()).hint(
-                "another `gavel issue` started it a moment ago; see `gavel runs`, or pass --slug NAME",
-            ));
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let run = start::start(
+        &ctx,
+        &store,
+        &wf,
+        &state,
+        &slug,
+        "another `gavel issue` started it a moment ago; see `gavel runs`, or pass --slug NAME",
+    )?;
     // The slug was free, but the brief may have been filed (and moved) by a run that finished
     // while this one started: then this run must not file it again.
     if brief::load_brief(&brief_path).ok().as_deref() != Some(text_check.as_str()) {
@@ -260,50 +224,6 @@ fn editor_program(ctx: &Context, auto: bool) -> Result<Option<String>, CliError>
     Ok(editor::resolve()?.into_iter().next())
 }
 
-/// Describes why `slug` is taken, if it is.
-fn collision(ctx: &Context, store: &dyn Store, slug: &str) -> Result<Option<String>, CliError> {
-    if let Some(run) = resumable_run(store, slug)? {
-        return Ok(Some(format!("run {run} is using it")));
-    }
-    let folder = ctx
-        .settings
-        .lineage_dir_for(WORKFLOW)
-        .join("active")
-        .join(slug);
-    if ctx.settings.repo_root.join(&folder).exists() {
-        return Ok(Some(format!("{} exists", folder.display())));
-    }
-    Ok(None)
-}
-
-fn resumable_run(store: &dyn Store, slug: &str) -> Result<Option<RunId>, CliError> {
-    Ok(store
-        .runs()?
-        .into_iter()
-        .rev()
-        .find(|r| r.workflow == WORKFLOW && r.slug == slug && !r.status.is_terminal())
-        .map(|r| r.id))
-}
-
-fn ask_collision(ctx: &Context, slug: &str) -> Result<Collision, CliError> {
-    ctx.ui
-        .info(&format!("Slug `{slug}` already exists in active/."));
-    loop {
-        let Some(input) = ctx.ui.ask("[R]esume existing / [N]ew name / [A]bort? ") else {
-            return Ok(Collision::Abort);
-        };
-        match input.trim().to_ascii_lowercase().as_str() {
-            "r" | "resume" => return Ok(Collision::Resume),
-            "n" | "new" => return Ok(Collision::New),
-            "a" | "abort" => return Ok(Collision::Abort),
-            other => ctx.ui.info(&format!(
-                "`{}` is not one of R, N, A; try again.",
-                sanitize(other)
-            )),
-        }
-    }
-}
-
 fn ask_new_slug(ctx: &Context, store: &dyn Store) -> Result<String, CliError> {
     loop {
         let Some(input) = ctx.ui.ask("New slug: ") else {
@@ -314,7 +234,7 @@ fn ask_new_slug(ctx: &Context, store: &dyn Store) -> Result<String, CliError> {
             ctx.ui.info(&format!("{e}; try again."));
             continue;
         }
-        match collision(ctx, store, &slug)? {
+        match collision(ctx, store, WORKFLOW, &slug)? {
             Some(why) => ctx
                 .ui
                 .info(&format!("`{slug}` is taken too ({why}); try again.")),

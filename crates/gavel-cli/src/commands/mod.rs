@@ -7,9 +7,11 @@ mod diff_gate;
 mod doctor;
 mod init;
 mod issue;
+mod lld;
 mod resume;
 mod runs;
 mod show;
+mod start;
 
 use std::path::PathBuf;
 
@@ -41,6 +43,9 @@ pub enum Command {
     Init(init::InitArgs),
     /// Turn a brief into a filed issue: draft, human gate, review, human gate, file.
     Issue(issue::IssueArgs),
+    /// Turn an issue into an approved low-level design: draft, human gate, review, human gate,
+    /// commit docs/lld/active/LLD-N.md.
+    Lld(lld::LldArgs),
     /// List runs: id, workflow, slug, status, and where each is paused.
     Runs(runs::RunsArgs),
     /// Show one run's timeline of nodes, gates and artifacts.
@@ -80,6 +85,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Demo(args) => demo::cmd_demo(&args),
         Command::Completions(args) => completions::cmd_completions(&args),
         Command::Issue(args) => issue::cmd_issue(&args, ctx()?),
+        Command::Lld(args) => lld::cmd_lld(&args, ctx()?),
         Command::Runs(args) => runs::cmd_runs(&args, ctx()?),
         Command::Show(args) => show::cmd_show(&args, ctx()?),
         Command::Resume(args) => resume::cmd_resume(&args, ctx()?),

@@ -6,7 +6,7 @@
 //! providers, tracker, settings) from the run's own stored state and drive it. Adding a
 //! workflow adds a module here and a line to [`KINDS`].
 
-mod issue;
+mod document;
 
 use gavel_core::{GateAnswer, RunRecord};
 use gavel_store::SqliteStore;
@@ -14,7 +14,16 @@ use gavel_store::SqliteStore;
 use crate::error::CliError;
 use crate::exit::Exit;
 
-pub use issue::{ISSUE, workflow as issue_workflow};
+pub use document::{ISSUE, LLD, workflow as doc_workflow};
+
+/// The brief → issue workflow wired to this repository (see [`doc_workflow`]).
+pub fn issue_workflow(
+    ctx: &crate::context::Context,
+    editor_program: Option<String>,
+    tracker: Option<&gavel_workflows::tracker::TrackerRef>,
+) -> Result<gavel_workflows::document::DocWorkflow, CliError> {
+    doc_workflow(ctx, &gavel_workflows::issue::ISSUE, editor_program, tracker)
+}
 
 /// What `gavel resume` hands a kind: the run, the answer to its gate (already checked against
 /// the gate), and the person's changes for the rest of the run.
@@ -43,7 +52,7 @@ pub trait WorkflowKind: Sync {
 }
 
 /// Every kind this gavel knows.
-static KINDS: &[&dyn WorkflowKind] = &[&ISSUE];
+static KINDS: &[&dyn WorkflowKind] = &[&ISSUE, &LLD];
 
 /// The kind that drives runs of `workflow`, or an error naming it.
 pub fn find(workflow: &str) -> Result<&'static dyn WorkflowKind, CliError> {

@@ -1,10 +1,9 @@
-//! The brief → issue workflow as the CLI drives it: its providers, tracker and settings wired
-//! from `gavel.toml`, and how a run of it is resumed with the roles it started with.
+//! The document workflow's kinds as the CLI drives them (brief → issue, issue → LLD): their
+//! providers, tracker and settings wired from `gavel.toml`, and how a run of either is resumed
+//! with the roles and tracker it started with. One implementation serves both kinds.
 
 use gavel_workflows::caller::CallerSettings;
-use gavel_workflows::issue::{
-    IssueSettings, IssueState, IssueWorkflow, Roles, TEMPLATE_PATH, WORKFLOW,
-};
+use gavel_workflows::document::{DocKind, DocSettings, DocState, DocWorkflow, Roles};
 use gavel_workflows::tracker::TrackerRef;
 
 use super::{Resume, WorkflowKind, state_of};
@@ -15,15 +14,18 @@ use crate::error::CliError;
 use crate::exit::Exit;
 use crate::settings::Overrides;
 
-/// The issue workflow's entry in the registry.
-pub struct IssueKind;
+/// A document kind's entry in the registry.
+pub struct DocumentKind(pub &'static DocKind);
 
-/// The one instance.
-pub static ISSUE: IssueKind = IssueKind;
+/// brief → issue.
+pub static ISSUE: DocumentKind = DocumentKind(&gavel_workflows::issue::ISSUE);
 
-impl WorkflowKind for IssueKind {
+/// issue → LLD.
+pub static LLD: DocumentKind = DocumentKind(&gavel_workflows::lld::LLD);
+
+impl WorkflowKind for DocumentKind {
     fn name(&self) -> &'static str {
-        WORKFLOW
+        self.0.name
     }
 
     fn roles(&self) -> &'static [&'static str] {
@@ -32,7 +34,7 @@ impl WorkflowKind for IssueKind {
 
     fn resume(&self, req: Resume<'_>) -> Result<Exit, CliError> {
         let run = req.record.id;
-        let state: IssueState = state_of(req.store, run)?;
+        let state: DocState = state_of(req.store, run)?;
         // The run's own roles, then --role changes; gavel.toml only for runs started by a
         // gavel that did not save them.
         let mut roles: Vec<(String, String)> = match &state.roles {
@@ -55,7 +57,7 @@ impl WorkflowKind for IssueKind {
         } else {
             editor::resolve()?.into_iter().next()
         };
-        let wf = workflow(&ctx, editor_program, state.tracker.as_ref())?;
+        let wf = workflow(&ctx, self.0, editor_program, state.tracker.as_ref())?;
         driver::drive(
             &ctx,
             req.store,
@@ -67,27 +69,29 @@ impl WorkflowKind for IssueKind {
     }
 }
 
-/// The issue workflow wired to this repository: its roles' providers, its tracker (the run's
-/// own when it has one, else `[tracker]`), and the live call display. Fails (a usage error) on
-/// a role whose provider string is invalid, or a tracker that cannot be set up.
+/// A document workflow of `kind` wired to this repository: its roles' providers, its tracker
+/// (the run's own when it has one, else `[tracker]`), and the live call display. Fails (a
+/// usage error) on a role whose provider string is invalid, or a tracker that cannot be set up.
 pub fn workflow(
     ctx: &Context,
+    kind: &'static DocKind,
     editor_program: Option<String>,
     tracker: Option<&TrackerRef>,
-) -> Result<IssueWorkflow, CliError> {
+) -> Result<DocWorkflow, CliError> {
     let s = &ctx.settings;
-    let drafter = s.role(WORKFLOW, "drafter")?;
-    let reviewer = s.role(WORKFLOW, "reviewer")?;
-    Ok(IssueWorkflow {
-        kind: &gavel_workflows::issue::ISSUE,
-        settings: IssueSettings {
+    let name = kind.name;
+    let drafter = s.role(name, "drafter")?;
+    let reviewer = s.role(name, "reviewer")?;
+    Ok(DocWorkflow {
+        kind,
+        settings: DocSettings {
             repo_root: s.repo_root.clone(),
-            lineage_dir: s.lineage_dir_for(WORKFLOW),
-            ideas_dir: s.ideas_dir_for(WORKFLOW),
+            lineage_dir: s.lineage_dir_for(name),
+            ideas_dir: s.ideas_dir_for(name),
             template_path: s
-                .template_for(WORKFLOW)
-                .unwrap_or_else(|| TEMPLATE_PATH.into()),
-            max_iterations: s.max_iterations(WORKFLOW),
+                .template_for(name)
+                .unwrap_or_else(|| kind.template_path.into()),
+            max_iterations: s.max_iterations(name),
             editor_program,
             calls: CallerSettings {
                 budget_override: s.budget_override,
@@ -99,7 +103,7 @@ pub fn workflow(
                 drafter: drafter.to_string(),
                 reviewer: reviewer.to_string(),
             },
-            drafter_reads_repo: false,
+            drafter_reads_repo: s.drafter_reads_repo(name),
         },
         drafter: ctx.provider(&drafter),
         reviewer: ctx.provider(&reviewer),
