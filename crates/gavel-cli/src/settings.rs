@@ -13,11 +13,11 @@ use std::path::{Component, Path, PathBuf};
 use gavel_llm::{Login, ProviderSpec, VALID_FORMS};
 use serde::Deserialize;
 
-use self::credentials::{KeysConfig, LoginsConfig};
 use self::context::ContextConfig;
+use self::credentials::{KeysConfig, LoginsConfig};
 use self::tracker::TrackerConfig;
-use self::workflows::{WorkflowConfig, WorkflowPaths};
 pub use self::tracker::{TrackerKind, TrackerSettings};
+use self::workflows::{WorkflowConfig, WorkflowPaths};
 use crate::error::CliError;
 
 /// The config file's name, at the repository root.

@@ -1,18 +1,22 @@
-//! `gavel demo`: brief → issue end to end, offline, in seconds.
+//! `gavel demo`: brief → issue, then issue → LLD, end to end, offline, in seconds.
 //!
-//! It makes a temporary git repository, runs `gavel init` there, writes a sample brief and a
-//! script for the offline `scripted` provider (the first verdict asks for a revision, the
-//! second approves), runs the workflow in auto mode with the local tracker, and prints the
-//! lineage folder and the filed issue. `--interactive` stops at the person's gates instead, so
-//! a newcomer sees the draft in their editor and answers send / revise / approve.
+//! It makes a temporary git repository, runs `gavel init` there, writes a sample brief and
+//! scripts for the offline `scripted` provider, and runs two acts. Act one turns the brief into
+//! an issue (the first verdict asks for a revision, the second approves) and files it with the
+//! local tracker; act two turns that issue into a low-level design (`gavel lld`'s workflow,
+//! with its own roles from `[workflows.lld.roles]`) and commits `docs/lld/active/LLD-1.md`.
+//! Each act prints its lineage folder and result. `--interactive` stops at the person's gates
+//! instead, so a newcomer sees each draft in their editor and answers at every gate.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use gavel_core::{Engine, Store};
+use gavel_workflows::document::DocState;
 use gavel_workflows::git::{Git, GitError};
 use gavel_workflows::issue::{IssueState, node};
+use gavel_workflows::lld;
 
 use super::init::init_repo;
 use crate::context::Context;
@@ -83,6 +87,44 @@ reviewer:
       ```
 "#;
 
+/// Act two's offline "models": the design, and an approving review.
+const LLD_SCRIPT: &str = r#"model: scripted-demo
+drafter:
+  - text: |
+      # 1 - Feature: Dark theme that follows the system setting
+
+      ## 1. Context & Goal
+      * **Issue:** #1
+      * **Objective:** Offer a dark theme, chosen from the system setting, with a header toggle.
+      * **Status:** Draft
+
+      ## 2. Proposed Changes
+      ### 2.1 Files Changed
+      | File | Change | Description |
+      |------|--------|-------------|
+      | `web/theme.css` | Modify | Colour variables for light and dark |
+      | `web/header.js` | Modify | The toggle, remembered in localStorage |
+
+      ## 3. Requirements
+      1. With the system in dark mode, the dashboard opens dark.
+      2. The toggle overrides the system setting and survives a reload.
+      3. Both themes meet WCAG AA contrast (4.5:1).
+
+      ## 10. Verification & Testing
+      | ID | Scenario | Expected |
+      |----|----------|----------|
+      | TS-01 | prefers-color-scheme: dark | dark theme |
+      | TS-02 | toggle, reload | choice kept |
+      | TS-03 | contrast check | every pair >= 4.5:1 |
+reviewer:
+  - text: |
+      Traceable to the issue, files listed, every requirement has a test scenario.
+
+      ```json
+      {"verdict": "APPROVED", "findings": []}
+      ```
+"#;
+
 pub fn cmd_demo(args: &DemoArgs) -> Result<Exit, CliError> {
     if args.interactive && !crate::ui::Ui::detect().interactive() {
         return Err(CliError::usage("gavel demo --interactive needs a terminal")
@@ -131,6 +173,7 @@ fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
             .map_err(|e| CliError::error(format!("cannot write {rel}: {e}")))
     };
     write("demo/script.yaml", SCRIPT)?;
+    write("demo/lld-script.yaml", LLD_SCRIPT)?;
     write("ideas/active/dark-mode.md", BRIEF)?;
     let config =
         fs::read_to_string(dir.join("gavel.toml")).map_err(|e| CliError::error(e.to_string()))?;
@@ -143,6 +186,9 @@ fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
             "reviewer = \"gemini:2.5-pro\"",
             "reviewer = \"scripted:demo/script.yaml\"",
         );
+    let config = format!(
+        "{config}\n# The demo's second act: the LLD run's own offline models.\n[workflows.lld.roles]\ndrafter = \"scripted:demo/lld-script.yaml\"\nreviewer = \"scripted:demo/lld-script.yaml\"\n"
+    );
     write("gavel.toml", &config)?;
     write(".gitignore", "/.gavel/\n/demo/*.calls.jsonl\n")?;
     git(dir, &["add", "-A"])?;
@@ -218,6 +264,88 @@ fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
     for line in issue.lines() {
         ui.out(&format!("  | {line}"));
     }
+    let log = git(dir, &["log", "--oneline", "-n", "1"])?;
+    ui.out("");
+    ui.out(&format!("commit: {}", log.trim()));
+    act_two(dir, &ctx, &store, filed.number, interactive)
+}
+
+/// Act two: the filed issue becomes an approved low-level design.
+fn act_two(
+    dir: &Path,
+    ctx: &Context,
+    store: &gavel_store::SqliteStore,
+    issue: u64,
+    interactive: bool,
+) -> Result<Exit, CliError> {
+    let editor = if interactive {
+        crate::editor::resolve()?.into_iter().next()
+    } else {
+        None
+    };
+    let wf = crate::kinds::doc_workflow(ctx, &lld::LLD, editor, None)?;
+    let slug = lld::slug_for(issue);
+    let mut state = DocState::new(
+        "demo-lld".into(),
+        issue.to_string(),
+        String::new(),
+        slug.clone(),
+        None,
+        !interactive,
+        ctx.clock.now_rfc3339(),
+    );
+    state.roles = Some(wf.settings.roles.clone());
+    let run = Engine::new(store, &wf, ctx.clock.as_ref(), ctx.holder()).start(
+        &slug,
+        &state,
+        lld::node::LOAD_ISSUE,
+    )?;
+    let ui = &ctx.ui;
+    ui.out("");
+    ui.info(&format!(
+        "run {run}: issue #{issue} -> LLD, {}, scripted drafter and reviewer",
+        if interactive {
+            "you decide at each gate"
+        } else {
+            "auto mode"
+        }
+    ));
+    let mode = if interactive {
+        GateMode::Ask
+    } else {
+        GateMode::Pause
+    };
+    let exit = driver::drive(ctx, store, &wf, run, None, mode)?;
+    if exit != Exit::Success {
+        return Ok(exit);
+    }
+    let head = store
+        .head(run)?
+        .ok_or_else(|| CliError::error("the demo's LLD run has no checkpoint"))?;
+    let state: DocState =
+        serde_json::from_slice(&head.state).map_err(|e| CliError::error(e.to_string()))?;
+    let approved = state
+        .approved
+        .ok_or_else(|| CliError::error("the demo's LLD run ended without an approved LLD"))?;
+    ui.out("");
+    ui.out(&format!("lineage: {}/", approved.lineage));
+    let mut files: Vec<String> = fs::read_dir(dir.join(&approved.lineage))
+        .map_err(|e| CliError::error(e.to_string()))?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    for f in files {
+        ui.out(&format!("  {f}"));
+    }
+    ui.out("");
+    ui.out(&format!("approved LLD: {}", approved.path));
+    let text =
+        fs::read_to_string(dir.join(&approved.path)).map_err(|e| CliError::error(e.to_string()))?;
+    for line in text.lines().take(12) {
+        ui.out(&format!("  | {line}"));
+    }
+    ui.out("  | ...");
     let log = git(dir, &["log", "--oneline", "-n", "1"])?;
     ui.out("");
     ui.out(&format!("commit: {}", log.trim()));

@@ -1,5 +1,6 @@
-//! `gavel init`: the config, the template, the fixed-path review rubric, the folders, and
-//! `.gavel/` in `.gitignore`. Existing files are kept, never overwritten.
+//! `gavel init`: the config, each document kind's template and fixed-path review rubric (issue
+//! and LLD), the folders, and `.gavel/` in `.gitignore`. Existing files are kept, never
+//! overwritten.
 
 use std::fs;
 use std::path::Path;
@@ -7,7 +8,7 @@ use std::path::Path;
 use clap::Args;
 use gavel_workflows::fsutil::write_atomic;
 use gavel_workflows::git::Git;
-use gavel_workflows::issue::{RUBRIC_PATH, TEMPLATE_PATH, prompts};
+use gavel_workflows::{issue, lld};
 
 use crate::error::CliError;
 use crate::exit::Exit;
@@ -36,7 +37,7 @@ pub fn cmd_init(_args: &InitArgs) -> Result<Exit, CliError> {
         };
         ui.out(&format!("{verb} {path}"));
     }
-    ui.out("gavel is ready: write a brief and run `gavel issue BRIEF.md`");
+    ui.out("gavel is ready: write a brief and run `gavel issue BRIEF.md`, then `gavel lld ISSUE`");
     Ok(Exit::Success)
 }
 
@@ -45,8 +46,19 @@ pub fn init_repo(root: &Path) -> Result<Vec<(String, Action)>, CliError> {
     let mut done = Vec::new();
     let files = [
         (CONFIG_FILE, default_config_text()),
-        (TEMPLATE_PATH, prompts::DEFAULT_TEMPLATE.to_owned()),
-        (RUBRIC_PATH, prompts::DEFAULT_RUBRIC.to_owned()),
+        (
+            issue::TEMPLATE_PATH,
+            issue::prompts::DEFAULT_TEMPLATE.to_owned(),
+        ),
+        (
+            issue::RUBRIC_PATH,
+            issue::prompts::DEFAULT_RUBRIC.to_owned(),
+        ),
+        (
+            lld::TEMPLATE_PATH,
+            lld::prompts::DEFAULT_TEMPLATE.to_owned(),
+        ),
+        (lld::RUBRIC_PATH, lld::prompts::DEFAULT_RUBRIC.to_owned()),
     ];
     for (rel, text) in files {
         let path = root.join(rel);
@@ -63,6 +75,7 @@ pub fn init_repo(root: &Path) -> Result<Vec<(String, Action)>, CliError> {
         "ideas/done",
         "docs/lineage/active",
         "docs/lineage/done",
+        lld::LLD_DIR,
     ] {
         let keep = root.join(dir).join(".gitkeep");
         if keep.parent().is_some_and(Path::is_dir) {

@@ -6,10 +6,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
-use gavel_core::{Engine, EngineError, RunId, RunStatus, Store, StoreError};
+use clap::Args;
+use gavel_core::{RunId, RunStatus, Store};
 use gavel_workflows::brief::{self, validate_slug};
-use gavel_workflows::issue::{IssueState, WORKFLOW, node};
+use gavel_workflows::issue::{IssueState, WORKFLOW};
 
 use super::start::{self, Collision, TrackerArg, ask_collision, collision, resumable_run};
 use crate::context::{self, Context};

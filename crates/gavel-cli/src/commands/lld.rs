@@ -169,7 +169,11 @@ pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
         sanitize(issue.title.trim()),
         context
             .as_ref()
-            .map(|c| format!(", {} context files ({} tokens)", c.files.len(), c.total_tokens))
+            .map(|c| format!(
+                ", {} context files ({} tokens)",
+                c.files.len(),
+                c.total_tokens
+            ))
             .unwrap_or_default(),
         if args.auto { ", auto mode" } else { "" }
     ));

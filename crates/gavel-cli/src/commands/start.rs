@@ -7,8 +7,8 @@ use gavel_core::{Engine, EngineError, RunId, Store, StoreError};
 use gavel_workflows::document::{DocState, DocWorkflow};
 
 use crate::context::Context;
-use crate::settings::TrackerKind;
 use crate::error::CliError;
+use crate::settings::TrackerKind;
 use crate::ui::sanitize;
 
 /// The answers to a slug collision.
@@ -125,4 +125,3 @@ pub fn ask_collision(ctx: &Context, what: &str) -> Result<Collision, CliError> {
         }
     }
 }
-

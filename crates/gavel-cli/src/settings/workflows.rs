@@ -104,6 +104,9 @@ impl Settings {
 
     /// `[workflows.NAME] drafter_reads_repo`: the drafter reads the repository (read-only).
     pub fn drafter_reads_repo(&self, workflow: &str) -> bool {
-        self.drafter_reads_repo.get(workflow).copied().unwrap_or(false)
+        self.drafter_reads_repo
+            .get(workflow)
+            .copied()
+            .unwrap_or(false)
     }
 }
