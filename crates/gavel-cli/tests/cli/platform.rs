@@ -19,11 +19,11 @@ fn foreign_run(env: &Env, workflow: &str, state: &[u8]) -> String {
 #[test]
 fn a_run_of_an_unknown_workflow_is_refused_by_resume_and_aborted_with_the_store_alone() {
     let env = Env::new();
-    let run = foreign_run(&env, "lld", b"{}");
+    let run = foreign_run(&env, "from-the-future", b"{}");
     let out = env.run(&["resume", &run]);
     assert_exit(&out, 1);
     assert!(
-        stderr(&out).contains("`lld` workflow cannot be driven by this gavel"),
+        stderr(&out).contains("`from-the-future` workflow cannot be driven by this gavel"),
         "{}",
         show_output(&out)
     );

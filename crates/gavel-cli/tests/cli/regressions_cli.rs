@@ -212,6 +212,15 @@ fn the_interactive_demo_shows_a_person_every_gate() {
         .expect("verdict gate");
     p.send_line("A").expect("approve");
     p.exp_string("filed issue #1").expect("filed");
+    // Act two: the issue becomes an LLD, through the same two gates.
+    p.exp_string("issue #1 -> LLD").expect("act two");
+    p.exp_string("Your choice [S/R/P]: ").expect("LLD draft gate");
+    p.send_line("S").expect("send");
+    p.exp_string("Your choice [A/R/E/P]: ")
+        .expect("LLD verdict gate");
+    p.send_line("A").expect("approve");
+    p.exp_string("approved LLD: docs/lld/active/LLD-1.md")
+        .expect("approved");
     p.exp_eof().expect("eof");
     assert_eq!(crate::pty::exit_code(&p), 0);
     let out = env.run(&["demo", "--interactive"]);
