@@ -18,6 +18,8 @@ mod scan;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_clean;
+#[cfg(test)]
 mod tests_secrets;
 
 use std::fmt;
