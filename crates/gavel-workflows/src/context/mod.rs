@@ -28,8 +28,6 @@ use std::path::{Path, PathBuf};
 use gavel_core::ContentHash;
 use serde::Serialize;
 
-pub use scan::{entropy, is_placeholder};
-
 /// The `[context]` settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextSettings {
