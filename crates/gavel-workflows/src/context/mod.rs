@@ -18,6 +18,8 @@ mod scan;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_clean;
+#[cfg(test)]
 mod tests_secrets;
 
 use std::fmt;
@@ -25,8 +27,6 @@ use std::path::{Path, PathBuf};
 
 use gavel_core::ContentHash;
 use serde::Serialize;
-
-pub use scan::{entropy, is_placeholder};
 
 /// The `[context]` settings.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -187,7 +187,11 @@ fn walk(
             continue;
         }
         let sub = entry.path().strip_prefix(dir).unwrap_or(entry.path());
-        let child = format!("{prefix}/{}", slash_path(sub));
+        let child = if prefix == "." || prefix.is_empty() {
+            slash_path(sub)
+        } else {
+            format!("{prefix}/{}", slash_path(sub))
+        };
         match place(root, &child, entry.path()) {
             Ok(Placed::File(file)) => {
                 found.entry(file.rel.clone()).or_insert(file);

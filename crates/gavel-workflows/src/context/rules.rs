@@ -27,11 +27,21 @@ pub const SECRET_NAMES: &[&str] = &[
     ".pgpass",
     ".git-credentials",
     ".htpasswd",
-    "credentials*",
-    "*secret*",
     "*.jks",
     "*.keystore",
     "*.kdbx",
+];
+
+/// Broad name globs: like [`SECRET_NAMES`], except for files whose extension says they are
+/// source code or prose ([`SOURCE_EXTENSIONS`]): `credentials.json` and `k8s-secrets.yaml` are
+/// refused, `credentials.rs` and `secret_rules.md` are code and docs about secrets and go on
+/// to the content rules like any other file.
+pub const BROAD_SECRET_NAMES: &[&str] = &["credentials*", "*secret*"];
+
+/// Extensions (lowercase) exempt from [`BROAD_SECRET_NAMES`].
+pub const SOURCE_EXTENSIONS: &[&str] = &[
+    "rs", "py", "go", "js", "mjs", "cjs", "ts", "tsx", "jsx", "java", "kt", "scala", "rb", "php",
+    "c", "h", "cc", "cpp", "hpp", "cs", "swift", "md", "rst", "adoc",
 ];
 
 /// What a content rule checks beyond its regex matching.
@@ -409,8 +419,9 @@ pub static CONTENT_RULES: &[Rule] = &[
     rule(
         "square-token",
         "a Square access token or secret",
-        r"\b(?:sq0atp|sq0csp|EAAA)[0-9A-Za-z_-]{22,60}\b",
-        &["sq0atp", "sq0csp", "eaaa"],
+        // `EAAA...` alone is too common inside base64, so that form needs "square" nearby.
+        r"\b(?:sq0atp|sq0csp)-[0-9A-Za-z_-]{22,}|(?i:square).{0,40}?\bEAAA[0-9A-Za-z_-]{60}(?:[^0-9A-Za-z_-]|$)",
+        &["sq0atp-", "sq0csp-", "square"],
     ),
     rule(
         "jwt",

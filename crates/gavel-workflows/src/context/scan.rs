@@ -132,7 +132,10 @@ fn secret_start(rule: &Rule, caps: &Captures<'_>, text: &str) -> Option<usize> {
                 Some(quoted) => (quoted, false),
                 None => (caps.get(5)?, true),
             };
-            if bare && !is_whole_line_assignment(text, name.start(), value.end()) {
+            if bare
+                && (!is_whole_line_assignment(text, name.start(), value.end())
+                    || looks_like_code(value.as_str()))
+            {
                 return None;
             }
             assignment_is_secret(name.as_str(), value.as_str()).then_some(name.start())
@@ -151,6 +154,11 @@ fn is_whole_line_assignment(text: &str, name_start: usize, value_end: usize) -> 
         .map_or(text.len(), |i| value_end + i);
     let after = text[value_end..line_end].trim();
     before_ok && (after.is_empty() || after.starts_with('#'))
+}
+
+/// A bare value that is a Rust/C++ path or a call (`::Pkcs8(`), not a literal.
+fn looks_like_code(value: &str) -> bool {
+    value.starts_with([':', '=']) || value.contains("::") || value.contains('(')
 }
 
 /// Name suffixes that say the value is about a secret, not the secret itself.
@@ -190,9 +198,9 @@ const NOT_SECRET_SUFFIXES: &[&str] = &[
 ];
 
 /// Whether `value`, assigned to `name`, looks like a real secret: at least
-/// [`ASSIGNMENT_MIN_LEN`] characters, letters and digits both, Shannon entropy at least
-/// [`ASSIGNMENT_MIN_ENTROPY`] bits per character, and not a placeholder, a reference to an
-/// environment variable, a path or a URL.
+/// [`ASSIGNMENT_MIN_LEN`] characters, letters and digits both, at least half of them
+/// alphanumeric, Shannon entropy at least [`ASSIGNMENT_MIN_ENTROPY`] bits per character, and not
+/// a placeholder, a reference to an environment variable, a path or a URL.
 pub fn assignment_is_secret(name: &str, value: &str) -> bool {
     let name = name.to_ascii_lowercase();
     if NOT_SECRET_SUFFIXES.iter().any(|s| name.ends_with(s)) {
@@ -201,12 +209,35 @@ pub fn assignment_is_secret(name: &str, value: &str) -> bool {
     value.chars().count() >= ASSIGNMENT_MIN_LEN
         && value.chars().any(|c| c.is_ascii_digit())
         && value.chars().any(|c| c.is_alphabetic())
+        && mostly_alphanumeric(value)
         && !value.contains("://")
         && !value.starts_with('/')
         && !value.starts_with("./")
         && !value.starts_with("~/")
         && !is_placeholder(value)
         && entropy(value) >= ASSIGNMENT_MIN_ENTROPY
+}
+
+/// Whether at least half of `value`'s characters are letters or digits, counting a `%XX`
+/// escape as one punctuation character (percent-encoded test data is not a secret).
+fn mostly_alphanumeric(value: &str) -> bool {
+    let chars: Vec<char> = value.chars().collect();
+    let (mut alnum, mut total, mut i) = (0, 0, 0);
+    while i < chars.len() {
+        total += 1;
+        let escape = chars[i] == '%'
+            && chars.get(i + 1).is_some_and(char::is_ascii_hexdigit)
+            && chars.get(i + 2).is_some_and(char::is_ascii_hexdigit);
+        if escape {
+            i += 3;
+            continue;
+        }
+        if chars[i].is_alphanumeric() {
+            alnum += 1;
+        }
+        i += 1;
+    }
+    2 * alnum >= total
 }
 
 /// Words that mark a value as a stand-in for a secret rather than one.
@@ -217,6 +248,11 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "placeholder",
     "example",
     "dummy",
+    "fake",
+    "sample",
+    "secret",
+    "test",
+    "mock",
     "redacted",
     "your_",
     "your-",
@@ -231,8 +267,9 @@ const PLACEHOLDER_WORDS: &[&str] = &[
 ];
 
 /// Values that are obviously not secrets: `${VAR}`, `$VAR`, `<...>`, `{{ ... }}`, `%VAR%`,
-/// words like `changeme`, runs of one character, and the stock passwords of local services
-/// (`postgres`, `root`, `guest`, `password`, ...).
+/// values containing words like `changeme`, `example`, `test` or `secret` (a real random
+/// token spells none of them), runs of one character, and the stock passwords of local
+/// services and docs (`postgres`, `root`, `guest`, `password`, `foo`, ...).
 pub fn is_placeholder(value: &str) -> bool {
     let v = value.trim().to_ascii_lowercase();
     if v.is_empty()
@@ -253,7 +290,7 @@ pub fn is_placeholder(value: &str) -> bool {
     }
     const STOCK: &[&str] = &[
         "password", "pass", "passwd", "pwd", "secret", "root", "admin", "guest", "postgres",
-        "mysql", "test", "user", "username",
+        "mysql", "user", "username", "foo", "bar", "baz", "qux",
     ];
     STOCK.contains(&v.as_str()) || PLACEHOLDER_WORDS.iter().any(|w| v.contains(w))
 }

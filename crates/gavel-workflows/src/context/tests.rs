@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
-use super::rules::SECRET_NAMES;
+use super::rules::{BROAD_SECRET_NAMES, SECRET_NAMES};
 use super::*;
 
 /// A repository in a temp dir (`<tmp>/repo`, with `.git`), next to files outside it.
@@ -85,7 +85,10 @@ fn listing(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn ts03_env_file_is_refused_before_anything_is_written() {
     let repo = Repo::new();
-    repo.write(".env", "DATABASE_URL=postgres://app:hunter2@db/app\n");
+    repo.write(
+        ".env",
+        format!("DATABASE_URL=postgres://app:{}@db/app\n", "hunter2"),
+    );
     let before = listing(&repo.root);
     let error = refused(repo.validate(&[".env"]));
     assert_eq!(rules_of(&error), ["secret-name"]);
@@ -191,11 +194,11 @@ const NAME_CASES: &[(&str, &str)] = &[
     (".pgpass", ".pgpass"),
     (".git-credentials", ".git-credentials"),
     (".htpasswd", ".htpasswd"),
-    ("credentials.json", "credentials*"),
-    ("k8s-secrets.yaml", "*secret*"),
     ("release.jks", "*.jks"),
     ("debug.keystore", "*.keystore"),
     ("passwords.kdbx", "*.kdbx"),
+    ("credentials.json", "credentials*"),
+    ("k8s-secrets.yaml", "*secret*"),
 ];
 
 #[test]
@@ -217,7 +220,7 @@ fn every_secret_name_pattern_is_refused() {
 
 #[test]
 fn every_secret_name_pattern_has_a_case() {
-    for pattern in SECRET_NAMES {
+    for pattern in SECRET_NAMES.iter().chain(BROAD_SECRET_NAMES) {
         assert!(
             NAME_CASES.iter().any(|(_, p)| p == pattern),
             "no test case for {pattern}"
@@ -446,20 +449,44 @@ fn prompt_section_fences_each_file_longer_than_its_backticks() {
 }
 
 #[test]
+fn broad_secret_names_do_not_apply_to_source_code_and_docs() {
+    let repo = Repo::new();
+    repo.write("src/credentials.rs", "pub fn load() {}\n");
+    repo.write("docs/secret_handling.md", "# How gavel handles secrets\n");
+    repo.write("deploy/credentials.json", "{}\n");
+    repo.write("deploy/db-secret.yaml", "kind: Secret\n");
+    let context = repo.validate(&["src", "docs"]).expect("accepted");
+    assert_eq!(
+        paths_of(&context),
+        ["docs/secret_handling.md", "src/credentials.rs"]
+    );
+    let error = refused(repo.validate(&["deploy"]));
+    assert_eq!(rules_of(&error), ["secret-name", "secret-name"]);
+}
+
+#[test]
 fn this_repositorys_own_sources_are_accepted() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let paths = [PathBuf::from("crates/gavel-core/src")];
+    // gavel-core: ordinary Rust. gavel-llm: `credentials.rs`, API keys handled by name.
+    // This module: the rule table and the tests with their fake secrets built from pieces.
+    let paths = [
+        PathBuf::from("crates/gavel-core/src"),
+        PathBuf::from("crates/gavel-llm/src"),
+        PathBuf::from("crates/gavel-workflows/src/context"),
+    ];
     let settings = ContextSettings {
         max_file_bytes: 1024 * 1024,
         max_tokens: 10_000_000,
         ..ContextSettings::default()
     };
     let context = validate(&workspace, &workspace, &paths, &settings).expect("no false positive");
-    assert!(context.files.len() > 5);
+    let paths = paths_of(&context);
     assert!(
-        context
-            .files
+        paths
             .iter()
-            .all(|f| f.path.starts_with("crates/gavel-core/src/"))
+            .any(|p| p.starts_with("crates/gavel-core/src/"))
     );
+    assert!(paths.contains(&"crates/gavel-llm/src/credentials.rs"));
+    assert!(paths.contains(&"crates/gavel-workflows/src/context/rules.rs"));
+    assert!(paths.contains(&"crates/gavel-workflows/src/context/tests_secrets.rs"));
 }
