@@ -10,6 +10,8 @@ mod doctor;
 mod forward_compat;
 mod github;
 mod github_failures;
+mod lld;
+mod lld_crash;
 mod parallel;
 mod platform;
 mod pty;

@@ -214,7 +214,8 @@ fn the_interactive_demo_shows_a_person_every_gate() {
     p.exp_string("filed issue #1").expect("filed");
     // Act two: the issue becomes an LLD, through the same two gates.
     p.exp_string("issue #1 -> LLD").expect("act two");
-    p.exp_string("Your choice [S/R/P]: ").expect("LLD draft gate");
+    p.exp_string("Your choice [S/R/P]: ")
+        .expect("LLD draft gate");
     p.send_line("S").expect("send");
     p.exp_string("Your choice [A/R/E/P]: ")
         .expect("LLD verdict gate");

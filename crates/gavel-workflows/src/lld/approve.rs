@@ -84,6 +84,12 @@ pub(super) fn approve(
     } else {
         lineage.abs()
     };
+    // The manifest as it will be found after the move.
+    let active_prefix = lineage.rel().to_string_lossy().into_owned();
+    let manifest = s.context.as_ref().map(|c| {
+        c.manifest
+            .replacen(&active_prefix, &done_rel.to_string_lossy(), 1)
+    });
     let json = ApprovedJson {
         issue_reference: &design.reference,
         issue_number: number,
@@ -99,7 +105,7 @@ pub(super) fn approve(
         verdict: verdict.verdict.summary(),
         rubric: wf.kind.rubric_path,
         rubric_sha256: &verdict.rubric_sha256,
-        context_manifest: s.context.as_ref().map(|c| c.manifest.as_str()),
+        context_manifest: manifest.as_deref(),
         run_id: cx.run().0,
         auto_mode: s.auto,
     };
