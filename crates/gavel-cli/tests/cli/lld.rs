@@ -108,7 +108,7 @@ fn a_filed_issue_becomes_an_approved_lld_in_one_commit() {
     assert_eq!(runs[1]["slug"], "1-lld");
     let show = env.run(&["show", "2"]);
     assert!(
-        String::from_utf8_lossy(&show.stdout).contains("lld"),
+        String::from_utf8_lossy(&show.stdout).starts_with("run 2 · lld · 1-lld"),
         "{}",
         show_output(&show)
     );
@@ -358,8 +358,11 @@ fn refused_context_stops_before_anything_is_written() {
     env.write("config/.env", "DB=1\n");
     env.write("config/settings.toml", &format!("region = \"eu\"\n{aws}"));
     std::fs::write(env.root.join("pass"), "outside\n").expect("outside");
+    env.write(".env", "API_TOKEN=1\n");
     for (args, expected) in [
-        (vec!["--context", ".env"], "not-found"),
+        // The seed's TS-03 and TS-05.
+        (vec!["--context", ".env"], "secret-name"),
+        (vec!["--context", "missing.md"], "not-found"),
         (vec!["--context", "config/.env"], "secret-name"),
         (vec!["--context", "../pass"], "outside-repository"),
         (vec!["--context", ".git/config"], "git-folder"),
