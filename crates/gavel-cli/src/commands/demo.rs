@@ -246,17 +246,7 @@ fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
         CliError::error(format!("the demo run ended without filing ({record:?})"))
     })?;
     let ui = &ctx.ui;
-    ui.out("");
-    ui.out(&format!("lineage: {}/", filed.lineage));
-    let mut files: Vec<String> = fs::read_dir(dir.join(&filed.lineage))
-        .map_err(|e| CliError::error(e.to_string()))?
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
-    for f in files {
-        ui.out(&format!("  {f}"));
-    }
+    print_lineage(ui, dir, &filed.lineage)?;
     ui.out("");
     ui.out(&format!("filed issue #{}: {}", filed.number, filed.url));
     let issue =
@@ -327,17 +317,7 @@ fn act_two(
     let approved = state
         .approved
         .ok_or_else(|| CliError::error("the demo's LLD run ended without an approved LLD"))?;
-    ui.out("");
-    ui.out(&format!("lineage: {}/", approved.lineage));
-    let mut files: Vec<String> = fs::read_dir(dir.join(&approved.lineage))
-        .map_err(|e| CliError::error(e.to_string()))?
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
-    for f in files {
-        ui.out(&format!("  {f}"));
-    }
+    print_lineage(ui, dir, &approved.lineage)?;
     ui.out("");
     ui.out(&format!("approved LLD: {}", approved.path));
     let text =
@@ -350,6 +330,22 @@ fn act_two(
     ui.out("");
     ui.out(&format!("commit: {}", log.trim()));
     Ok(Exit::Success)
+}
+
+/// A lineage folder and its files, sorted.
+fn print_lineage(ui: &crate::ui::Ui, dir: &Path, lineage: &str) -> Result<(), CliError> {
+    ui.out("");
+    ui.out(&format!("lineage: {lineage}/"));
+    let mut files: Vec<String> = fs::read_dir(dir.join(lineage))
+        .map_err(|e| CliError::error(e.to_string()))?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    for f in files {
+        ui.out(&format!("  {f}"));
+    }
+    Ok(())
 }
 
 /// `git args...` in the demo repository, on gavel's one git runner (scrubbed environment).

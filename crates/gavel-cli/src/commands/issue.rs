@@ -11,7 +11,7 @@ use gavel_core::{RunId, RunStatus, Store};
 use gavel_workflows::brief::{self, validate_slug};
 use gavel_workflows::issue::{IssueState, WORKFLOW};
 
-use super::start::{self, Collision, TrackerArg, ask_collision, collision, resumable_run};
+use super::start::{self, Clash, Collision, Resolution, TrackerArg, collision, resume};
 use crate::context::{self, Context};
 use crate::driver::{self, GateMode};
 use crate::editor;
@@ -103,41 +103,31 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
 
     let store = ctx.open_store()?;
     if let Some(existing) = collision(&ctx, &store, WORKFLOW, &slug)? {
-        let choice = match args.on_collision {
-            Some(c) => c,
-            None if ctx.ui.interactive() => {
-                ask_collision(&ctx, &format!("Slug `{slug}` already exists in active/."))?
-            }
-            None => {
-                return Err(CliError::usage(format!("slug `{slug}` is already in use ({existing})"))
-                    .hint("pass --on-collision resume, --on-collision abort, or --on-collision new --slug NAME"));
-            }
+        let clash = Clash {
+            workflow: WORKFLOW,
+            slug: &slug,
+            question: format!("Slug `{slug}` already exists in active/."),
+            refused: CliError::usage(format!("slug `{slug}` is already in use ({existing})"))
+                .hint("pass --on-collision resume, --on-collision abort, or --on-collision new --slug NAME"),
+            no_run: CliError::error(format!(
+                "slug `{slug}` has a lineage folder but no resumable run"
+            ))
+            .hint("choose a new name with --on-collision new --slug NAME"),
         };
-        match choice {
-            Collision::Abort => {
-                ctx.ui.info("aborted; nothing was changed");
-                return Ok(Exit::Success);
-            }
-            Collision::Resume => {
-                let run = resumable_run(&store, WORKFLOW, &slug)?.ok_or_else(|| {
-                    CliError::error(format!(
-                        "slug `{slug}` has a lineage folder but no resumable run"
-                    ))
-                    .hint("choose a new name with --on-collision new --slug NAME")
-                })?;
-                ctx.ui.info(&format!("resuming run {run} ({slug})"));
-                return crate::commands::resume::cmd_resume(
-                    &crate::commands::resume::ResumeArgs::of(run),
-                    ctx,
-                );
-            }
-            Collision::New if ctx.ui.interactive() => slug = ask_new_slug(&ctx, &store)?,
-            Collision::New => {
-                return Err(CliError::usage(format!(
+        let new_slug = || {
+            if ctx.ui.interactive() {
+                ask_new_slug(&ctx, &store)
+            } else {
+                Err(CliError::usage(format!(
                     "slug `{slug}` is already in use; a new name is asked for in a terminal"
                 ))
-                .hint("pass --slug NAME with a name that is not in use"));
+                .hint("pass --slug NAME with a name that is not in use"))
             }
+        };
+        match start::resolve(&ctx, &store, clash, args.on_collision, new_slug)? {
+            Resolution::Start(new) => slug = new,
+            Resolution::Resume(run) => return resume(run, ctx),
+            Resolution::Abort => return Ok(Exit::Success),
         }
     }
 

@@ -12,7 +12,7 @@ use gavel_workflows::document::DocState;
 use gavel_workflows::lld::{self, LLD, WORKFLOW, lld_path, slug_for};
 use gavel_workflows::tracker::{TrackedIssue, TrackerError};
 
-use super::start::{self, Collision, TrackerArg, ask_collision, collision, resumable_run};
+use super::start::{self, Clash, Collision, Resolution, TrackerArg, collision, resume};
 use crate::context::Context;
 use crate::driver::{self, GateMode};
 use crate::editor;
@@ -111,33 +111,23 @@ pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
             .then(|| format!("{approved} is already approved")),
     };
     if let Some(why) = taken {
-        let choice = match args.on_collision {
-            Some(c) => c,
-            None if ctx.ui.interactive() => {
-                ask_collision(&ctx, &format!("Issue #{n} already has an LLD: {why}."))?
-            }
-            None => {
-                return Err(CliError::usage(format!("issue #{n} already has an LLD: {why}"))
-                    .hint("pass --on-collision resume (continue its run), new (design it again) or abort"));
-            }
+        let clash = Clash {
+            workflow: WORKFLOW,
+            slug: &slug,
+            question: format!("Issue #{n} already has an LLD: {why}."),
+            refused: CliError::usage(format!("issue #{n} already has an LLD: {why}")).hint(
+                "pass --on-collision resume (continue its run), new (design it again) or abort",
+            ),
+            no_run: CliError::error(format!(
+                "issue #{n} has no unfinished LLD run to resume ({why})"
+            ))
+            .hint("pass --on-collision new to design it again; the approved LLD is replaced when the new one is approved"),
         };
-        match choice {
-            Collision::Abort => {
-                ctx.ui.info("aborted; nothing was changed");
-                return Ok(Exit::Success);
-            }
-            Collision::Resume => {
-                let run = resumable_run(&store, WORKFLOW, &slug)?.ok_or_else(|| {
-                    CliError::error(format!("issue #{n} has no unfinished LLD run to resume ({why})"))
-                        .hint("pass --on-collision new to design it again; the approved LLD is replaced when the new one is approved")
-                })?;
-                ctx.ui.info(&format!("resuming run {run} ({slug})"));
-                return crate::commands::resume::cmd_resume(
-                    &crate::commands::resume::ResumeArgs::of(run),
-                    ctx,
-                );
-            }
-            Collision::New => slug = next_free_slug(&ctx, &store, n)?,
+        let new_slug = || next_free_slug(&ctx, &store, n);
+        match start::resolve(&ctx, &store, clash, args.on_collision, new_slug)? {
+            Resolution::Start(new) => slug = new,
+            Resolution::Resume(run) => return resume(run, ctx),
+            Resolution::Abort => return Ok(Exit::Success),
         }
     }
 

@@ -40,6 +40,61 @@ impl From<TrackerArg> for TrackerKind {
     }
 }
 
+/// How a collision was answered.
+pub enum Resolution {
+    /// Start a new run under this slug.
+    Start(String),
+    /// Continue this unfinished run.
+    Resume(RunId),
+    /// Do nothing (the person said so).
+    Abort,
+}
+
+/// A collision to answer: what collides, and what to say.
+pub struct Clash<'a> {
+    pub workflow: &'a str,
+    pub slug: &'a str,
+    /// Told to the person before the question.
+    pub question: String,
+    /// Without a terminal and without `--on-collision`.
+    pub refused: CliError,
+    /// Resume asked for, but no run is unfinished.
+    pub no_run: CliError,
+}
+
+/// Answers a collision: `--on-collision`, else the question in a terminal, else the refusal.
+/// New takes its slug from `new_slug` (asked for, or numbered).
+pub fn resolve(
+    ctx: &Context,
+    store: &dyn Store,
+    clash: Clash<'_>,
+    flag: Option<Collision>,
+    new_slug: impl FnOnce() -> Result<String, CliError>,
+) -> Result<Resolution, CliError> {
+    let choice = match flag {
+        Some(c) => c,
+        None if ctx.ui.interactive() => ask_collision(ctx, &clash.question)?,
+        None => return Err(clash.refused),
+    };
+    Ok(match choice {
+        Collision::Abort => {
+            ctx.ui.info("aborted; nothing was changed");
+            Resolution::Abort
+        }
+        Collision::Resume => {
+            let run = resumable_run(store, clash.workflow, clash.slug)?.ok_or(clash.no_run)?;
+            ctx.ui.info(&format!("resuming run {run} ({})", clash.slug));
+            Resolution::Resume(run)
+        }
+        Collision::New => Resolution::Start(new_slug()?),
+    })
+}
+
+/// Continues `run` (the Resume answer to a collision).
+pub fn resume(run: RunId, ctx: Context) -> Result<crate::exit::Exit, CliError> {
+    crate::commands::resume::cmd_resume(&crate::commands::resume::ResumeArgs::of(run), ctx)
+}
+
 /// Runs pre-flight; every problem is listed, and nothing has been written.
 pub fn preflight(wf: &DocWorkflow) -> Result<(), CliError> {
     let problems = wf.preflight_problems();
@@ -94,7 +149,7 @@ pub fn collision(
     Ok(None)
 }
 
-pub fn resumable_run(
+fn resumable_run(
     store: &dyn Store,
     workflow: &str,
     slug: &str,
@@ -108,7 +163,7 @@ pub fn resumable_run(
 }
 
 /// Asks Resume / New / Abort after telling the person `what` collides.
-pub fn ask_collision(ctx: &Context, what: &str) -> Result<Collision, CliError> {
+fn ask_collision(ctx: &Context, what: &str) -> Result<Collision, CliError> {
     ctx.ui.info(what);
     loop {
         let Some(input) = ctx.ui.ask("[R]esume existing / [N]ew name / [A]bort? ") else {

@@ -34,6 +34,19 @@ pub struct NewIssue {
     pub run_started_at: String,
 }
 
+impl NewIssue {
+    /// Refuses what no tracker can file (an empty title), naming `tracker`.
+    pub fn check(&self, tracker: String) -> Result<(), TrackerError> {
+        if self.title.trim().is_empty() {
+            return Err(TrackerError::Rejected {
+                tracker,
+                message: "the issue has no title".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// A filed issue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FiledIssue {

@@ -367,12 +367,7 @@ impl Tracker for GitHubTracker {
     }
 
     fn create_issue(&self, issue: &NewIssue, now: &str) -> Result<FiledIssue, TrackerError> {
-        if issue.title.trim().is_empty() {
-            return Err(TrackerError::Rejected {
-                tracker: self.describe(),
-                message: "the issue has no title".into(),
-            });
-        }
+        issue.check(self.describe())?;
         let client = self.client()?;
         let marker = marker(&issue.idempotency_key);
         let since = since(&issue.run_started_at);

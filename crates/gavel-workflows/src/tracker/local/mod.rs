@@ -200,12 +200,7 @@ impl Tracker for LocalTracker {
     }
 
     fn create_issue(&self, issue: &NewIssue, now: &str) -> Result<FiledIssue, TrackerError> {
-        if issue.title.trim().is_empty() {
-            return Err(TrackerError::Rejected {
-                tracker: self.describe(),
-                message: "the issue has no title".into(),
-            });
-        }
+        issue.check(self.describe())?;
         let dir = self.ensure_dir()?;
         let _lock = self.lock(&dir)?;
         let issues = self.issues(&dir)?;
