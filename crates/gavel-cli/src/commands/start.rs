@@ -149,11 +149,7 @@ pub fn collision(
     Ok(None)
 }
 
-fn resumable_run(
-    store: &dyn Store,
-    workflow: &str,
-    slug: &str,
-) -> Result<Option<RunId>, CliError> {
+fn resumable_run(store: &dyn Store, workflow: &str, slug: &str) -> Result<Option<RunId>, CliError> {
     Ok(store
         .runs()?
         .into_iter()

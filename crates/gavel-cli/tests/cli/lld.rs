@@ -10,16 +10,9 @@ use serde_json::Value;
 use crate::github::{REPO, TOKEN, github_env};
 use crate::util::*;
 
-/// Issue `n` of the local tracker, written as gavel files it, and committed.
+/// Issue `n` of the local tracker (see [`Env::local_issue`]).
 pub fn local_issue(env: &Env, n: u64, state: &str) {
-    env.write(
-        &format!("docs/issues/{n:04}-dark-mode.md"),
-        &format!(
-            "---\nnumber: {n}\ntitle: Dark mode\nlabels: [ui]\nstate: {state}\n---\n\n# Dark mode\n\nThe dashboard is too bright at night.\n"
-        ),
-    );
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-q", "-m", "issue"]);
+    env.local_issue(n, state);
 }
 
 /// `approved.json` of a done LLD lineage folder.
