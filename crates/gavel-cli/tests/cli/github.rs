@@ -186,7 +186,7 @@ fn a_reply_lost_after_the_issue_was_created_is_found_by_its_marker() {
     assert_eq!(fake.github().issues(REPO).len(), 1);
     assert_eq!(posts(&fake, "/issues"), 1, "found, not created again");
     assert!(
-        show_output(&out).contains("issue #1 filed"),
+        show_output(&out).contains("issue #1 was already filed by this run (found by its key"),
         "{}",
         show_output(&out)
     );

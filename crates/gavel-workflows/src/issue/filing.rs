@@ -100,7 +100,14 @@ impl DocWorkflow {
             Err(e) => return Err(step_failed(e)),
         };
         cx.event(EventKind::Note {
-            text: format!("issue #{} filed: {}", filed.number, filed.url),
+            text: if filed.found_existing {
+                format!(
+                    "issue #{} was already filed by this run (found by its key, not filed again): {}",
+                    filed.number, filed.url
+                )
+            } else {
+                format!("issue #{} filed: {}", filed.number, filed.url)
+            },
         });
 
         s.file_counter += 1;

@@ -56,6 +56,10 @@ pub struct FiledIssue {
     /// Repository-relative files the tracker wrote that belong in the run's commit.
     #[serde(default)]
     pub paths: Vec<PathBuf>,
+    /// The issue was already there with this run's key (an earlier attempt filed it and its
+    /// answer was lost, or the run was killed before it was recorded): found, not filed again.
+    #[serde(default)]
+    pub found_existing: bool,
 }
 
 /// An issue as read back from a tracker.

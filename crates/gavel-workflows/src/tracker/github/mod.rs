@@ -189,7 +189,7 @@ impl GitHubTracker {
         }))
     }
 
-    fn filed(&self, issue: &Value, now: &str) -> Result<FiledIssue, TrackerError> {
+    fn filed(&self, issue: &Value, now: &str, found: bool) -> Result<FiledIssue, TrackerError> {
         let number = issue["number"]
             .as_u64()
             .ok_or_else(|| self.unreadable("the filed issue", "no number"))?;
@@ -198,6 +198,7 @@ impl GitHubTracker {
             url: issue["html_url"].as_str().unwrap_or_default().to_owned(),
             created_at: issue["created_at"].as_str().unwrap_or(now).to_owned(),
             paths: Vec::new(),
+            found_existing: found,
         })
     }
 }
@@ -377,11 +378,11 @@ impl Tracker for GitHubTracker {
         let mut attempt = 0u32;
         loop {
             if let Some(found) = self.find_marked(&marker, since.as_deref())? {
-                return self.filed(&found, now);
+                return self.filed(&found, now, true);
             }
             let err = match client.post(&format!("/repos/{}/issues", self.repo()), &request, false)
             {
-                Ok(reply) => return self.filed(&reply.body, now),
+                Ok(reply) => return self.filed(&reply.body, now, false),
                 Err(e) => e,
             };
             // GitHub may have created it without the answer arriving: look before retrying.

@@ -219,6 +219,7 @@ impl Tracker for LocalTracker {
                 url: self.url(name),
                 created_at: created_at.unwrap_or_else(|| now.to_owned()),
                 paths: vec![self.dir.join(name), labels_path],
+                found_existing: true,
             });
         }
         let number = issues.last().map_or(1, |(n, _, _)| n + 1);
@@ -240,6 +241,7 @@ impl Tracker for LocalTracker {
             url: self.url(&name),
             created_at: now.to_owned(),
             paths: vec![self.dir.join(&name), labels_path],
+            found_existing: false,
         })
     }
 
