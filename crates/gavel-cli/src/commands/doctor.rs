@@ -49,6 +49,8 @@ struct LoginRow {
 
 #[derive(Debug, Serialize)]
 struct RoleRow {
+    /// The workflow the role belongs to (`issue`, `lld`): each may set its own roles.
+    workflow: &'static str,
     role: &'static str,
     provider: String,
     ready: bool,
@@ -133,40 +135,47 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
             })
         })
         .collect();
-    let workflow = gavel_workflows::issue::WORKFLOW;
-    let specs: Vec<(&'static str, Result<ProviderSpec, CliError>)> = ["drafter", "reviewer"]
+    // Every document workflow's roles ([workflows.NAME.roles] may differ from [roles]).
+    let workflows = [
+        gavel_workflows::issue::WORKFLOW,
+        gavel_workflows::lld::WORKFLOW,
+    ];
+    let specs: Vec<(&'static str, &'static str, Result<ProviderSpec, CliError>)> = workflows
         .into_iter()
-        .map(|role| (role, s.role(workflow, role)))
+        .flat_map(|w| ["drafter", "reviewer"].map(|role| (w, role, s.role(w, role))))
         .collect();
     let roles: Vec<RoleRow> = specs
         .iter()
-        .map(|(role, spec)| match spec {
-            Ok(spec) => role_row(role, spec, ctx.provider(spec).as_ref()),
+        .map(|(workflow, role, spec)| match spec {
+            Ok(spec) => role_row(workflow, role, spec, ctx.provider(spec).as_ref()),
             Err(e) => RoleRow {
+                workflow,
                 role,
                 provider: String::new(),
                 ready: false,
                 problem: Some(e.message.clone()),
-                fix: Some("set the role in gavel.toml ([roles] or [workflows.issue.roles])".into()),
+                fix: Some(format!(
+                    "set the role in gavel.toml ([roles] or [workflows.{workflow}.roles])"
+                )),
             },
         })
         .collect();
-    let spec_text = |i: usize| {
-        specs[i]
-            .1
-            .as_ref()
-            .map(ToString::to_string)
-            .unwrap_or_default()
-    };
-    let warnings = gavel_workflows::roles::same_model_warning(
-        "reviewer",
-        &spec_text(1),
-        "drafter",
-        &spec_text(0),
-    )
-    .filter(|_| specs.iter().all(|(_, r)| r.is_ok()))
-    .into_iter()
-    .collect();
+    let mut warnings: Vec<String> = Vec::new();
+    for pair in specs.chunks(2) {
+        if let [(w, _, Ok(drafter)), (_, _, Ok(reviewer))] = pair
+            && let Some(warning) = gavel_workflows::roles::same_model_warning(
+                "reviewer",
+                &reviewer.to_string(),
+                "drafter",
+                &drafter.to_string(),
+            )
+        {
+            let warning = format!("{w}: {warning}");
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+    }
     let tracker = tracker_row(&ctx);
     let ready = roles.iter().all(|r| r.ready) && tracker.ready;
     let report = Report {
@@ -220,9 +229,15 @@ fn tracker_row(ctx: &Context) -> TrackerRow {
     }
 }
 
-fn role_row(role: &'static str, spec: &ProviderSpec, provider: &dyn Provider) -> RoleRow {
+fn role_row(
+    workflow: &'static str,
+    role: &'static str,
+    spec: &ProviderSpec,
+    provider: &dyn Provider,
+) -> RoleRow {
     match provider.preflight() {
         Ok(()) => RoleRow {
+            workflow,
             role,
             provider: spec.to_string(),
             ready: true,
@@ -230,6 +245,7 @@ fn role_row(role: &'static str, spec: &ProviderSpec, provider: &dyn Provider) ->
             fix: None,
         },
         Err(e) => RoleRow {
+            workflow,
             role,
             provider: spec.to_string(),
             ready: false,
@@ -285,11 +301,15 @@ fn print(ctx: &Context, r: &Report) {
     ui.out("Roles:");
     for role in &r.roles {
         if role.ready {
-            ui.out(&format!("  ready    {:<9} = {}", role.role, role.provider));
+            ui.out(&format!(
+                "  ready    {:<14} = {}",
+                format!("{} {}", role.workflow, role.role),
+                role.provider
+            ));
         } else {
             ui.out(&format!(
-                "  NOT READY {:<8} = {}: {}",
-                role.role,
+                "  NOT READY {:<13} = {}: {}",
+                format!("{} {}", role.workflow, role.role),
                 role.provider,
                 sanitize(role.problem.as_deref().unwrap_or_default())
             ));

@@ -187,3 +187,31 @@ fn doctor_finds_the_token_of_a_logged_in_gh_cli() {
         "{problem}"
     );
 }
+
+#[test]
+fn doctor_checks_each_workflows_own_roles() {
+    let env = Env::new();
+    env.script(&script(1, &[APPROVED]));
+    let text = env.read("gavel.toml") + "\n[workflows.lld.roles]\ndrafter = \"nonsense\"\n";
+    env.write("gavel.toml", &text);
+    let out = env.run(&["doctor", "--json"]);
+    assert_exit(&out, 1);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = report["roles"].as_array().expect("roles");
+    let row = |w: &str, r: &str| {
+        rows.iter()
+            .find(|x| x["workflow"] == w && x["role"] == r)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {w} {r} row: {report}"))
+    };
+    assert_eq!(row("issue", "drafter")["ready"], true);
+    assert_eq!(row("lld", "reviewer")["ready"], true);
+    let lld = row("lld", "drafter");
+    assert_eq!(lld["ready"], false);
+    assert!(
+        lld["fix"]
+            .as_str()
+            .is_some_and(|f| f.contains("[workflows.lld.roles]")),
+        "{lld}"
+    );
+}
