@@ -388,3 +388,66 @@ fn refused_context_stops_before_anything_is_written() {
         "{text}"
     );
 }
+
+/// In a terminal, a closed issue is asked about: no leaves everything as it was, yes designs
+/// for it; an approved LLD is asked about as a collision.
+#[test]
+fn a_person_confirms_a_closed_issue_and_answers_the_collision_in_a_terminal() {
+    let env = Env::new();
+    env.local_issue(2, "closed");
+    env.script(&script(1, &[APPROVED]));
+    let editor = crate::pty::fake_editor(&env);
+    let editor = editor.to_string_lossy();
+    let mut p = crate::pty::spawn(&env, &["lld", "2"], &editor);
+    p.exp_string("Issue #2 (Dark mode) is closed. Design for it anyway? [y/N] ")
+        .expect("asked");
+    p.send_line("n").expect("no");
+    p.exp_string("nothing was done").expect("says so");
+    p.exp_eof().expect("eof");
+    assert_eq!(crate::pty::exit_code(&p), 0);
+    assert!(!env.state_db().exists(), "nothing written");
+    let mut p = crate::pty::spawn(&env, &["lld", "2"], &editor);
+    p.exp_string("Design for it anyway? [y/N] ").expect("asked");
+    p.send_line("y").expect("yes");
+    p.exp_string("Your choice [S/R/P]: ").expect("draft gate");
+    p.send_line("S").expect("send");
+    p.exp_string("Your choice [A/R/E/P]: ")
+        .expect("verdict gate");
+    p.send_line("A").expect("approve");
+    p.exp_string("LLD for issue #2 approved").expect("approved");
+    p.exp_eof().expect("eof");
+    assert_eq!(crate::pty::exit_code(&p), 0);
+    let mut p = crate::pty::spawn(&env, &["lld", "2", "--allow-closed"], &editor);
+    p.exp_string("Issue #2 already has an LLD: docs/lld/active/LLD-2.md is already approved.")
+        .expect("collision");
+    p.exp_string("[R]esume existing / [N]ew name / [A]bort? ")
+        .expect("choices");
+    p.send_line("A").expect("abort");
+    p.exp_eof().expect("eof");
+    assert_eq!(crate::pty::exit_code(&p), 0);
+}
+
+#[test]
+fn an_lld_from_github_pauses_at_each_gate_and_resumes() {
+    let fake = FakeServer::start().expect("fake");
+    let env = github_env(&fake);
+    let n = fake
+        .github()
+        .add_issue(REPO, "octo", "Dark mode", "Too bright.");
+    env.script(&script(1, &[APPROVED]));
+    let run = |args: &[&str]| {
+        env.gavel(args)
+            .env("GH_TOKEN", TOKEN)
+            .output()
+            .expect("run")
+    };
+    let reference = format!("octo/app#{n}");
+    assert_exit(&run(&["lld", &reference, "--tracker", "github"]), 3);
+    // The run keeps reading from GitHub without the flag.
+    assert_exit(&run(&["resume", "1", "--choice", "send"]), 3);
+    assert_exit(&run(&["resume", "1", "--choice", "approve"]), 0);
+    let a = approved_json(&env, &format!("docs/lineage/done/{n}-lld"));
+    assert_eq!(a["issue_reference"], reference.as_str());
+    assert_eq!(a["issue_title"], "Dark mode");
+    assert_eq!(env.status(), "");
+}

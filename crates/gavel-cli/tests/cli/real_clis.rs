@@ -244,3 +244,59 @@ fn claude_drafts_and_gemini_reviews() {
 fn codex_drafts_and_gemini_reviews() {
     both_seats("codex:gpt-5", Api::OpenAiResponses, agents::codex_env);
 }
+
+/// `[workflows.lld] drafter_reads_repo = true`: the real Claude Code drafts the LLD as an agent
+/// running in the repository with read and search tools only (no edit, no write, no shell);
+/// without the setting it is offered no tools at all.
+#[test]
+fn claude_drafts_an_lld_reading_the_repository_with_read_only_tools() {
+    for reads_repo in [true, false] {
+        let server = FakeServer::start().expect("fake");
+        let env = with_drafter("claude:claude-sonnet-4-5", &[APPROVED]);
+        env.local_issue(1, "open");
+        if reads_repo {
+            let text = env.read("gavel.toml") + "\n[workflows.lld]\ndrafter_reads_repo = true\n";
+            env.write("gavel.toml", &text);
+            env.git(&["commit", "-qam", "the LLD drafter reads the repository"]);
+        }
+        server.push(Api::Anthropic, Reply::text(draft(1)));
+        let vars = agents::claude_env(&env, &server);
+        let out = run_with(&env, &vars, &["lld", "1", "--auto"]);
+        assert_exit(&out, 0);
+        assert!(
+            env.read("docs/lld/active/LLD-1.md")
+                .contains("# Add dark mode v1")
+        );
+        let reqs: Vec<_> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.api == Some(Api::Anthropic))
+            .filter(|r| r.body.to_string().contains("## Issue"))
+            .collect();
+        assert!(!reqs.is_empty(), "the drafting request reached the fake");
+        let tools: std::collections::BTreeSet<String> = reqs[0].body["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .filter_map(|x| x["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if reads_repo {
+            for read in ["Read", "Grep", "Glob"] {
+                assert!(tools.contains(read), "{read} offered: {tools:?}");
+            }
+            for write in ["Edit", "Write", "Bash", "NotebookEdit"] {
+                assert!(!tools.contains(write), "{write} never offered: {tools:?}");
+            }
+            let body = reqs[0].body.to_string();
+            assert!(
+                body.contains(&env.repo.display().to_string()),
+                "the agent works in the repository"
+            );
+        } else {
+            assert!(tools.is_empty(), "text only by default: {tools:?}");
+        }
+        assert_eq!(env.status(), "", "the agent changed nothing");
+    }
+}
