@@ -11,13 +11,12 @@ use gavel_core::{RunId, RunStatus, Store};
 use gavel_workflows::brief::{self, validate_slug};
 use gavel_workflows::issue::{IssueState, WORKFLOW};
 
-use super::start::{self, Clash, Collision, Resolution, TrackerArg, collision, resume};
+use super::start::{self, Clash, Collision, Resolution, RunFlags, collision, resume};
 use crate::context::{self, Context};
 use crate::driver::{self, GateMode};
 use crate::editor;
 use crate::error::CliError;
 use crate::exit::Exit;
-use crate::settings::{Overrides, TrackerKind};
 use crate::ui::sanitize;
 
 #[derive(Debug, Args)]
@@ -37,18 +36,8 @@ pub struct IssueArgs {
     /// What to do when the slug is already in use (asked interactively when omitted).
     #[arg(long, value_enum, value_name = "ACTION")]
     pub on_collision: Option<Collision>,
-    /// Override the drafter role (a provider string).
-    #[arg(long, value_name = "PROVIDER")]
-    pub drafter: Option<String>,
-    /// Override the reviewer role (a provider string).
-    #[arg(long, value_name = "PROVIDER")]
-    pub reviewer: Option<String>,
-    /// Stop before any model call that would take the run's spend over USD.
-    #[arg(long, value_name = "USD")]
-    pub budget: Option<f64>,
-    /// Where to file the issue, over gavel.toml's [tracker] kind.
-    #[arg(long, value_enum, value_name = "KIND")]
-    pub tracker: Option<TrackerArg>,
+    #[command(flatten)]
+    pub run: RunFlags,
     /// When the issue is filed, open its lineage folder (docs/lineage/done/N-slug) in your
     /// editor, e.g. to read what an --auto run decided.
     #[arg(long)]
@@ -56,16 +45,7 @@ pub struct IssueArgs {
 }
 
 pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
-    let overrides = Overrides {
-        state_dir: None,
-        roles: [("drafter", &args.drafter), ("reviewer", &args.reviewer)]
-            .into_iter()
-            .filter_map(|(r, p)| p.clone().map(|p| (r.to_owned(), p)))
-            .collect(),
-        budget: args.budget,
-        tracker: args.tracker.map(TrackerKind::from),
-    };
-    ctx.settings.apply(&overrides)?;
+    ctx.settings.apply(&args.run.overrides())?;
     let brief_path = match &args.brief {
         Some(p) => context::absolute(p),
         None => match select_idea(&ctx)? {

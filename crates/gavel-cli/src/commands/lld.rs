@@ -12,13 +12,12 @@ use gavel_workflows::document::DocState;
 use gavel_workflows::lld::{self, LLD, WORKFLOW, lld_path, slug_for};
 use gavel_workflows::tracker::{TrackedIssue, TrackerError};
 
-use super::start::{self, Clash, Collision, Resolution, TrackerArg, collision, resume};
+use super::start::{self, Clash, Collision, Resolution, RunFlags, collision, resume};
 use crate::context::Context;
 use crate::driver::{self, GateMode};
 use crate::editor;
 use crate::error::CliError;
 use crate::exit::Exit;
-use crate::settings::{Overrides, TrackerKind};
 use crate::ui::sanitize;
 
 #[derive(Debug, Args)]
@@ -38,30 +37,12 @@ pub struct LldArgs {
     /// What to do when the issue already has an approved LLD or an unfinished LLD run.
     #[arg(long, value_enum, value_name = "ACTION")]
     pub on_collision: Option<Collision>,
-    /// Override the drafter role (a provider string).
-    #[arg(long, value_name = "PROVIDER")]
-    pub drafter: Option<String>,
-    /// Override the reviewer role (a provider string).
-    #[arg(long, value_name = "PROVIDER")]
-    pub reviewer: Option<String>,
-    /// Stop before any model call that would take the run's spend over USD.
-    #[arg(long, value_name = "USD")]
-    pub budget: Option<f64>,
-    /// Where to read the issue from, over gavel.toml's [tracker] kind.
-    #[arg(long, value_enum, value_name = "KIND")]
-    pub tracker: Option<TrackerArg>,
+    #[command(flatten)]
+    pub run: RunFlags,
 }
 
 pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
-    ctx.settings.apply(&Overrides {
-        state_dir: None,
-        roles: [("drafter", &args.drafter), ("reviewer", &args.reviewer)]
-            .into_iter()
-            .filter_map(|(r, p)| p.clone().map(|p| (r.to_owned(), p)))
-            .collect(),
-        budget: args.budget,
-        tracker: args.tracker.map(TrackerKind::from),
-    })?;
+    ctx.settings.apply(&args.run.overrides())?;
     let context = match args.context.is_empty() {
         true => None,
         false => {

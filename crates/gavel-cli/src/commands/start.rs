@@ -40,6 +40,38 @@ impl From<TrackerArg> for TrackerKind {
     }
 }
 
+/// The flags every document command takes for the run it starts.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunFlags {
+    /// Override the drafter role (a provider string).
+    #[arg(long, value_name = "PROVIDER")]
+    pub drafter: Option<String>,
+    /// Override the reviewer role (a provider string).
+    #[arg(long, value_name = "PROVIDER")]
+    pub reviewer: Option<String>,
+    /// Stop before any model call that would take the run's spend over USD.
+    #[arg(long, value_name = "USD")]
+    pub budget: Option<f64>,
+    /// The tracker to use, over gavel.toml's [tracker] kind.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub tracker: Option<TrackerArg>,
+}
+
+impl RunFlags {
+    /// These flags as settings overrides.
+    pub fn overrides(&self) -> crate::settings::Overrides {
+        crate::settings::Overrides {
+            state_dir: None,
+            roles: [("drafter", &self.drafter), ("reviewer", &self.reviewer)]
+                .into_iter()
+                .filter_map(|(r, p)| p.clone().map(|p| (r.to_owned(), p)))
+                .collect(),
+            budget: self.budget,
+            tracker: self.tracker.map(TrackerKind::from),
+        }
+    }
+}
+
 /// How a collision was answered.
 pub enum Resolution {
     /// Start a new run under this slug.
