@@ -32,7 +32,7 @@ use std::process::{Command, ExitStatus};
 
 pub use self::child::GitProcess;
 pub use self::commit::PriorAttempt;
-pub use self::snapshot::TreeId;
+pub use self::snapshot::{ChangeKind, TreeChange, TreeId};
 pub use self::worktree::{BRANCH_PREFIX, DEFAULT_WORKTREE_HOME, Worktree};
 use crate::process::capped::Capped;
 

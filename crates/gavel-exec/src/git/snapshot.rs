@@ -39,6 +39,58 @@ impl std::fmt::Display for TreeId {
     }
 }
 
+/// How a path differs between two snapshots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// One path that differs between two snapshots.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeChange {
+    pub path: String,
+    pub kind: ChangeKind,
+    /// The new mode (`100644`, `100755`, `120000` for a symlink, `160000` for a submodule);
+    /// the old one for a deletion.
+    pub mode: String,
+}
+
+impl TreeChange {
+    pub fn is_symlink(&self) -> bool {
+        self.mode == "120000"
+    }
+}
+
+/// `git diff-tree --raw -z` output: `:OLDMODE NEWMODE OLDSHA NEWSHA STATUS\0PATH\0` records.
+fn parse_raw(out: &str) -> Vec<TreeChange> {
+    let mut changes = Vec::new();
+    let mut fields = out.split('\0');
+    while let Some(meta) = fields.next() {
+        let Some(meta) = meta.strip_prefix(':') else {
+            continue;
+        };
+        let Some(path) = fields.next() else { break };
+        let parts: Vec<&str> = meta.split(' ').collect();
+        let [old_mode, new_mode, _, _, status] = parts.as_slice() else {
+            continue;
+        };
+        let (kind, mode) = match status.chars().next() {
+            Some('A') => (ChangeKind::Added, new_mode),
+            Some('D') => (ChangeKind::Deleted, old_mode),
+            _ => (ChangeKind::Modified, new_mode),
+        };
+        changes.push(TreeChange {
+            path: path.to_owned(),
+            kind,
+            mode: (*mode).to_owned(),
+        });
+    }
+    changes
+}
+
 impl Git {
     /// Records every file of the worktree that is not ignored (tracked or not, staged or not,
     /// as it is on disk) as a tree, and returns its id. The same files give the same id.
@@ -64,6 +116,52 @@ impl Git {
         // knows which files are not in `tree` and removes them.
         self.run_env(&["add", "--all", "--", ":/"], &env)?;
         self.run_env(&["read-tree", "--reset", "-u", tree.as_str()], &env)?;
+        Ok(())
+    }
+
+    /// What differs between two snapshots, path by path (no rename detection: a rename is a
+    /// deletion and an addition), in path order.
+    pub fn changes(&self, from: &TreeId, to: &TreeId) -> Result<Vec<TreeChange>, GitError> {
+        let out = self.run(&[
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--raw",
+            from.as_str(),
+            to.as_str(),
+        ])?;
+        Ok(parse_raw(&out))
+    }
+
+    /// Puts `paths` back as they are in `tree` (a path not in `tree` is removed), leaving
+    /// every other file, and the index, alone.
+    pub fn restore_paths(&self, tree: &TreeId, paths: &[String]) -> Result<(), GitError> {
+        for path in paths {
+            let in_tree = self
+                .run(&["ls-tree", "-z", "--name-only", tree.as_str(), "--", path])?
+                .split('\0')
+                .any(|p| p == path);
+            if in_tree {
+                self.run(&[
+                    "restore",
+                    "--source",
+                    tree.as_str(),
+                    "--worktree",
+                    "--",
+                    path,
+                ])?;
+            } else {
+                let abs = self.root.join(path);
+                match std::fs::symlink_metadata(&abs) {
+                    Ok(m) if m.is_dir() => std::fs::remove_dir_all(&abs),
+                    Ok(_) => std::fs::remove_file(&abs),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    Err(e) => Err(e),
+                }
+                .map_err(|source| GitError::Io { path: abs, source })?;
+            }
+        }
         Ok(())
     }
 

@@ -389,3 +389,66 @@ fn a_snapshot_works_in_a_repository_without_commits_or_index() {
     assert!(!dir.path().join(".git/index").exists(), "still no index");
     assert!(TreeId::parse("not hex").is_none());
 }
+
+#[test]
+fn changes_between_snapshots_are_judged_from_the_files_and_can_be_put_back() {
+    let (dir, git) = repo_with(&[
+        ("src/a.py", "a0"),
+        ("tests/test_a.py", "t0"),
+        ("gone.py", "g"),
+    ]);
+    let path = |p: &str| dir.path().join(p);
+    let before = git.snapshot().expect("before");
+    fs::write(path("src/a.py"), "a1").expect("write");
+    fs::write(path("tests/test_a.py"), "t1").expect("write");
+    fs::write(path("src/new.py"), "n").expect("write");
+    fs::remove_file(path("gone.py")).expect("rm");
+    std::os::unix::fs::symlink("/etc/passwd", path("link")).expect("symlink");
+    let after = git.snapshot().expect("after");
+    let changes = git.changes(&before, &after).expect("changes");
+    let seen: Vec<(&str, ChangeKind, bool)> = changes
+        .iter()
+        .map(|c| (c.path.as_str(), c.kind, c.is_symlink()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("gone.py", ChangeKind::Deleted, false),
+            ("link", ChangeKind::Added, true),
+            ("src/a.py", ChangeKind::Modified, false),
+            ("src/new.py", ChangeKind::Added, false),
+            ("tests/test_a.py", ChangeKind::Modified, false),
+        ]
+    );
+    // Put back only what the step may not touch: the test, the deletion, the new link.
+    let index_before = fs::read(path(".git/index")).expect("index");
+    git.restore_paths(
+        &before,
+        &["tests/test_a.py".into(), "gone.py".into(), "link".into()],
+    )
+    .expect("restore");
+    assert_eq!(
+        fs::read_to_string(path("tests/test_a.py")).expect("t"),
+        "t0"
+    );
+    assert_eq!(fs::read_to_string(path("gone.py")).expect("g"), "g");
+    assert!(
+        fs::symlink_metadata(path("link")).is_err(),
+        "the new link is gone"
+    );
+    assert_eq!(
+        fs::read_to_string(path("src/a.py")).expect("a"),
+        "a1",
+        "allowed changes stay"
+    );
+    assert!(path("src/new.py").exists());
+    assert_eq!(fs::read(path(".git/index")).expect("index"), index_before);
+    let now = git.snapshot().expect("now");
+    let left: Vec<String> = git
+        .changes(&before, &now)
+        .expect("changes")
+        .into_iter()
+        .map(|c| c.path)
+        .collect();
+    assert_eq!(left, ["src/a.py", "src/new.py"]);
+}
