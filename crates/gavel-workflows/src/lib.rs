@@ -11,6 +11,7 @@ pub mod brief;
 pub mod caller;
 pub mod context;
 pub mod fsutil;
+pub mod implement;
 /// The one git runner (scrubbed environment, idempotent commits, worktrees, snapshots), from
 /// `gavel-exec`; re-exported so `gavel_workflows::git` keeps working.
 pub use gavel_exec::git;
