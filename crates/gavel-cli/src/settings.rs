@@ -3,6 +3,7 @@
 
 mod context;
 mod credentials;
+mod implement;
 mod tracker;
 mod workflows;
 
@@ -14,6 +15,8 @@ use gavel_llm::{Login, ProviderSpec, VALID_FORMS};
 use serde::Deserialize;
 
 use self::context::ContextConfig;
+use self::implement::ImplementConfig;
+pub use self::implement::{ImplementSettingsToml, Sandbox};
 use self::credentials::{KeysConfig, LoginsConfig};
 use self::tracker::TrackerConfig;
 pub use self::tracker::{TrackerKind, TrackerSettings};
@@ -58,6 +61,8 @@ struct ConfigFile {
     workflows: BTreeMap<String, WorkflowConfig>,
     #[serde(default)]
     context: ContextConfig,
+    #[serde(default)]
+    implement: ImplementConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -119,6 +124,8 @@ pub struct Settings {
     drafter_reads_repo: BTreeMap<String, bool>,
     /// `[context]`: what context files may be given to a model.
     pub context: gavel_workflows::context::ContextSettings,
+    /// `[implement]`: test and lint commands, runner, retries, timeouts, sandbox.
+    pub implement: ImplementSettingsToml,
     /// `[tracker]`, with `--tracker` applied.
     pub tracker: TrackerSettings,
     pub lineage_dir: PathBuf,
@@ -216,6 +223,7 @@ impl Settings {
         }
         let tracker = config.tracker.resolve(&path, relative)?;
         let context = config.context.resolve(&path)?;
+        let implement = config.implement.resolve(&path)?;
         let money = usd;
         let budget_micros = config
             .limits
@@ -259,6 +267,7 @@ impl Settings {
             workflow_paths,
             drafter_reads_repo,
             context,
+            implement,
             tracker,
             lineage_dir: relative(
                 "paths.lineage",
@@ -314,6 +323,16 @@ impl Settings {
         Ok(())
     }
 
+    /// Whether `role` is set anywhere (an override, the workflow's roles or `[roles]`).
+    fn role_is_set(&self, workflow: &str, role: &str) -> bool {
+        let t = &self.roles;
+        t.overrides.iter().any(|(r, _)| r == role)
+            || t.per_workflow
+                .get(workflow)
+                .is_some_and(|m| m.contains_key(role))
+            || t.global.contains_key(role)
+    }
+
     /// The state database's path.
     pub fn db_path(&self) -> PathBuf {
         self.state_dir.join("state.db")
@@ -321,8 +340,12 @@ impl Settings {
 
     /// The provider for `role` of `workflow`: this invocation's override, else
     /// `[workflows.WORKFLOW.roles]`, else `[roles]`, else the built-in default (drafter and
-    /// reviewer only). A bad string is a usage error naming the role.
+    /// reviewer only; the implementer defaults to the drafter). A bad string is a usage error
+    /// naming the role.
     pub fn role(&self, workflow: &str, role: &str) -> Result<ProviderSpec, CliError> {
+        if role == "implementer" && !self.role_is_set(workflow, role) {
+            return self.role(workflow, "drafter");
+        }
         let t = &self.roles;
         let value = t
             .overrides

@@ -31,7 +31,14 @@ pub fn cmd_abort(args: &AbortArgs, ctx: Context) -> Result<Exit, CliError> {
         run,
         "aborted by a person (`gavel abort`)",
     )?;
-    ctx.ui
-        .out(&format!("run {run} aborted; its lineage stays where it is"));
+    let cleaned = crate::kinds::find(&record.workflow)
+        .ok()
+        .and_then(|kind| kind.after_abort(&ctx, &store, run));
+    match cleaned {
+        Some(what) => ctx.ui.out(&format!("run {run} aborted; {what}")),
+        None => ctx
+            .ui
+            .out(&format!("run {run} aborted; its lineage stays where it is")),
+    }
     Ok(Exit::Success)
 }

@@ -43,25 +43,7 @@ pub struct LldArgs {
 
 pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
     ctx.settings.apply(&args.run.overrides())?;
-    let context = match args.context.is_empty() {
-        true => None,
-        false => {
-            let cwd = std::env::current_dir()
-                .map_err(|e| CliError::error(format!("cannot read the current folder: {e}")))?;
-            let checked = gavel_workflows::context::validate(
-                &ctx.settings.repo_root,
-                &cwd,
-                &args.context,
-                &ctx.settings.context,
-            )
-            .map_err(|e| {
-                CliError::usage(sanitize(&e.to_string())).hint(
-                    "nothing was written and no model was called; remove those files from --context, or set [context] in gavel.toml",
-                )
-            })?;
-            Some(checked)
-        }
-    };
+    let context = validate_context(&ctx, &args.context)?;
     let editor_program = if args.auto || !ctx.ui.interactive() {
         None
     } else {
@@ -149,6 +131,26 @@ pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
         if args.auto { ", auto mode" } else { "" }
     ));
     driver::drive(&ctx, &store, &wf, run, None, GateMode::for_ui(&ctx))
+}
+
+/// The `--context` files, validated (`None` when there are none); a refusal is a usage error
+/// that lists every file and rule, and nothing has been written.
+pub(crate) fn validate_context(
+    ctx: &Context,
+    paths: &[PathBuf],
+) -> Result<Option<gavel_workflows::context::Context>, CliError> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::error(format!("cannot read the current folder: {e}")))?;
+    gavel_workflows::context::validate(&ctx.settings.repo_root, &cwd, paths, &ctx.settings.context)
+        .map(Some)
+        .map_err(|e| {
+            CliError::usage(sanitize(&e.to_string())).hint(
+                "nothing was written and no model was called; remove those files from --context, or set [context] in gavel.toml",
+            )
+        })
 }
 
 /// A reference that is not an issue is a usage error; the tracker's other refusals are

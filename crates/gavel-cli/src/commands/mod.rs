@@ -5,6 +5,7 @@ mod completions;
 mod demo;
 mod diff_gate;
 mod doctor;
+mod implement;
 mod init;
 mod issue;
 mod lld;
@@ -46,6 +47,9 @@ pub enum Command {
     /// Turn an issue into an approved low-level design: draft, human gate, review, human gate,
     /// commit docs/lld/active/LLD-N.md.
     Lld(lld::LldArgs),
+    /// Implement an approved LLD test first in an isolated worktree: failing tests, code until
+    /// they pass, lint, the diff gate and your approval, then a merge.
+    Implement(implement::ImplementArgs),
     /// List runs: id, workflow, slug, status, and where each is paused.
     Runs(runs::RunsArgs),
     /// Show one run's timeline of nodes, gates and artifacts.
@@ -86,6 +90,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Completions(args) => completions::cmd_completions(&args),
         Command::Issue(args) => issue::cmd_issue(&args, ctx()?),
         Command::Lld(args) => lld::cmd_lld(&args, ctx()?),
+        Command::Implement(args) => implement::cmd_implement(&args, ctx()?),
         Command::Runs(args) => runs::cmd_runs(&args, ctx()?),
         Command::Show(args) => show::cmd_show(&args, ctx()?),
         Command::Resume(args) => resume::cmd_resume(&args, ctx()?),

@@ -7,6 +7,7 @@
 //! workflow adds a module here and a line to [`KINDS`].
 
 mod document;
+mod implement;
 
 use gavel_core::{GateAnswer, RunRecord};
 use gavel_store::SqliteStore;
@@ -15,6 +16,7 @@ use crate::error::CliError;
 use crate::exit::Exit;
 
 pub use document::{ISSUE, LLD, workflow as doc_workflow};
+pub use implement::{IMPLEMENT, preflight as implement_preflight, workflow as implement_workflow};
 
 /// The brief → issue workflow wired to this repository (see [`doc_workflow`]).
 pub fn issue_workflow(
@@ -49,10 +51,20 @@ pub trait WorkflowKind: Sync {
 
     /// Continues a run of this kind from its stored state.
     fn resume(&self, req: Resume<'_>) -> Result<Exit, CliError>;
+
+    /// Cleans up after `gavel abort` stopped a run (a worktree, a branch); says what it did.
+    fn after_abort(
+        &self,
+        _ctx: &crate::context::Context,
+        _store: &dyn gavel_core::Store,
+        _run: gavel_core::RunId,
+    ) -> Option<String> {
+        None
+    }
 }
 
 /// Every kind this gavel knows.
-static KINDS: &[&dyn WorkflowKind] = &[&ISSUE, &LLD];
+static KINDS: &[&dyn WorkflowKind] = &[&ISSUE, &LLD, &IMPLEMENT];
 
 /// The kind that drives runs of `workflow`, or an error naming it.
 pub fn find(workflow: &str) -> Result<&'static dyn WorkflowKind, CliError> {

@@ -1,11 +1,324 @@
-//! LLD → code, test first, in an isolated worktree (seed 002): the pieces the implementation
-//! workflow is built from.
+//! LLD → code, test first, in an isolated worktree (seed 002): `gavel implement ISSUE`.
 //!
-//! - [`answer`]: the strict "write these files" format of a text-only model;
-//! - [`guard`]: a model step judged by the files it changed (tests only at the scaffold, no
-//!   test at the implementation, no symlink out, no submodule);
-//! - [`fingerprint`]: the person's checkout before and after every agent step.
+//! ```text
+//! N0_load → N1_scaffold → N2_red_gate ─red→ N3_implement → N4_green_gate ─green→ N5_lint → N6_review → N7_merge → end
+//!              ↑  tests pass already│          ↑   still red │              lint fails│   (diff gate, then approve)
+//!              └────────────────────┘          └─────────────┴────────────────────────┘
+//! ```
+//!
+//! All work happens in a git worktree on branch `gavel/{issue}-impl` under
+//! `.gavel/worktrees/`, made from the person's HEAD; their checkout is never touched until
+//! the merge, and it is fingerprinted before and after every model step. Routing comes from
+//! the real test runner's result (see `gavel_exec::runners`) and from what the model's step
+//! changed on disk ([`guard`]), never from what a model says. Retries are counted per step and
+//! end in a halt, never in success. The diff gate and a typed `approve` come before the merge.
+//!
+//! The pieces: [`answer`] (the strict "write these files" format of a text-only model),
+//! [`guard`] (a step judged by its files), [`fingerprint`] (the person's checkout), and the
+//! nodes in `load.rs`, `step.rs`, `gates.rs` and `finish.rs`.
 
 pub mod answer;
 pub mod fingerprint;
+mod finish;
+mod gates;
 pub mod guard;
+mod load;
+mod prompts;
+mod step;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use gavel_core::{ContentHash, NodeCtx, NodeError, Transition, Workflow};
+use gavel_exec::git::TreeId;
+pub use gavel_exec::runners::RunnerKind;
+use gavel_exec::runners::TestReport;
+use gavel_llm::Provider;
+use serde::{Deserialize, Serialize};
+
+use crate::caller::CallObserver;
+use crate::lineage::Lineage;
+
+/// The workflow's name as stored with each run.
+pub const WORKFLOW: &str = "implement";
+
+/// Node names, in graph order.
+pub mod node {
+    pub const LOAD: &str = "N0_load";
+    pub const SCAFFOLD: &str = "N1_scaffold";
+    pub const RED: &str = "N2_red_gate";
+    pub const IMPLEMENT: &str = "N3_implement";
+    pub const GREEN: &str = "N4_green_gate";
+    pub const LINT: &str = "N5_lint";
+    pub const REVIEW: &str = "N6_review";
+    pub const MERGE: &str = "N7_merge";
+}
+
+/// A command run in the worktree: tests or lint.
+#[derive(Debug, Clone)]
+pub struct CommandSettings {
+    /// Shell words (`pytest -q`, `cargo test`), never run through a shell.
+    pub command: String,
+    pub timeout: Duration,
+}
+
+/// What the workflow needs from the outside world.
+#[derive(Debug, Clone)]
+pub struct ImplementSettings {
+    /// The person's checkout (the repository's top-level folder).
+    pub repo_root: PathBuf,
+    /// Lineage folder, repository-relative (`docs/lineage`).
+    pub lineage_dir: PathBuf,
+    pub test: CommandSettings,
+    /// How the test command's exit is read (pytest, cargo, node, go, generic).
+    pub runner: RunnerKind,
+    /// Test files by the runner's conventions (gitignore-style globs).
+    pub test_globs: Vec<String>,
+    /// `None`: no lint step (recorded as skipped, not as passed).
+    pub lint: Option<CommandSettings>,
+    pub scaffold_retries: u32,
+    pub implement_retries: u32,
+    /// The implementer is an agent CLI that edits the worktree itself (else it answers in the
+    /// [`answer`] format).
+    pub agent: bool,
+    pub calls: crate::caller::CallerSettings,
+    /// The implementer's provider string.
+    pub implementer: String,
+    /// The diff gate's audit log, repository-relative (written in the worktree, merged with
+    /// the code).
+    pub audit_log: PathBuf,
+    /// How much of a test run's output is kept.
+    pub output_limit: usize,
+}
+
+/// A test or lint run, as the lineage and the person see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateRecord {
+    /// The lineage file with the command's output.
+    pub artifact: String,
+    pub summary: String,
+}
+
+/// The merged result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Merged {
+    /// The implementation commit (on the base branch after the merge).
+    pub commit: String,
+    /// How it was merged: `fast-forward` or `merge commit`.
+    pub how: String,
+    pub lineage: String,
+    pub lineage_commit: Option<String>,
+}
+
+/// The workflow's state, checkpointed after every node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImplementState {
+    /// Random per run; commit trailers derive from it.
+    pub run_key: String,
+    pub issue: u64,
+    pub issue_title: String,
+    /// The LLD's path in the person's checkout.
+    pub lld_path: String,
+    /// The test and lint commands the run started with (a resume keeps them).
+    #[serde(default)]
+    pub test_command: Option<String>,
+    #[serde(default)]
+    pub lint_command: Option<String>,
+    /// Its text, only until N0 has stored it.
+    pub lld_text: Option<String>,
+    pub lld: Option<ContentHash>,
+    /// The validated context: text (until N0), manifest (until N0), then its blob.
+    pub context_text: Option<String>,
+    pub context_manifest: Option<String>,
+    pub context: Option<ContentHash>,
+    pub auto: bool,
+    pub started_at: String,
+    /// The commit the worktree was made from, and the branch it is merged back into.
+    pub base_commit: String,
+    pub base_branch: String,
+    /// The worktree's folder (absolute), once made.
+    pub worktree: Option<String>,
+    pub file_counter: u32,
+    pub scaffold_attempts: u32,
+    pub implement_attempts: u32,
+    /// Calls made to the implementer so far (the next call's sequence number).
+    pub implementer_calls: u32,
+    /// What the next model step is told (a refusal, a failing test run), as a blob.
+    pub feedback: Option<ContentHash>,
+    /// Why the last attempt failed, for the halt message when retries run out.
+    pub last_failure: Option<String>,
+    pub red: Option<GateRecord>,
+    pub green: Option<GateRecord>,
+    pub lint: Option<GateRecord>,
+    /// The person's checkout when the run started.
+    pub checkout: Option<fingerprint::Fingerprint>,
+    /// The worktree's files after the green gate (what the person reviews).
+    pub green_tree: Option<TreeId>,
+    #[serde(flatten)]
+    pub spend: crate::caller::Spend,
+    pub merged: Option<Merged>,
+}
+
+impl ImplementState {
+    /// The state of a new run.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        run_key: String,
+        issue: u64,
+        issue_title: String,
+        lld_path: String,
+        lld_text: String,
+        base_commit: String,
+        base_branch: String,
+        auto: bool,
+        now: String,
+    ) -> Self {
+        Self {
+            run_key,
+            issue,
+            issue_title,
+            lld_path,
+            test_command: None,
+            lint_command: None,
+            lld_text: Some(lld_text),
+            lld: None,
+            context_text: None,
+            context_manifest: None,
+            context: None,
+            auto,
+            started_at: now,
+            base_commit,
+            base_branch,
+            worktree: None,
+            file_counter: 0,
+            scaffold_attempts: 0,
+            implement_attempts: 0,
+            implementer_calls: 0,
+            feedback: None,
+            last_failure: None,
+            red: None,
+            green: None,
+            lint: None,
+            checkout: None,
+            green_tree: None,
+            spend: crate::caller::Spend::default(),
+            merged: None,
+        }
+    }
+
+    /// The worktree's name (its folder under the worktree home, and `gavel/{name}`).
+    pub fn worktree_name(&self) -> String {
+        worktree_name(self.issue)
+    }
+}
+
+/// The worktree's name for issue `n`: `{n}-impl` (branch `gavel/{n}-impl`).
+pub fn worktree_name(n: u64) -> String {
+    format!("{n}-impl")
+}
+
+/// The implementation workflow with its provider.
+pub struct ImplementWorkflow {
+    pub settings: ImplementSettings,
+    pub implementer: Box<dyn Provider>,
+    pub observer: Option<std::sync::Arc<dyn CallObserver>>,
+}
+
+impl ImplementWorkflow {
+    fn root(&self) -> &Path {
+        &self.settings.repo_root
+    }
+
+    /// The worktree's folder, once N0 made it.
+    fn worktree(&self, s: &ImplementState) -> Result<PathBuf, NodeError> {
+        s.worktree
+            .as_ref()
+            .map(PathBuf::from)
+            .ok_or_else(|| NodeError::Failed("the run has no worktree yet".into()))
+    }
+
+    /// The run's lineage folder, inside the worktree until the merge.
+    fn lineage(&self, s: &ImplementState) -> Result<Lineage, NodeError> {
+        Ok(Lineage::active(
+            &self.worktree(s)?,
+            &self.settings.lineage_dir,
+            &s.worktree_name(),
+        ))
+    }
+
+    /// Writes a numbered lineage file and records it in the timeline.
+    fn artifact(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+        suffix: &str,
+        bytes: &[u8],
+    ) -> Result<String, NodeError> {
+        let lineage = self.lineage(s)?;
+        let n = s.file_counter + 1;
+        let rel = lineage
+            .write(n, suffix, bytes)
+            .map_err(|e| io_failed("write", &lineage.artifact_rel(n, suffix), e))?;
+        s.file_counter = n;
+        let path = rel.to_string_lossy().into_owned();
+        cx.event(gavel_core::EventKind::Artifact { path: path.clone() });
+        Ok(path)
+    }
+}
+
+impl Workflow for ImplementWorkflow {
+    type State = ImplementState;
+
+    fn name(&self) -> &'static str {
+        WORKFLOW
+    }
+
+    fn run_node(
+        &self,
+        name: &str,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        match name {
+            node::LOAD => self.load(s, cx),
+            node::SCAFFOLD => self.model_step(s, cx, guard::Step::Scaffold),
+            node::RED => self.red_gate(s, cx),
+            node::IMPLEMENT => self.model_step(s, cx, guard::Step::Implement),
+            node::GREEN => self.green_gate(s, cx),
+            node::LINT => self.lint(s, cx),
+            node::REVIEW => self.review(s, cx),
+            node::MERGE => self.merge(s, cx),
+            other => Err(NodeError::Failed(format!(
+                "unknown node `{other}` in the implement workflow"
+            ))),
+        }
+    }
+}
+
+/// One test run's record: its report, for the lineage.
+fn report_text(report: &TestReport) -> String {
+    let mut text = format!("# {}\n\n", report.summary);
+    for run in report.build.iter().chain(report.run.iter()) {
+        text.push_str(&format!(
+            "exit: {:?}  signal: {:?}  duration: {:.1}s{}\n\n```text\n{}\n```\n\n",
+            run.exit_code,
+            run.signal,
+            run.duration.as_secs_f64(),
+            if run.timed_out.is_some() {
+                "  (timed out)"
+            } else {
+                ""
+            },
+            run.output.trim_end()
+        ));
+    }
+    text
+}
+
+fn goto(node: &str) -> Result<Transition, NodeError> {
+    Ok(Transition::Goto(node.to_owned()))
+}
+
+fn io_failed(what: &str, path: &Path, e: std::io::Error) -> NodeError {
+    NodeError::Failed(format!("cannot {what} {}: {e}", path.display()))
+}

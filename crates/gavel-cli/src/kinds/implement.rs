@@ -1,0 +1,145 @@
+//! The implementation workflow as the CLI drives it: its implementer, test and lint commands
+//! and limits wired from `gavel.toml` (and the run's own commands on resume), pre-flight, and
+//! what aborting a run also removes (its worktree and branch).
+
+use gavel_workflows::caller::CallerSettings;
+use gavel_workflows::implement::{
+    CommandSettings, ImplementSettings, ImplementState, ImplementWorkflow, RunnerKind, WORKFLOW,
+    worktree_name,
+};
+
+use super::{Resume, WorkflowKind, state_of};
+use crate::context::Context;
+use crate::driver::{self, GateMode};
+use crate::error::CliError;
+use crate::exit::Exit;
+use crate::settings::{Overrides, Sandbox};
+
+/// The implementation workflow's entry in the registry.
+pub struct ImplementKind;
+
+/// The one instance.
+pub static IMPLEMENT: ImplementKind = ImplementKind;
+
+impl WorkflowKind for ImplementKind {
+    fn name(&self) -> &'static str {
+        WORKFLOW
+    }
+
+    fn roles(&self) -> &'static [&'static str] {
+        &["implementer"]
+    }
+
+    fn resume(&self, req: Resume<'_>) -> Result<Exit, CliError> {
+        let state: ImplementState = state_of(req.store, req.record.id)?;
+        let mut ctx = req.ctx;
+        ctx.settings.apply(&Overrides {
+            state_dir: None,
+            budget: req.budget,
+            roles: req.roles,
+            tracker: None,
+        })?;
+        let wf = workflow(&ctx, state.test_command.clone(), state.lint_command.clone())?;
+        driver::drive(
+            &ctx,
+            req.store,
+            &wf,
+            req.record.id,
+            req.answer,
+            GateMode::for_ui(&ctx),
+        )
+    }
+
+    fn after_abort(&self, ctx: &Context, store: &dyn gavel_core::Store, run: gavel_core::RunId) -> Option<String> {
+        let state: ImplementState = state_of(store, run).ok()?;
+        let git = gavel_workflows::git::Git::at(&ctx.settings.repo_root);
+        let name = worktree_name(state.issue);
+        let removed = git.worktree_remove(&name).unwrap_or(false);
+        let branch = format!("gavel/{name}");
+        let deleted = git.run(&["branch", "-D", &branch]).is_ok();
+        (removed || deleted).then(|| format!("its worktree and branch {branch} were removed"))
+    }
+}
+
+/// The workflow wired to this repository: `test`/`lint` are this invocation's commands (or the
+/// run's own on resume), over `[implement]`.
+pub fn workflow(
+    ctx: &Context,
+    test: Option<String>,
+    lint: Option<String>,
+) -> Result<ImplementWorkflow, CliError> {
+    let s = &ctx.settings;
+    let i = &s.implement;
+    let test = test.or_else(|| i.test.clone()).ok_or_else(|| {
+        CliError::usage("no test command").hint(
+            "pass --test-cmd \"pytest -q\" (or cargo test, node --test, go test ./...), or set [implement] test in gavel.toml",
+        )
+    })?;
+    let runner = i.runner.unwrap_or_else(|| RunnerKind::detect(&test));
+    let spec = s.role(WORKFLOW, "implementer")?;
+    let agent = gavel_llm::tools::cli_tool(spec.kind()).is_some();
+    let globs = i.test_files.clone().unwrap_or_else(|| {
+        runner
+            .test_globs()
+            .iter()
+            .map(|g| (*g).to_owned())
+            .collect()
+    });
+    Ok(ImplementWorkflow {
+        settings: ImplementSettings {
+            repo_root: s.repo_root.clone(),
+            lineage_dir: s.lineage_dir_for(WORKFLOW),
+            test: CommandSettings {
+                command: test,
+                timeout: i.timeout,
+            },
+            runner,
+            test_globs: globs,
+            lint: lint.or_else(|| i.lint.clone()).map(|command| CommandSettings {
+                command,
+                timeout: i.timeout,
+            }),
+            scaffold_retries: i.retries,
+            implement_retries: i.retries,
+            agent,
+            calls: CallerSettings {
+                budget_override: s.budget_override,
+                prices: s.prices.clone(),
+                strict_models: s.strict_models,
+                max_output_tokens: s.max_output_tokens,
+            },
+            implementer: spec.to_string(),
+            audit_log: s.audit_log.clone(),
+            output_limit: 256 * 1024,
+        },
+        implementer: ctx.provider(&spec),
+        observer: Some(std::sync::Arc::new(crate::spinner::Spinner::default())),
+    })
+}
+
+/// What must hold before a run starts: the implementer, the test command's program, and, for
+/// an agent CLI, the operating system's confinement (or an explicit `sandbox = "none"`).
+pub fn preflight(ctx: &Context, wf: &ImplementWorkflow) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Err(e) = wf.implementer.preflight() {
+        problems.push(format!("implementer {}: {e}", wf.implementer.describe()));
+    }
+    let program = shell_words::split(&wf.settings.test.command)
+        .ok()
+        .and_then(|w| w.into_iter().find(|w| !w.contains('=')));
+    if let Some(p) = program
+        && gavel_llm::which::find_program(&p).is_none()
+    {
+        problems.push(format!(
+            "the test command's program `{p}` is not on PATH ([implement] test or --test-cmd)"
+        ));
+    }
+    if wf.settings.agent && ctx.settings.implement.sandbox == Sandbox::Landlock {
+        if let Err(e) = gavel_exec::confine::support() {
+            problems.push(format!(
+                "the agent cannot be confined to its worktree: {e}; gavel will not let an agent edit unconfined unless [implement] sandbox = \"none\" is set"
+            ));
+        }
+    }
+    problems
+}

@@ -1,0 +1,96 @@
+//! `[implement]`: how `gavel implement` runs the project's tests and lint in the worktree,
+//! how often a step may be retried, and how agent CLIs are confined. Checked when gavel.toml
+//! is read.
+
+use std::path::Path;
+use std::time::Duration;
+
+use gavel_workflows::implement::RunnerKind;
+use serde::Deserialize;
+
+use crate::error::CliError;
+
+/// `[implement]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ImplementConfig {
+    /// The test command (shell words, run without a shell), e.g. `pytest -q`.
+    test: Option<String>,
+    /// The lint command; absent: the lint step is skipped (and recorded as skipped).
+    lint: Option<String>,
+    /// How the test command's exit is read: pytest, cargo, node, go, generic (default:
+    /// detected from the command).
+    runner: Option<String>,
+    /// Test files, over the runner's conventions (gitignore-style globs).
+    test_files: Option<Vec<String>>,
+    /// The longest a test or lint run may take.
+    timeout_secs: Option<u64>,
+    /// Retries of the scaffold step and of the implementation step, each.
+    retries: Option<u32>,
+    /// `landlock` (default) or `none`.
+    sandbox: Option<String>,
+}
+
+/// How agent CLIs are confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sandbox {
+    /// Landlock: writes only in the worktree, a private temp folder and the CLI's state.
+    Landlock,
+    /// No confinement (set explicitly; an edit step otherwise refuses to start without one).
+    None,
+}
+
+/// `[implement]`, checked.
+#[derive(Debug, Clone)]
+pub struct ImplementSettingsToml {
+    pub test: Option<String>,
+    pub lint: Option<String>,
+    pub runner: Option<RunnerKind>,
+    pub test_files: Option<Vec<String>>,
+    pub timeout: Duration,
+    pub retries: u32,
+    pub sandbox: Sandbox,
+}
+
+impl ImplementConfig {
+    pub(super) fn resolve(&self, file: &Path) -> Result<ImplementSettingsToml, CliError> {
+        let bad = |what: String| CliError::error(format!("{}: [implement] {what}", file.display()));
+        let runner = match self.runner.as_deref() {
+            None => None,
+            Some(r) => Some(RunnerKind::parse(r).ok_or_else(|| {
+                bad(format!(
+                    "runner {r:?} is not one of \"pytest\", \"cargo\", \"node\", \"go\", \"generic\""
+                ))
+            })?),
+        };
+        let sandbox = match self.sandbox.as_deref() {
+            None | Some("landlock") => Sandbox::Landlock,
+            Some("none") => Sandbox::None,
+            Some(other) => {
+                return Err(bad(format!(
+                    "sandbox {other:?} is not \"landlock\" or \"none\""
+                )));
+            }
+        };
+        for (key, cmd) in [("test", &self.test), ("lint", &self.lint)] {
+            if let Some(c) = cmd
+                && shell_words::split(c).map_or(true, |w| w.is_empty())
+            {
+                return Err(bad(format!("{key} {c:?} is not a command")));
+            }
+        }
+        Ok(ImplementSettingsToml {
+            test: self.test.clone(),
+            lint: self.lint.clone(),
+            runner,
+            test_files: self.test_files.clone(),
+            timeout: match self.timeout_secs {
+                Some(0) => return Err(bad("timeout_secs must be at least 1".into())),
+                Some(s) => Duration::from_secs(s),
+                None => Duration::from_secs(300),
+            },
+            retries: self.retries.unwrap_or(3),
+            sandbox,
+        })
+    }
+}

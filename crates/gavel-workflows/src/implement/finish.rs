@@ -1,0 +1,284 @@
+//! N6 (review) and N7 (merge).
+//!
+//! N6 stages the worktree's whole change against the base commit (the lineage excluded) and
+//! puts it before the diff gate, with the run's summary (tests before and after, lint, cost):
+//! only a person typing `approve` lets it through; `--auto` never does. N7 commits in the
+//! worktree, merges into the base branch (fast-forward when the base has not moved, a merge
+//! commit when it has; a conflict halts with the work kept on its branch), moves the lineage
+//! and the LLD to their done folders in one lineage commit, and removes the worktree and
+//! branch.
+
+use std::path::PathBuf;
+
+use gavel_core::{NodeCtx, NodeError, StepError, Transition};
+use gavel_exec::git::{BRANCH_PREFIX, Git, GitError};
+
+use super::{ImplementState, ImplementWorkflow, Merged, goto, io_failed, node};
+use crate::document::commit::commit_once;
+use crate::fsutil;
+use crate::lineage::Lineage;
+use crate::review::{DiffReview, Reviewed, diff_review};
+
+impl ImplementWorkflow {
+    pub(super) fn review(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let worktree = self.worktree(s)?;
+        let wt = Git::at(&worktree);
+        let lineage = format!(":!{}", self.settings.lineage_dir.display());
+        let base = s.base_commit.clone();
+        let staged: Result<String, StepError<GitError>> = cx.step("stage", || {
+            wt.run(&["reset", "--soft", "--quiet", &base])?;
+            wt.run(&["add", "--all", "--", ".", &lineage])
+        });
+        staged.map_err(|e| NodeError::Failed(format!("cannot stage the change: {e}")))?;
+        let report_rel = self.lineage(s)?.artifact_rel(s.file_counter + 1, "diff-review.md");
+        let report_path = worktree.join(&report_rel);
+        let audit_log = worktree.join(&self.settings.audit_log);
+        let reviewed = diff_review(
+            cx,
+            &DiffReview {
+                worktree: &worktree,
+                audit_log: &audit_log,
+                report_path: &report_path,
+                report_rel: &report_rel.to_string_lossy(),
+            },
+        )?;
+        match reviewed {
+            Reviewed::Waiting(Transition::Gate(mut gate)) => {
+                gate.title = format!(
+                    "Issue #{}: review the change before it is merged ({})",
+                    s.issue, gate.title
+                );
+                let mut detail = self.summary(s);
+                if let Some(d) = &gate.detail {
+                    detail.push_str(&format!("\n{d}"));
+                }
+                gate.detail = Some(detail);
+                Ok(Transition::Gate(gate))
+            }
+            Reviewed::Waiting(other) => Ok(other),
+            Reviewed::Approved { .. } => {
+                s.file_counter += 1;
+                goto(node::MERGE)
+            }
+            Reviewed::Rejected { .. } => {
+                self.remove_worktree(s)?;
+                Ok(Transition::Abort {
+                    reason: format!(
+                        "a person rejected the change at the diff gate; the worktree and branch {BRANCH_PREFIX}{} are removed",
+                        s.worktree_name()
+                    ),
+                })
+            }
+        }
+    }
+
+    /// Tests before and after, lint, cost: what a person weighs at N6.
+    fn summary(&self, s: &ImplementState) -> String {
+        let line = |name: &str, r: &Option<super::GateRecord>| {
+            format!(
+                "{name}: {}",
+                r.as_ref().map_or("not run", |r| r.summary.as_str())
+            )
+        };
+        format!(
+            "{}\n{}\n{}\nattempts: {} scaffold, {} implementation; model calls: {}; cost: ${:.4}",
+            line("tests before (red)", &s.red),
+            line("tests after (green)", &s.green),
+            line("lint", &s.lint),
+            s.scaffold_attempts + 1,
+            s.implement_attempts + 1,
+            s.spend.call_count,
+            s.spend.cost_micros as f64 / 1e6
+        )
+    }
+
+    pub(super) fn merge(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let worktree = self.worktree(s)?;
+        let wt = Git::at(&worktree);
+        let person = Git::at(self.root());
+        let branch = format!("{BRANCH_PREFIX}{}", s.worktree_name());
+        let lineage_spec = format!(":!{}", self.settings.lineage_dir.display());
+        let message = format!(
+            "gavel: implement #{} {}\n\nLLD: {}\nGavel-Run: gavel-{}",
+            s.issue,
+            s.issue_title.trim(),
+            s.lld_path,
+            s.run_key
+        );
+        let committed: Result<String, StepError<GitError>> = cx.step("commit-impl", || {
+            wt.run(&["add", "--all", "--", ".", &lineage_spec])?;
+            let staged = wt.run(&["diff", "--cached", "--name-only"])?;
+            if !staged.trim().is_empty() {
+                wt.run(&["commit", "--quiet", "--no-verify", "-m", &message])?;
+            }
+            Ok(wt.head()?.unwrap_or_default())
+        });
+        let commit = committed
+            .map_err(|e| NodeError::Failed(format!("cannot commit in the worktree: {e}")))?;
+        let how = match self.merge_into_base(s, &person, &branch, &commit)? {
+            Ok(how) => how,
+            Err(halt) => return Ok(halt),
+        };
+        // The lineage, out of the worktree into the person's checkout, with the LLD moved.
+        let lineage = self.lineage(s)?;
+        let done_rel =
+            Lineage::done_rel(&self.settings.lineage_dir, s.issue, "impl");
+        let done_abs = self.root().join(&done_rel);
+        copy_dir(&lineage.abs(), &done_abs)?;
+        let merged_json = serde_json::json!({
+            "issue": s.issue,
+            "title": s.issue_title,
+            "lld": s.lld_path,
+            "commit": commit,
+            "merged": how,
+            "base_branch": s.base_branch,
+            "red": s.red.as_ref().map(|r| &r.summary),
+            "green": s.green.as_ref().map(|r| &r.summary),
+            "lint": s.lint.as_ref().map(|r| &r.summary),
+            "model_calls": s.spend.call_count,
+            "cost_usd": s.spend.cost_micros as f64 / 1e6,
+            "auto_mode": s.auto,
+            "run_id": cx.run().0,
+        });
+        let mut bytes = serde_json::to_vec_pretty(&merged_json)
+            .map_err(|e| NodeError::Failed(e.to_string()))?;
+        bytes.push(b'\n');
+        let n = s.file_counter + 1;
+        let json_path = done_abs.join(crate::lineage::artifact_name(n, "merged.json"));
+        fsutil::write_atomic(&json_path, &bytes).map_err(|e| io_failed("write", &json_path, e))?;
+        let mut paths: Vec<PathBuf> = vec![done_rel.clone()];
+        let lld_from = self.root().join(&s.lld_path);
+        if let Some(rest) = s.lld_path.strip_prefix("docs/lld/active/") {
+            let to_rel = PathBuf::from("docs/lld/done").join(rest);
+            fsutil::move_idempotent(&lld_from, &self.root().join(&to_rel))
+                .map_err(|e| io_failed("move the LLD", &lld_from, e))?;
+            paths.push(PathBuf::from(&s.lld_path));
+            paths.push(to_rel);
+        }
+        let lineage_commit = commit_once(
+            cx,
+            self.root(),
+            &paths,
+            &format!(
+                "gavel: lineage of the implementation of #{}\n\nLineage: {}",
+                s.issue,
+                done_rel.display()
+            ),
+            &format!("gavel-{}-lineage", s.run_key),
+            &format!("issue #{} is merged", s.issue),
+        )?;
+        self.remove_worktree(s)?;
+        let summary = format!(
+            "issue #{} implemented and merged into {} ({how}, {}); lineage in {}",
+            s.issue,
+            s.base_branch,
+            &commit[..commit.len().min(12)],
+            done_rel.display()
+        );
+        s.merged = Some(Merged {
+            commit,
+            how,
+            lineage: done_rel.to_string_lossy().into_owned(),
+            lineage_commit: Some(lineage_commit),
+        });
+        Ok(Transition::Done { summary })
+    }
+
+    /// Merges the run's branch into the base branch in the person's checkout. `Err` is the
+    /// halt to return (the person must act); nothing is lost either way.
+    fn merge_into_base(
+        &self,
+        s: &ImplementState,
+        person: &Git,
+        branch: &str,
+        commit: &str,
+    ) -> Result<Result<String, Transition>, NodeError> {
+        let git_err = |e: GitError| NodeError::Failed(format!("git: {e}"));
+        let already = person
+            .run(&["merge-base", "--is-ancestor", commit, "HEAD"])
+            .is_ok();
+        if already {
+            return Ok(Ok("already merged".into()));
+        }
+        // Not merged yet: the person's checkout must be as the run found it.
+        self.check_checkout(s)?;
+        let current = person
+            .run(&["symbolic-ref", "--quiet", "--short", "HEAD"])
+            .map(|b| b.trim().to_owned())
+            .unwrap_or_default();
+        if current != s.base_branch {
+            return Ok(Err(Transition::Halt {
+                reason: format!(
+                    "your checkout is on `{}`, not on `{}` where the run started; switch back (`git switch {}`) and `gavel resume`, or merge {branch} yourself",
+                    if current.is_empty() { "a detached HEAD" } else { &current },
+                    s.base_branch,
+                    s.base_branch
+                ),
+            }));
+        }
+        let head = person.head().map_err(git_err)?.unwrap_or_default();
+        let (args, how): (Vec<&str>, &str) = if head == s.base_commit {
+            (vec!["merge", "--ff-only", "--quiet", branch], "fast-forward")
+        } else {
+            (
+                vec!["merge", "--no-ff", "--no-edit", "--quiet", branch],
+                "merge commit",
+            )
+        };
+        match person.run(&args) {
+            Ok(_) => Ok(Ok(how.to_owned())),
+            Err(e) => {
+                // A conflict leaves a merge in progress: undo it, keep everything.
+                let _ = person.run(&["merge", "--abort"]);
+                Ok(Err(Transition::Halt {
+                    reason: format!(
+                        "the merge into `{}` failed ({}); nothing is lost: the work is committed on branch {branch}; merge it yourself (`git merge {branch}`, resolve, commit), then `gavel resume` to finish the lineage",
+                        s.base_branch,
+                        e.to_string().lines().next().unwrap_or_default()
+                    ),
+                }))
+            }
+        }
+    }
+
+    /// Removes the run's worktree and branch (idempotent).
+    pub(super) fn remove_worktree(&self, s: &ImplementState) -> Result<(), NodeError> {
+        let git = Git::at(self.root());
+        let name = s.worktree_name();
+        git.worktree_remove(&name)
+            .map_err(|e| NodeError::Failed(format!("cannot remove the worktree: {e}")))?;
+        let _ = git.run(&["branch", "-D", &format!("{BRANCH_PREFIX}{name}")]);
+        Ok(())
+    }
+}
+
+/// Copies a folder's files (one level of subfolders deep is enough for a lineage), replacing
+/// files of the same name.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> Result<(), NodeError> {
+    if !from.is_dir() {
+        // A replay after the worktree was removed: the copy was made before.
+        return Ok(());
+    }
+    std::fs::create_dir_all(to).map_err(|e| io_failed("create", to, e))?;
+    let entries = std::fs::read_dir(from).map_err(|e| io_failed("read", from, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| io_failed("read", from, e))?;
+        let path = entry.path();
+        let target = to.join(entry.file_name());
+        if path.is_dir() {
+            copy_dir(&path, &target)?;
+        } else {
+            let bytes = std::fs::read(&path).map_err(|e| io_failed("read", &path, e))?;
+            fsutil::write_atomic(&target, &bytes).map_err(|e| io_failed("write", &target, e))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,287 @@
+//! N2 (red), N4 (green) and N5 (lint): the real commands in the worktree, routed by what the
+//! runner's exit means (see `gavel_exec::runners`), never by what a model says.
+//!
+//! Red: the new tests must fail (or not build, because what they test does not exist yet);
+//! tests that pass before any implementation, or no tests at all, send the run back to N1.
+//! Green: they must pass; anything else goes back to N3 with the output. Lint: a failure goes
+//! back to N3 too; no lint command is recorded as skipped, not as passed. A timeout asks a
+//! person; a command that cannot run properly (usage, internal error) halts. Each run is
+//! journaled (a resumed run does not run it again) and its output goes to the lineage; after
+//! red and green the worktree is committed so no generated work is lost.
+
+use gavel_core::{Choice, EventKind, NodeCtx, NodeError, StepError, Transition};
+use gavel_exec::git::Git;
+use gavel_exec::process::ProcessError;
+use gavel_exec::runners::{RunnerKind, TestCommand, TestOutcome, TestReport, run_tests};
+
+use super::guard::Step;
+use super::{CommandSettings, GateRecord, ImplementState, ImplementWorkflow, goto, node};
+
+/// Which command a gate runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Which {
+    Red,
+    Green,
+    Lint,
+}
+
+impl Which {
+    fn name(self) -> &'static str {
+        match self {
+            Which::Red => "red",
+            Which::Green => "green",
+            Which::Lint => "lint",
+        }
+    }
+}
+
+impl ImplementWorkflow {
+    pub(super) fn red_gate(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        if let Some(t) = self.timeout_answer(cx, node::SCAFFOLD)? {
+            return Ok(t);
+        }
+        let (report, record) = self.run_gate(s, cx, Which::Red)?;
+        match &report.outcome {
+            // What the tests test does not exist yet: failing, not building, or not importing
+            // is the red the seed asks for.
+            TestOutcome::Failed | TestOutcome::BuildFailed | TestOutcome::MissingImport { .. } => {
+                self.milestone(s, cx, "red")?;
+                s.red = Some(record);
+                goto(node::IMPLEMENT)
+            }
+            TestOutcome::Passed => {
+                self.failed_attempt(
+                    s,
+                    cx,
+                    Step::Scaffold,
+                    &format!(
+                        "the tests pass before any implementation ({}), so they do not test the design: write tests that fail until it is implemented",
+                        report.summary
+                    ),
+                )?;
+                goto(node::SCAFFOLD)
+            }
+            TestOutcome::NoTests => {
+                self.failed_attempt(
+                    s,
+                    cx,
+                    Step::Scaffold,
+                    &format!("the test command found no tests ({})", report.summary),
+                )?;
+                goto(node::SCAFFOLD)
+            }
+            other => Ok(self.cannot_judge(cx, &report, other, Which::Red)),
+        }
+    }
+
+    pub(super) fn green_gate(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        if let Some(t) = self.timeout_answer(cx, node::IMPLEMENT)? {
+            return Ok(t);
+        }
+        let (report, record) = self.run_gate(s, cx, Which::Green)?;
+        match &report.outcome {
+            TestOutcome::Passed => {
+                self.milestone(s, cx, "green")?;
+                s.green = Some(record);
+                goto(node::LINT)
+            }
+            TestOutcome::Failed
+            | TestOutcome::BuildFailed
+            | TestOutcome::NoTests
+            | TestOutcome::MissingImport { .. } => {
+                self.failed_attempt(
+                    s,
+                    cx,
+                    Step::Implement,
+                    &format!(
+                        "the tests do not pass yet: {}\n\n{}",
+                        report.summary,
+                        output_tail(&report)
+                    ),
+                )?;
+                goto(node::IMPLEMENT)
+            }
+            other => Ok(self.cannot_judge(cx, &report, other, Which::Green)),
+        }
+    }
+
+    pub(super) fn lint(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        if self.settings.lint.is_none() {
+            s.lint = Some(GateRecord {
+                artifact: String::new(),
+                summary: "skipped: no lint command ([implement] lint)".into(),
+            });
+            cx.event(EventKind::Note {
+                text: "lint skipped: no lint command is configured (not a pass)".into(),
+            });
+            return goto(node::REVIEW);
+        }
+        let (report, record) = self.run_gate(s, cx, Which::Lint)?;
+        match &report.outcome {
+            TestOutcome::Passed => {
+                s.lint = Some(record);
+                goto(node::REVIEW)
+            }
+            TestOutcome::TimedOut | TestOutcome::Failed => {
+                self.failed_attempt(
+                    s,
+                    cx,
+                    Step::Implement,
+                    &format!("the lint command fails: {}\n\n{}", report.summary, output_tail(&report)),
+                )?;
+                goto(node::IMPLEMENT)
+            }
+            other => Ok(self.cannot_judge(cx, &report, other, Which::Lint)),
+        }
+    }
+
+    /// Runs the gate's command once (journaled) and writes its output to the lineage.
+    fn run_gate(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+        which: Which,
+    ) -> Result<(TestReport, GateRecord), NodeError> {
+        let worktree = self.worktree(s)?;
+        let (settings, kind): (&CommandSettings, RunnerKind) = match which {
+            Which::Lint => match &self.settings.lint {
+                Some(l) => (l, RunnerKind::Generic),
+                None => return Err(NodeError::Failed("no lint command".into())),
+            },
+            _ => (&self.settings.test, self.settings.runner),
+        };
+        let cmd = TestCommand {
+            kind,
+            command: settings.command.clone(),
+            cwd: worktree,
+            timeout: settings.timeout,
+            env: Vec::new(),
+        };
+        let limit = self.settings.output_limit;
+        let cancel = cx.cancel().clone();
+        let ran: Result<TestReport, StepError<ProcessError>> = cx.step(which.name(), || {
+            run_tests(&cmd, limit, &|| cancel.is_cancelled())
+        });
+        let report = match ran {
+            Ok(r) => r,
+            Err(StepError::Step(ProcessError::Cancelled)) => return Err(NodeError::Cancelled),
+            Err(StepError::Step(e)) => {
+                return Err(NodeError::Failed(format!(
+                    "the {} command `{}` cannot run: {e}",
+                    which.name(),
+                    settings.command
+                )));
+            }
+            Err(e) => return Err(super::super::document::commit::step_failed(e)),
+        };
+        let text = super::report_text(&report);
+        let artifact = self.artifact(s, cx, &format!("{}.md", which.name()), text.as_bytes())?;
+        cx.event(EventKind::Note {
+            text: format!("{} gate: {}", which.name(), report.summary),
+        });
+        let record = GateRecord {
+            artifact,
+            summary: report.summary.clone(),
+        };
+        Ok((report, record))
+    }
+
+    /// A result that says nothing about the code: a timeout asks a person, the rest halts.
+    fn cannot_judge(
+        &self,
+        cx: &NodeCtx<'_>,
+        report: &TestReport,
+        outcome: &TestOutcome,
+        which: Which,
+    ) -> Transition {
+        if *outcome == TestOutcome::TimedOut {
+            let back = if which == Which::Red { "rewrite the tests" } else { "revise the implementation" };
+            let mut gate = cx.gate(
+                "test-timeout",
+                format!("The {} run timed out", which.name()),
+                vec![
+                    Choice::new("retry", 'R', "run the tests again"),
+                    Choice::new("back", 'B', back),
+                    Choice::new("abort", 'A', "stop; the worktree and branch are removed"),
+                ],
+            );
+            gate.detail = Some(report.summary.clone());
+            return Transition::Gate(gate);
+        }
+        Transition::Halt {
+            reason: format!(
+                "the {} command did not run properly ({}): fix [implement] test/lint in gavel.toml or the project, then `gavel resume`",
+                which.name(),
+                report.summary
+            ),
+        }
+    }
+
+    /// The answer to a timeout gate, if this visit is one.
+    fn timeout_answer(
+        &self,
+        cx: &mut NodeCtx<'_>,
+        back: &str,
+    ) -> Result<Option<Transition>, NodeError> {
+        let Some(answer) = cx.answer()? else {
+            return Ok(None);
+        };
+        cx.event(EventKind::GateAnswered {
+            gate: answer.gate_id.clone(),
+            choice: answer.choice.clone(),
+            by: "person".into(),
+        });
+        Ok(match answer.choice.as_str() {
+            "retry" => None,
+            "back" => Some(Transition::Goto(back.to_owned())),
+            _ => Some(Transition::Abort {
+                reason: "aborted by a person after a test timeout".into(),
+            }),
+        })
+    }
+
+    /// Commits the worktree (without the lineage) after the red or green milestone.
+    fn milestone(
+        &self,
+        s: &ImplementState,
+        cx: &mut NodeCtx<'_>,
+        name: &str,
+    ) -> Result<(), NodeError> {
+        let wt = Git::at(&self.worktree(s)?);
+        let lineage = format!(":!{}", self.settings.lineage_dir.display());
+        let message = format!("gavel: {name} for #{} ({})", s.issue, s.issue_title.trim());
+        let done: Result<String, StepError<gavel_exec::git::GitError>> =
+            cx.step(&format!("commit-{name}"), || {
+                wt.run(&["add", "--all", "--", ".", &lineage])?;
+                let staged = wt.run(&["diff", "--cached", "--name-only"])?;
+                if !staged.trim().is_empty() {
+                    wt.run(&["commit", "--quiet", "--no-verify", "-m", &message])?;
+                }
+                Ok(wt.head()?.unwrap_or_default())
+            });
+        done.map(|_| ())
+            .map_err(|e| NodeError::Failed(format!("cannot commit the {name} milestone: {e}")))
+    }
+}
+
+/// The end of a run's output, for the model.
+fn output_tail(report: &TestReport) -> String {
+    let Some(run) = report.run.as_ref().or(report.build.as_ref()) else {
+        return String::new();
+    };
+    let lines: Vec<&str> = run.output.lines().collect();
+    let start = lines.len().saturating_sub(80);
+    format!("```text\n{}\n```", lines[start..].join("\n"))
+}

@@ -1,0 +1,58 @@
+//! N0: the LLD and the validated context go into the run, the worktree is made (and checked to
+//! be the folder and branch gavel expects before anything is written in it), the lineage
+//! starts inside it, and the person's checkout is fingerprinted.
+
+use gavel_core::{NodeCtx, NodeError, Transition};
+use gavel_exec::git::{BRANCH_PREFIX, DEFAULT_WORKTREE_HOME, Git};
+
+use super::fingerprint::Fingerprint;
+use super::{ImplementState, ImplementWorkflow, goto, node};
+use crate::document::nodes::blob_text;
+
+impl ImplementWorkflow {
+    pub(super) fn load(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let lld = match s.lld_text.take() {
+            Some(t) => t,
+            None => blob_text(cx, s.lld.as_ref())?,
+        };
+        s.lld = Some(cx.put_blob(lld.as_bytes())?);
+        if let Some(context) = s.context_text.take() {
+            s.context = Some(cx.put_blob(context.as_bytes())?);
+        }
+        let git = Git::at(self.root());
+        let name = s.worktree_name();
+        let worktree = git
+            .worktree_add(&name, &s.base_commit)
+            .map_err(|e| NodeError::Failed(format!("cannot make the worktree: {e}")))?;
+        // Before the first write: the folder under gavel's worktree home, on gavel's branch.
+        let home = self
+            .root()
+            .join(DEFAULT_WORKTREE_HOME)
+            .canonicalize()
+            .map_err(|e| NodeError::Failed(format!("cannot resolve the worktree home: {e}")))?;
+        let branch = format!("{BRANCH_PREFIX}{name}");
+        if worktree.path != home.join(&name) || worktree.branch.as_deref() != Some(&branch) {
+            return Err(NodeError::Failed(format!(
+                "the worktree is {} on {}, not {} on {branch}; nothing was written",
+                worktree.path.display(),
+                worktree.branch.as_deref().unwrap_or("a detached HEAD"),
+                home.join(&name).display()
+            )));
+        }
+        s.worktree = Some(worktree.path.to_string_lossy().into_owned());
+        s.file_counter = 0;
+        self.artifact(s, cx, "lld.md", lld.as_bytes())?;
+        if let Some(manifest) = s.context_manifest.take() {
+            self.artifact(s, cx, "context.json", manifest.as_bytes())?;
+        }
+        s.checkout = Some(
+            Fingerprint::of(&git)
+                .map_err(|e| NodeError::Failed(format!("cannot fingerprint the checkout: {e}")))?,
+        );
+        goto(node::SCAFFOLD)
+    }
+}

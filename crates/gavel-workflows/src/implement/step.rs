@@ -1,0 +1,283 @@
+//! N1 (scaffold the tests) and N3 (implement): one model step each, judged by its files.
+//!
+//! The worktree's snapshot is journaled before the call; a replay (a crash mid-step) first
+//! puts the worktree back to it, so no half-edited tree is tested or committed. A text-only
+//! model's answer is parsed strictly ([`super::answer`]) and applied whole, or not at all; an
+//! agent CLI edits the worktree itself. Either way the changed files are judged
+//! ([`super::guard`]): what the step may not touch is put back and fed back to the model,
+//! which costs an attempt. The person's checkout must be exactly as it was.
+
+use std::fs;
+use std::path::Path;
+
+use gavel_core::{EventKind, NodeCtx, NodeError, StepError, Transition};
+use gavel_exec::git::{Git, GitError, TreeId};
+use gavel_llm::Role;
+
+use super::answer::{self, FileOp};
+use super::fingerprint::Fingerprint;
+use super::guard::{self, Step};
+use super::{ImplementState, ImplementWorkflow, goto, io_failed, node};
+use crate::caller::ModelCaller;
+use crate::document::nodes::blob_text;
+
+/// How an attempt ended.
+enum Attempt {
+    /// The step's changes stand.
+    Done,
+    /// What went wrong, told to the model at the next attempt.
+    Retry(String),
+    /// The model caller stopped the run (budget, a failed call).
+    Stop(Transition),
+}
+
+impl ImplementWorkflow {
+    pub(super) fn model_step(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+        step: Step,
+    ) -> Result<Transition, NodeError> {
+        let (attempts, max, name) = match step {
+            Step::Scaffold => (s.scaffold_attempts, self.settings.scaffold_retries, "writing the tests"),
+            Step::Implement => (
+                s.implement_attempts,
+                self.settings.implement_retries,
+                "implementing",
+            ),
+        };
+        if attempts > max {
+            return Ok(Transition::Halt {
+                reason: format!(
+                    "{name} failed {attempts} times (retries: {max}); last: {}; raise [implement] retries or fix it by hand in the worktree, then `gavel resume`",
+                    s.last_failure.as_deref().unwrap_or("unknown")
+                ),
+            });
+        }
+        match self.attempt(s, cx, step)? {
+            Attempt::Stop(t) => Ok(t),
+            Attempt::Done => {
+                s.feedback = None;
+                goto(match step {
+                    Step::Scaffold => node::RED,
+                    Step::Implement => node::GREEN,
+                })
+            }
+            Attempt::Retry(why) => {
+                self.failed_attempt(s, cx, step, &why)?;
+                goto(match step {
+                    Step::Scaffold => node::SCAFFOLD,
+                    Step::Implement => node::IMPLEMENT,
+                })
+            }
+        }
+    }
+
+    /// Counts a failed attempt and keeps its reason for the next prompt.
+    pub(super) fn failed_attempt(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+        step: Step,
+        why: &str,
+    ) -> Result<(), NodeError> {
+        match step {
+            Step::Scaffold => s.scaffold_attempts += 1,
+            Step::Implement => s.implement_attempts += 1,
+        }
+        let first = why.lines().next().unwrap_or(why).to_owned();
+        cx.event(EventKind::Note {
+            text: format!("attempt refused: {first}"),
+        });
+        s.last_failure = Some(first);
+        s.feedback = Some(cx.put_blob(why.as_bytes())?);
+        self.artifact(s, cx, "feedback.md", why.as_bytes())?;
+        Ok(())
+    }
+
+    fn attempt(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+        step: Step,
+    ) -> Result<Attempt, NodeError> {
+        let worktree = self.worktree(s)?;
+        let wt = Git::at(&worktree);
+        let replay = cx.has_step("snapshot")?;
+        let snap: Result<TreeId, StepError<GitError>> = cx.step("snapshot", || wt.snapshot());
+        let snap = snap.map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
+        if replay {
+            // A crash in the middle of this step: start again from the journaled files.
+            wt.reset_to(&snap)
+                .map_err(|e| NodeError::Failed(format!("cannot reset the worktree: {e}")))?;
+        }
+        let prompt = self.prompt(s, cx, step, &worktree)?;
+        let seq = s.implementer_calls;
+        let caller = ModelCaller {
+            settings: &self.settings.calls,
+            observer: self.observer.clone(),
+            profile: self.profile(&worktree),
+        };
+        let mut parts = Vec::new();
+        parts.extend(s.lld.clone());
+        parts.extend(s.feedback.clone());
+        let answered = match caller.call(
+            &mut s.spend,
+            cx,
+            self.implementer.as_ref(),
+            Role::named("implementer"),
+            seq,
+            prompt,
+            &parts,
+        )? {
+            Ok(a) => a,
+            Err(stop) => return Ok(Attempt::Stop(stop)),
+        };
+        s.implementer_calls += 1;
+        if !self.settings.agent {
+            let ops = match answer::parse(&answered.response.text) {
+                Ok(ops) => ops,
+                Err(e) => return Ok(Attempt::Retry(format!("{e}\n\n{}", answer::INSTRUCTIONS))),
+            };
+            apply(&worktree, &ops)?;
+        }
+        let after = wt
+            .snapshot()
+            .map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
+        let changes = wt
+            .changes(&snap, &after)
+            .map_err(|e| NodeError::Failed(format!("cannot diff the worktree: {e}")))?;
+        let lineage_prefix = format!("{}/", self.settings.lineage_dir.display());
+        let changes: Vec<_> = changes
+            .into_iter()
+            .filter(|c| !c.path.starts_with(&lineage_prefix))
+            .collect();
+        self.check_checkout(s)?;
+        let globs = &self.settings.test_globs;
+        let is_test = |p: &str| gavel_exec::runners::is_test_file(p, globs);
+        let refused = guard::refused(&worktree, &changes, step, &is_test);
+        if !refused.is_empty() {
+            let paths: Vec<String> = refused.iter().map(|r| r.change.path.clone()).collect();
+            wt.restore_paths(&snap, &paths)
+                .map_err(|e| NodeError::Failed(format!("cannot put refused changes back: {e}")))?;
+            return Ok(Attempt::Retry(guard::feedback(&refused)));
+        }
+        if changes.is_empty() {
+            return Ok(Attempt::Retry("no file was changed".into()));
+        }
+        cx.event(EventKind::Note {
+            text: format!(
+                "{} file(s) changed: {}",
+                changes.len(),
+                changes
+                    .iter()
+                    .map(|c| c.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+        Ok(Attempt::Done)
+    }
+
+    /// Halts (an error naming the paths) when the person's checkout changed since N0.
+    pub(super) fn check_checkout(&self, s: &ImplementState) -> Result<(), NodeError> {
+        let Some(before) = &s.checkout else {
+            return Ok(());
+        };
+        let git = Git::at(self.root());
+        let now = Fingerprint::of(&git)
+            .map_err(|e| NodeError::Failed(format!("cannot fingerprint the checkout: {e}")))?;
+        if &now == before {
+            return Ok(());
+        }
+        let diff = before
+            .differences(&git, &now)
+            .unwrap_or_else(|e| vec![format!("(cannot list them: {e})")]);
+        Err(NodeError::Failed(format!(
+            "your checkout changed while the run was working in its worktree, so nothing will be merged: {}; look at these paths, then `gavel abort` the run or `gavel resume` it",
+            diff.join(", ")
+        )))
+    }
+
+    /// What an agent CLI may do: edit in the worktree, run the test and lint commands.
+    fn profile(&self, worktree: &Path) -> gavel_llm::AgentProfile {
+        if !self.settings.agent {
+            return gavel_llm::AgentProfile::text_only();
+        }
+        let mut allowed = vec![self.settings.test.command.clone()];
+        allowed.extend(self.settings.lint.iter().map(|l| l.command.clone()));
+        gavel_llm::AgentProfile {
+            tools: gavel_llm::Tools::Shell {
+                within: worktree.to_path_buf(),
+                allowed,
+            },
+            workdir: Some(worktree.to_path_buf()),
+            max_turns: 40,
+            ..gavel_llm::AgentProfile::text_only()
+        }
+    }
+
+    fn prompt(
+        &self,
+        s: &ImplementState,
+        cx: &NodeCtx<'_>,
+        step: Step,
+        worktree: &Path,
+    ) -> Result<String, NodeError> {
+        let lld = blob_text(cx, s.lld.as_ref())?;
+        let context = match &s.context {
+            Some(h) => Some(blob_text(cx, Some(h))?),
+            None => None,
+        };
+        let feedback = match &s.feedback {
+            Some(h) => Some(blob_text(cx, Some(h))?),
+            None => None,
+        };
+        Ok(super::prompts::step_prompt(&super::prompts::StepInput {
+            step,
+            issue: s.issue,
+            title: &s.issue_title,
+            lld: &lld,
+            context: context.as_deref(),
+            feedback: feedback.as_deref(),
+            test_command: &self.settings.test.command,
+            test_globs: &self.settings.test_globs,
+            files: &tracked_files(worktree)?,
+            agent: self.settings.agent,
+        }))
+    }
+}
+
+/// The worktree's files (tracked), for the prompt.
+fn tracked_files(worktree: &Path) -> Result<Vec<String>, NodeError> {
+    let out = Git::at(worktree)
+        .run(&["ls-files", "-z"])
+        .map_err(|e| NodeError::Failed(format!("cannot list the worktree's files: {e}")))?;
+    Ok(out
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect())
+}
+
+/// Applies a parsed answer in the worktree (paths were checked by the parser).
+fn apply(worktree: &Path, ops: &[FileOp]) -> Result<(), NodeError> {
+    for op in ops {
+        let path = worktree.join(op.path());
+        match op {
+            FileOp::Write { content, .. } => {
+                if let Some(parent) = path.parent() {
+                    fs::create_dir_all(parent).map_err(|e| io_failed("create", parent, e))?;
+                }
+                crate::fsutil::write_atomic(&path, content.as_bytes())
+                    .map_err(|e| io_failed("write", &path, e))?;
+            }
+            FileOp::Delete { .. } => match fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io_failed("delete", &path, e)),
+            },
+        }
+    }
+    Ok(())
+}
