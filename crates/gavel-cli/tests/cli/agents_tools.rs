@@ -201,3 +201,42 @@ fn codex_writes_a_file_with_apply_patch_through_its_shell_and_sends_the_output_b
     let added = format!("add {}", tree.join("hello.py").display());
     assert_eq!(uses, [("file_change", added.as_str())]);
 }
+
+#[test]
+fn gemini_cli_writes_a_file_with_its_write_file_tool_and_sends_the_response_back() {
+    let server = FakeServer::start().expect("fake");
+    let env = Env::new();
+    let tree = tree(&env);
+    let target = tree.join("hello.py");
+    let model = "gemini-2.5-pro";
+    server.push(
+        Api::Gemini,
+        Reply::tool_use(
+            "write_file",
+            json!({"file_path": target.display().to_string(), "content": "print('hi')\n"}),
+        ),
+    );
+    server.push(Api::Gemini, Reply::text("done"));
+    let provider = CliProvider::gemini(model, settings(&env, agents::gemini_env(&env, &server)));
+
+    let response = edit(&provider, &tree, "Create hello.py that prints hi.");
+
+    let requests = conversation(&server, Api::Gemini, model);
+    assert_eq!(
+        fs::read_to_string(&target).ok().as_deref(),
+        Some("print('hi')\n"),
+        "the file the Gemini CLI wrote; requests: {requests:#?}"
+    );
+    assert_eq!(response.text.trim(), "done");
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    let contents = requests[1].body["contents"].as_array().expect("contents");
+    let parts = |i: usize| &contents[contents.len() - i]["parts"][0];
+    assert_eq!(parts(2)["functionCall"]["name"], "write_file");
+    let reply = &parts(1)["functionResponse"];
+    assert_eq!(reply["name"], "write_file");
+    assert_eq!(reply["id"], parts(2)["functionCall"]["id"]);
+    let output = reply["response"]["output"].as_str().unwrap_or_default();
+    assert!(output.contains("Successfully created"), "{reply:#}");
+    let names: Vec<&str> = response.tool_uses.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["write_file"]);
+}
