@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::body::{Body, Chunk};
+use crate::errors;
 use crate::formats::{self, Answer};
 use crate::github;
 use crate::reply::Reply;
@@ -202,7 +203,7 @@ fn answer(req: &Request, shared: &Shared) -> Response<Body> {
             retry_after,
         } => {
             let extra: Vec<_> = retry_after.map(retry_after_header).into_iter().collect();
-            let body = formats::error_body(api, status, &message, retry_after);
+            let body = errors::error_body(api, status, &message, retry_after);
             full(status, &extra, body.to_string())
         }
         Reply::QuotaExhausted { retry_after } => {
@@ -213,7 +214,7 @@ fn answer(req: &Request, shared: &Shared) -> Response<Body> {
                     HeaderValue::from(0),
                 ));
             }
-            let body = formats::quota_body(api, &model, retry_after);
+            let body = errors::quota_body(api, &model, retry_after);
             full(429, &extra, body.to_string())
         }
         Reply::Malformed => {
@@ -249,34 +250,40 @@ fn answer(req: &Request, shared: &Shared) -> Response<Body> {
             let a = Answer {
                 id,
                 text: &text,
+                calls: &[],
                 model: &answer_model,
                 input_tokens,
                 output_tokens,
                 cached_tokens,
             };
-            if !streamed {
-                return full(200, &[], formats::full_body(api, &a).to_string());
-            }
-            let events = formats::stream_events(api, &a);
-            let (tx, resp) = event_stream();
-            tokio::spawn(async move {
-                for event in events {
-                    if tx.send(Ok(Bytes::from(event))).await.is_err() {
-                        return;
-                    }
-                    if event_delay_ms > 0 {
-                        tokio::time::sleep(Duration::from_millis(event_delay_ms)).await;
-                    }
-                }
-                // Dropping the sender ends the stream with its terminating chunk.
-            });
-            resp
+            success(api, &a, streamed, event_delay_ms)
+        }
+        Reply::ToolUse {
+            calls,
+            text,
+            model: answer_model,
+            input_tokens,
+            output_tokens,
+            event_delay_ms,
+        } => {
+            let answer_model = answer_model.unwrap_or(model);
+            let a = Answer {
+                id,
+                text: &text,
+                calls: &calls,
+                model: &answer_model,
+                input_tokens,
+                output_tokens,
+                cached_tokens: 0,
+            };
+            success(api, &a, streamed, event_delay_ms)
         }
         Reply::Stall { after_events } | Reply::Cut { after_events } => {
             let stall = matches!(reply, Reply::Stall { .. });
             let a = Answer {
                 id,
                 text: "This answer never finishes: the stream stops in the middle of it.",
+                calls: &[],
                 model: &model,
                 input_tokens: 10,
                 output_tokens: 12,
@@ -310,6 +317,27 @@ fn answer(req: &Request, shared: &Shared) -> Response<Body> {
             resp
         }
     }
+}
+
+/// A successful answer: the complete body, or its event stream (`event_delay_ms` apart).
+fn success(api: Api, a: &Answer<'_>, streamed: bool, event_delay_ms: u64) -> Response<Body> {
+    if !streamed {
+        return full(200, &[], formats::full_body(api, a).to_string());
+    }
+    let events = formats::stream_events(api, a);
+    let (tx, resp) = event_stream();
+    tokio::spawn(async move {
+        for event in events {
+            if tx.send(Ok(Bytes::from(event))).await.is_err() {
+                return;
+            }
+            if event_delay_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(event_delay_ms)).await;
+            }
+        }
+        // Dropping the sender ends the stream with its terminating chunk.
+    });
+    resp
 }
 
 /// The error that makes hyper close a streaming connection without its terminating chunk.

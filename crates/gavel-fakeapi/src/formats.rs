@@ -1,18 +1,29 @@
-//! The vendors' wire formats: answer bodies, server-sent event sequences and error bodies for
-//! Anthropic Messages, Gemini generateContent, OpenAI Responses and Chat Completions.
+//! The vendors' wire formats for a successful answer: complete bodies and server-sent event
+//! sequences for Anthropic Messages, Gemini generateContent, OpenAI Responses and Chat
+//! Completions, with text, tool calls (a tool-use turn), or both.
 
 use serde_json::{Value, json};
 
+use crate::reply::ToolCall;
 use crate::server::Api;
 
 /// What to say and how it was "computed".
 pub struct Answer<'a> {
     pub id: u64,
     pub text: &'a str,
+    /// The tools the model calls after its text (none: a plain answer).
+    pub calls: &'a [ToolCall],
     pub model: &'a str,
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cached_tokens: u64,
+}
+
+impl Answer<'_> {
+    /// Whether the answer has a text part: any text, or no tool call at all.
+    fn has_text(&self) -> bool {
+        !self.text.is_empty() || self.calls.is_empty()
+    }
 }
 
 /// Splits text into a few deltas, as a real stream would.
@@ -40,28 +51,88 @@ fn sse(event: Option<&str>, data: &Value) -> String {
     }
 }
 
+/// A tool call's input as the JSON string the OpenAI APIs and Anthropic's stream carry.
+fn arguments(call: &ToolCall) -> String {
+    call.input.to_string()
+}
+
+fn anthropic_tool_id(a: &Answer<'_>, i: usize) -> String {
+    format!("toolu_fake_{}_{i}", a.id)
+}
+
+fn openai_call_id(a: &Answer<'_>, i: usize) -> String {
+    format!("call_fake_{}_{i}", a.id)
+}
+
 /// The complete (non-streaming) answer body.
 pub fn full_body(api: Api, a: &Answer<'_>) -> Value {
     match api {
-        Api::Anthropic => json!({
-            "id": format!("msg_fake_{}", a.id), "type": "message", "role": "assistant", "model": a.model,
-            "content": [{"type": "text", "text": a.text}], "stop_reason": "end_turn", "stop_sequence": null,
-            "usage": {"input_tokens": a.input_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": a.cached_tokens, "output_tokens": a.output_tokens}
-        }),
-        Api::Gemini => gemini_chunk(a, a.text, true),
+        Api::Anthropic => {
+            let mut content = Vec::new();
+            if a.has_text() {
+                content.push(json!({"type": "text", "text": a.text}));
+            }
+            for (i, c) in a.calls.iter().enumerate() {
+                content.push(json!({"type": "tool_use", "id": anthropic_tool_id(a, i), "name": c.name, "input": c.input}));
+            }
+            let stop = if a.calls.is_empty() {
+                "end_turn"
+            } else {
+                "tool_use"
+            };
+            json!({
+                "id": format!("msg_fake_{}", a.id), "type": "message", "role": "assistant", "model": a.model,
+                "content": content, "stop_reason": stop, "stop_sequence": null,
+                "usage": {"input_tokens": a.input_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": a.cached_tokens, "output_tokens": a.output_tokens}
+            })
+        }
+        Api::Gemini => {
+            let text = a.has_text().then_some(a.text);
+            gemini_chunk(a, &gemini_parts(a, text, true), true)
+        }
         Api::OpenAiResponses => responses_object(a, "completed", true),
-        Api::OpenAiChat => json!({
-            "id": format!("chatcmpl-fake{}", a.id), "object": "chat.completion", "created": 1_767_000_000, "model": a.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": a.text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": a.input_tokens, "completion_tokens": a.output_tokens, "total_tokens": a.input_tokens + a.output_tokens,
-                      "prompt_tokens_details": {"cached_tokens": a.cached_tokens}}
-        }),
+        Api::OpenAiChat => {
+            let mut message = json!({"role": "assistant", "content": a.text});
+            let mut finish = "stop";
+            if !a.calls.is_empty() {
+                let calls: Vec<Value> = a
+                    .calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        json!({"id": openai_call_id(a, i), "type": "function",
+                    "function": {"name": c.name, "arguments": arguments(c)}})
+                    })
+                    .collect();
+                message["tool_calls"] = json!(calls);
+                if a.text.is_empty() {
+                    message["content"] = Value::Null;
+                }
+                finish = "tool_calls";
+            }
+            json!({
+                "id": format!("chatcmpl-fake{}", a.id), "object": "chat.completion", "created": 1_767_000_000, "model": a.model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": a.input_tokens, "completion_tokens": a.output_tokens, "total_tokens": a.input_tokens + a.output_tokens,
+                          "prompt_tokens_details": {"cached_tokens": a.cached_tokens}}
+            })
+        }
     }
 }
 
-fn gemini_chunk(a: &Answer<'_>, text: &str, last: bool) -> Value {
-    let mut candidate =
-        json!({"content": {"parts": [{"text": text}], "role": "model"}, "index": 0});
+/// A Gemini candidate's parts: `text` when given, then the `functionCall` parts when `calls`.
+fn gemini_parts(a: &Answer<'_>, text: Option<&str>, calls: bool) -> Vec<Value> {
+    let mut parts: Vec<Value> = text.map(|t| json!({"text": t})).into_iter().collect();
+    if calls {
+        for c in a.calls {
+            parts.push(json!({"functionCall": {"name": c.name, "args": c.input}}));
+        }
+    }
+    parts
+}
+
+fn gemini_chunk(a: &Answer<'_>, parts: &[Value], last: bool) -> Value {
+    let mut candidate = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
     let mut chunk =
         json!({"candidates": [], "modelVersion": a.model, "responseId": format!("fake-{}", a.id)});
     if last {
@@ -73,10 +144,24 @@ fn gemini_chunk(a: &Answer<'_>, text: &str, last: bool) -> Value {
     chunk
 }
 
+/// The Responses API's output items: the message (when there is text), then one
+/// `function_call` item per tool call.
+fn responses_items(a: &Answer<'_>) -> Vec<Value> {
+    let mut items = Vec::new();
+    if a.has_text() {
+        items.push(json!({"id": format!("msg_fake_{}", a.id), "type": "message", "status": "completed", "role": "assistant",
+                          "content": [{"type": "output_text", "text": a.text, "annotations": []}]}));
+    }
+    for (i, c) in a.calls.iter().enumerate() {
+        items.push(json!({"id": format!("fc_fake_{}_{i}", a.id), "type": "function_call", "status": "completed",
+                          "call_id": openai_call_id(a, i), "name": c.name, "arguments": arguments(c)}));
+    }
+    items
+}
+
 fn responses_object(a: &Answer<'_>, status: &str, with_output: bool) -> Value {
     let output = if with_output {
-        json!([{"id": format!("msg_fake_{}", a.id), "type": "message", "status": "completed", "role": "assistant",
-                "content": [{"type": "output_text", "text": a.text, "annotations": []}]}])
+        json!(responses_items(a))
     } else {
         json!([])
     };
@@ -93,174 +178,178 @@ fn responses_object(a: &Answer<'_>, status: &str, with_output: bool) -> Value {
 
 /// The answer as a sequence of server-sent events (each a complete `event:`/`data:` block).
 pub fn stream_events(api: Api, a: &Answer<'_>) -> Vec<String> {
-    let parts = pieces(a.text);
     match api {
-        Api::Anthropic => {
-            let mut ev = vec![
-                sse(
-                    Some("message_start"),
-                    &json!({"type": "message_start", "message": {"id": format!("msg_fake_{}", a.id), "type": "message", "role": "assistant",
-                    "model": a.model, "content": [], "stop_reason": null, "stop_sequence": null,
-                    "usage": {"input_tokens": a.input_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": a.cached_tokens, "output_tokens": 1}}}),
-                ),
-                sse(
-                    Some("content_block_start"),
-                    &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-                ),
-                sse(Some("ping"), &json!({"type": "ping"})),
-            ];
-            for p in parts {
-                ev.push(sse(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}})));
-            }
-            ev.push(sse(
-                Some("content_block_stop"),
-                &json!({"type": "content_block_stop", "index": 0}),
-            ));
-            ev.push(sse(Some("message_delta"), &json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": a.output_tokens}})));
-            ev.push(sse(Some("message_stop"), &json!({"type": "message_stop"})));
-            ev
-        }
+        Api::Anthropic => anthropic_events(a),
         Api::Gemini => {
-            let n = parts.len();
-            parts
+            // Text in pieces; the function calls come whole, in the last chunk, which has the
+            // finish reason and the usage.
+            let mut chunks: Vec<Vec<Value>> = Vec::new();
+            if a.has_text() {
+                chunks.extend(
+                    pieces(a.text)
+                        .into_iter()
+                        .map(|p| gemini_parts(a, Some(p), false)),
+                );
+            }
+            if !a.calls.is_empty() {
+                chunks.push(gemini_parts(a, None, true));
+            }
+            let n = chunks.len();
+            chunks
                 .iter()
                 .enumerate()
-                .map(|(i, p)| sse(None, &gemini_chunk(a, p, i + 1 == n)))
+                .map(|(i, parts)| sse(None, &gemini_chunk(a, parts, i + 1 == n)))
                 .collect()
         }
-        Api::OpenAiResponses => {
-            let item_id = format!("msg_fake_{}", a.id);
-            let mut seq = 0u64;
-            let mut next = |mut v: Value| {
-                v["sequence_number"] = json!(seq);
-                seq += 1;
-                let name = v["type"].as_str().unwrap_or_default().to_owned();
-                sse(Some(&name), &v)
-            };
-            let mut ev = vec![
-                next(
-                    json!({"type": "response.created", "response": responses_object(a, "in_progress", false)}),
-                ),
-                next(
-                    json!({"type": "response.in_progress", "response": responses_object(a, "in_progress", false)}),
-                ),
-                next(
-                    json!({"type": "response.output_item.added", "output_index": 0, "item": {"id": item_id, "type": "message", "status": "in_progress", "role": "assistant", "content": []}}),
-                ),
-                next(
-                    json!({"type": "response.content_part.added", "item_id": item_id, "output_index": 0, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
-                ),
-            ];
-            for p in parts {
-                ev.push(next(json!({"type": "response.output_text.delta", "item_id": item_id, "output_index": 0, "content_index": 0, "delta": p})));
-            }
-            ev.push(next(json!({"type": "response.output_text.done", "item_id": item_id, "output_index": 0, "content_index": 0, "text": a.text})));
-            ev.push(next(json!({"type": "response.content_part.done", "item_id": item_id, "output_index": 0, "content_index": 0, "part": {"type": "output_text", "text": a.text, "annotations": []}})));
-            ev.push(next(json!({"type": "response.output_item.done", "output_index": 0, "item": {"id": item_id, "type": "message", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": a.text, "annotations": []}]}})));
-            ev.push(next(json!({"type": "response.completed", "response": responses_object(a, "completed", true)})));
-            ev
+        Api::OpenAiResponses => responses_events(a),
+        Api::OpenAiChat => chat_events(a),
+    }
+}
+
+fn anthropic_events(a: &Answer<'_>) -> Vec<String> {
+    let mut ev = vec![sse(
+        Some("message_start"),
+        &json!({"type": "message_start", "message": {"id": format!("msg_fake_{}", a.id), "type": "message", "role": "assistant",
+        "model": a.model, "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": a.input_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": a.cached_tokens, "output_tokens": 1}}}),
+    )];
+    let mut index = 0;
+    let mut block = |ev: &mut Vec<String>, start: Value, deltas: Vec<Value>| {
+        ev.push(sse(
+            Some("content_block_start"),
+            &json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        if index == 0 {
+            ev.push(sse(Some("ping"), &json!({"type": "ping"})));
         }
-        Api::OpenAiChat => {
-            let id = format!("chatcmpl-fake{}", a.id);
-            let chunk = |delta: Value, finish: Value| {
-                sse(
-                    None,
-                    &json!({"id": id, "object": "chat.completion.chunk", "created": 1_767_000_000, "model": a.model,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
-                )
-            };
-            let mut ev = vec![chunk(
-                json!({"role": "assistant", "content": ""}),
+        for d in deltas {
+            ev.push(sse(
+                Some("content_block_delta"),
+                &json!({"type": "content_block_delta", "index": index, "delta": d}),
+            ));
+        }
+        ev.push(sse(
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": index}),
+        ));
+        index += 1;
+    };
+    if a.has_text() {
+        let deltas = pieces(a.text)
+            .into_iter()
+            .map(|p| json!({"type": "text_delta", "text": p}))
+            .collect();
+        block(&mut ev, json!({"type": "text", "text": ""}), deltas);
+    }
+    for (i, c) in a.calls.iter().enumerate() {
+        // The input arrives as pieces of its JSON text, after an empty first piece.
+        let args = arguments(c);
+        let deltas = std::iter::once("")
+            .chain(pieces(&args))
+            .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
+            .collect();
+        let start =
+            json!({"type": "tool_use", "id": anthropic_tool_id(a, i), "name": c.name, "input": {}});
+        block(&mut ev, start, deltas);
+    }
+    let stop = if a.calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    ev.push(sse(Some("message_delta"), &json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": a.output_tokens}})));
+    ev.push(sse(Some("message_stop"), &json!({"type": "message_stop"})));
+    ev
+}
+
+fn responses_events(a: &Answer<'_>) -> Vec<String> {
+    let mut seq = 0u64;
+    let mut next = |mut v: Value| {
+        v["sequence_number"] = json!(seq);
+        seq += 1;
+        let name = v["type"].as_str().unwrap_or_default().to_owned();
+        sse(Some(&name), &v)
+    };
+    let mut ev = vec![
+        next(
+            json!({"type": "response.created", "response": responses_object(a, "in_progress", false)}),
+        ),
+        next(
+            json!({"type": "response.in_progress", "response": responses_object(a, "in_progress", false)}),
+        ),
+    ];
+    for (index, item) in responses_items(a).into_iter().enumerate() {
+        let item_id = item["id"].clone();
+        if item["type"] == "message" {
+            ev.push(next(json!({"type": "response.output_item.added", "output_index": index, "item": {"id": item_id, "type": "message", "status": "in_progress", "role": "assistant", "content": []}})));
+            ev.push(next(json!({"type": "response.content_part.added", "item_id": item_id, "output_index": index, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}})));
+            for p in pieces(a.text) {
+                ev.push(next(json!({"type": "response.output_text.delta", "item_id": item_id, "output_index": index, "content_index": 0, "delta": p})));
+            }
+            ev.push(next(json!({"type": "response.output_text.done", "item_id": item_id, "output_index": index, "content_index": 0, "text": a.text})));
+            ev.push(next(json!({"type": "response.content_part.done", "item_id": item_id, "output_index": index, "content_index": 0, "part": {"type": "output_text", "text": a.text, "annotations": []}})));
+        } else {
+            let args = item["arguments"].as_str().unwrap_or_default().to_owned();
+            let mut added = item.clone();
+            added["status"] = json!("in_progress");
+            added["arguments"] = json!("");
+            ev.push(next(
+                json!({"type": "response.output_item.added", "output_index": index, "item": added}),
+            ));
+            for p in pieces(&args) {
+                ev.push(next(json!({"type": "response.function_call_arguments.delta", "item_id": item_id, "output_index": index, "delta": p})));
+            }
+            ev.push(next(json!({"type": "response.function_call_arguments.done", "item_id": item_id, "output_index": index, "name": item["name"], "arguments": args})));
+        }
+        ev.push(next(
+            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+        ));
+    }
+    ev.push(next(
+        json!({"type": "response.completed", "response": responses_object(a, "completed", true)}),
+    ));
+    ev
+}
+
+fn chat_events(a: &Answer<'_>) -> Vec<String> {
+    let id = format!("chatcmpl-fake{}", a.id);
+    let chunk = |delta: Value, finish: Value| {
+        sse(
+            None,
+            &json!({"id": id, "object": "chat.completion.chunk", "created": 1_767_000_000, "model": a.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    let mut ev = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
+    if a.has_text() {
+        for p in pieces(a.text) {
+            ev.push(chunk(json!({"content": p}), Value::Null));
+        }
+    }
+    for (i, c) in a.calls.iter().enumerate() {
+        // The first chunk of a call names it; the rest carry pieces of its arguments.
+        ev.push(chunk(
+            json!({"tool_calls": [{"index": i, "id": openai_call_id(a, i), "type": "function", "function": {"name": c.name, "arguments": ""}}]}),
+            Value::Null,
+        ));
+        for p in pieces(&arguments(c)) {
+            ev.push(chunk(
+                json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}),
                 Value::Null,
-            )];
-            for p in parts {
-                ev.push(chunk(json!({"content": p}), Value::Null));
-            }
-            ev.push(chunk(json!({}), json!("stop")));
-            ev.push(sse(None, &json!({"id": id, "object": "chat.completion.chunk", "created": 1_767_000_000, "model": a.model, "choices": [],
-                "usage": {"prompt_tokens": a.input_tokens, "completion_tokens": a.output_tokens, "total_tokens": a.input_tokens + a.output_tokens}})));
-            ev.push("data: [DONE]\n\n".to_owned());
-            ev
+            ));
         }
     }
-}
-
-/// The vendor's error body for `status`.
-pub fn error_body(api: Api, status: u16, message: &str, retry_after: Option<u64>) -> Value {
-    match api {
-        Api::Anthropic => {
-            let kind = match status {
-                400 => "invalid_request_error",
-                401 => "authentication_error",
-                403 => "permission_error",
-                404 => "not_found_error",
-                429 => "rate_limit_error",
-                529 => "overloaded_error",
-                _ => "api_error",
-            };
-            json!({"type": "error", "error": {"type": kind, "message": message}})
-        }
-        Api::Gemini => {
-            let status_name = match status {
-                400 => "INVALID_ARGUMENT",
-                401 => "UNAUTHENTICATED",
-                403 => "PERMISSION_DENIED",
-                404 => "NOT_FOUND",
-                429 => "RESOURCE_EXHAUSTED",
-                503 => "UNAVAILABLE",
-                _ => "INTERNAL",
-            };
-            let mut details = Vec::new();
-            if let Some(secs) = retry_after {
-                details.push(json!({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": format!("{secs}s")}));
-            }
-            json!({"error": {"code": status, "message": message, "status": status_name, "details": details}})
-        }
-        Api::OpenAiResponses | Api::OpenAiChat => {
-            let (kind, code) = match status {
-                400 => ("invalid_request_error", "invalid_request"),
-                401 => ("invalid_request_error", "invalid_api_key"),
-                404 => ("invalid_request_error", "model_not_found"),
-                429 => ("rate_limit_exceeded", "rate_limit_exceeded"),
-                _ => ("server_error", "server_error"),
-            };
-            json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
-        }
-    }
-}
-
-/// The vendor's 429 body for a key whose quota is exhausted, as the real services send it.
-pub fn quota_body(api: Api, model: &str, retry_after: Option<u64>) -> Value {
-    match api {
-        Api::Anthropic => {
-            let message = format!(
-                "This request would exceed your organization's rate limit of 50,000 input tokens \
-                 per minute (org: fake, model: {model}). For details, refer to: \
-                 https://docs.claude.com/en/api/rate-limits."
-            );
-            json!({"type": "error", "error": {"type": "rate_limit_error", "message": message},
-                   "request_id": "req_fake_quota"})
-        }
-        Api::Gemini => {
-            let mut details = vec![
-                json!({"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
-                    "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
-                    "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
-                    "quotaDimensions": {"location": "global", "model": model}, "quotaValue": "50"}]}),
-                json!({"@type": "type.googleapis.com/google.rpc.Help", "links": [{
-                    "description": "Learn more about Gemini API quotas",
-                    "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]}),
-            ];
-            if let Some(secs) = retry_after {
-                details.push(json!({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": format!("{secs}s")}));
-            }
-            json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": details,
-                "message": "You exceeded your current quota, please check your plan and billing details. \
-                            For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits."}})
-        }
-        Api::OpenAiResponses | Api::OpenAiChat => json!({"error": {
-            "message": "You exceeded your current quota, please check your plan and billing details. For more \
-                        information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.",
-            "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}}),
-    }
+    let finish = if a.calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    ev.push(chunk(json!({}), json!(finish)));
+    ev.push(sse(None, &json!({"id": id, "object": "chat.completion.chunk", "created": 1_767_000_000, "model": a.model, "choices": [],
+        "usage": {"prompt_tokens": a.input_tokens, "completion_tokens": a.output_tokens, "total_tokens": a.input_tokens + a.output_tokens}})));
+    ev.push("data: [DONE]\n\n".to_owned());
+    ev
 }

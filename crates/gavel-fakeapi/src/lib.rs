@@ -8,7 +8,10 @@
 //! answer comes from a queue of [`Reply`] values, including the faults the providers must
 //! handle: 429 with `retry-after`, 5xx, 401, a stream that stalls, a stream cut mid-message,
 //! malformed JSON, an answer from a different model than the one asked for, and the vendors'
-//! own "quota exhausted" answers. A reply or a standing [`Rule`] may apply only to requests
+//! own "quota exhausted" answers. A reply may be a tool-use turn ([`Reply::tool_use`]): the
+//! model calls the client's tools (Anthropic `tool_use` blocks, Responses `function_call`
+//! items, Gemini `functionCall` parts, Chat Completions `tool_calls`), so a real agent CLI runs
+//! them and sends the results back in its next request, answered by the next reply. A reply or a standing [`Rule`] may apply only to requests
 //! made with one API key, so credential rotation can be tested. Every request is recorded for
 //! assertions.
 //!
@@ -35,14 +38,17 @@
 
 mod answer;
 mod body;
+mod errors;
 mod formats;
 mod github;
 mod reply;
 mod server;
 
 pub use github::{FakeIssue, FakeLabel, FakeRepo, Fault, FaultKind, GitHub, Permission};
-pub use reply::{Reply, Rule};
+pub use reply::{Reply, Rule, ToolCall};
 pub use server::{Api, FakeServer, Recorded};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_tools;

@@ -12,6 +12,14 @@
 //!   {"api": "openai-responses", "stall": 2}, {"api": "openai-chat", "cut": 3},
 //!   {"api": "anthropic", "malformed": true}, {"api": "gemini", "quota": true}]`;
 //! `"key": "K"` makes a reply apply only to a request made with API key K.
+//!
+//! A tool-use turn, in which the model calls the client's tools (the client runs them and
+//! sends the results in its next request, answered by the next reply), names one tool with its
+//! input, or several, optionally after some text:
+//! `{"api": "anthropic", "tool": "Write", "input": {"file_path": "/tmp/x/hello.py",
+//! "content": "print('hi')\n"}}`,
+//! `{"api": "openai-responses", "tools": [{"name": "exec_command", "input": {"cmd": "ls"}}],
+//! "text": "Looking first."}`.
 //! REPLIES.json may be left out when `--github` is given.
 //!
 //! GITHUB.json sets up the fake GitHub served on the same port:
@@ -246,10 +254,19 @@ fn parse(r: &Value) -> Result<(Api, Reply), String> {
         reply
     } else if r["malformed"].as_bool() == Some(true) {
         Reply::Malformed
+    } else if r.get("tool").is_some() || r.get("tools").is_some() {
+        let mut reply = Reply::tool_uses(tool_calls(r)?);
+        if let Some(text) = r["text"].as_str() {
+            reply = reply.with_text(text);
+        }
+        if let Some(m) = r["model"].as_str() {
+            reply = reply.with_model(m);
+        }
+        reply
     } else {
         let text = r["text"]
             .as_str()
-            .ok_or("a reply needs text, error, quota, stall, cut or malformed")?;
+            .ok_or("a reply needs text, tool, tools, error, quota, stall, cut or malformed")?;
         let mut reply = Reply::text(text);
         if let Some(m) = r["model"].as_str() {
             reply = reply.with_model(m);
@@ -257,6 +274,30 @@ fn parse(r: &Value) -> Result<(Api, Reply), String> {
         reply
     };
     Ok((api, reply))
+}
+
+/// The calls of a tool-use reply: `"tool"` with `"input"`, or `"tools"`, a list of `"name"`
+/// and `"input"`.
+fn tool_calls(r: &Value) -> Result<Vec<(&str, Value)>, String> {
+    fn call<'a>(name: &'a Value, input: &Value) -> Result<(&'a str, Value), String> {
+        let name = name.as_str().ok_or("a tool's name is a string")?;
+        match input {
+            Value::Object(_) => Ok((name, input.clone())),
+            Value::Null => Ok((name, Value::Object(serde_json::Map::new()))),
+            _ => Err(format!("tool {name}: \"input\" must be a JSON object")),
+        }
+    }
+    if let Some(name) = r.get("tool") {
+        return Ok(vec![call(name, &r["input"])?]);
+    }
+    let calls = r["tools"].as_array().ok_or("\"tools\" must be a list")?;
+    if calls.is_empty() {
+        return Err("\"tools\" lists no tool".into());
+    }
+    calls
+        .iter()
+        .map(|c| call(&c["name"], &c["input"]))
+        .collect()
 }
 
 #[cfg(test)]
@@ -313,6 +354,36 @@ mod tests {
         let repo = parse_repo(&setup["repos"][0]).expect("repo");
         assert!(repo.private && repo.has_issues && !repo.archived);
         assert_eq!(repo.permission, Permission::Triage);
+    }
+
+    #[test]
+    fn a_tool_use_reply_names_its_tools_and_their_input() {
+        let reply = |text: &str| parse(&serde_json::from_str(text).expect("JSON"));
+        let input = serde_json::json!({"file_path": "/tmp/x/hello.py", "content": "hi\n"});
+        assert_eq!(
+            reply(
+                r#"{"api": "anthropic", "tool": "Write", "input": {"file_path": "/tmp/x/hello.py", "content": "hi\n"}}"#
+            ),
+            Ok((Api::Anthropic, Reply::tool_use("Write", input)))
+        );
+        assert_eq!(
+            reply(
+                r#"{"api": "openai-responses", "text": "Looking.", "tools": [
+                    {"name": "exec_command", "input": {"cmd": "ls"}}, {"name": "list"}]}"#
+            ),
+            Ok((
+                Api::OpenAiResponses,
+                Reply::tool_uses(vec![
+                    ("exec_command", serde_json::json!({"cmd": "ls"})),
+                    ("list", serde_json::json!({})),
+                ])
+                .with_text("Looking.")
+            ))
+        );
+        let bad = |text: &str| reply(text).expect_err("refused");
+        assert!(bad(r#"{"api": "anthropic", "tool": "Write", "input": "x"}"#).contains("object"));
+        assert!(bad(r#"{"api": "anthropic", "tools": []}"#).contains("no tool"));
+        assert!(bad(r#"{"api": "anthropic", "tool": 3}"#).contains("name"));
     }
 
     #[test]

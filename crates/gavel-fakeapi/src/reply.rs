@@ -1,7 +1,19 @@
 //! What the fake answers: a [`Reply`] taken from a queue, or a standing [`Rule`], optionally
 //! only for requests made with one API key.
 
+use serde_json::Value;
+
 use crate::server::Api;
+
+/// One tool the model "decides" to call in a [`Reply::ToolUse`] turn: the tool's name as the
+/// client offered it (Claude Code's `Write`, Codex's `exec_command`, ...) and its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    pub name: String,
+    /// The arguments, a JSON object (sent as an object or as a JSON string, as each vendor
+    /// does).
+    pub input: Value,
+}
 
 /// What the fake answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,6 +26,21 @@ pub enum Reply {
         input_tokens: u64,
         output_tokens: u64,
         cached_tokens: u64,
+        /// Pause between streamed events.
+        event_delay_ms: u64,
+    },
+    /// A successful answer in which the model calls tools: the vendor's tool-use content
+    /// (Anthropic `tool_use` blocks, Responses `function_call` items, Gemini `functionCall`
+    /// parts, Chat Completions `tool_calls`), after `text` when it is not empty, with the
+    /// vendor's "stopped to use tools" reason. The client runs the tools and sends their
+    /// results in its next request, which the next reply answers.
+    ToolUse {
+        calls: Vec<ToolCall>,
+        /// What the model says before calling the tools (often nothing).
+        text: String,
+        model: Option<String>,
+        input_tokens: u64,
+        output_tokens: u64,
         /// Pause between streamed events.
         event_delay_ms: u64,
     },
@@ -50,31 +77,73 @@ impl Reply {
         }
     }
 
+    /// A turn in which the model calls one tool, `name`, with `input` (a JSON object).
+    pub fn tool_use(name: &str, input: Value) -> Self {
+        Self::tool_uses(vec![(name, input)])
+    }
+
+    /// A turn in which the model calls several tools at once, in this order.
+    pub fn tool_uses(calls: Vec<(&str, Value)>) -> Self {
+        let calls: Vec<ToolCall> = calls
+            .into_iter()
+            .map(|(name, input)| ToolCall {
+                name: name.to_owned(),
+                input,
+            })
+            .collect();
+        let output_tokens = calls
+            .iter()
+            .map(|c| c.input.to_string().len() as u64 / 4 + 10)
+            .sum();
+        Self::ToolUse {
+            calls,
+            text: String::new(),
+            model: None,
+            input_tokens: 100,
+            output_tokens,
+            event_delay_ms: 0,
+        }
+    }
+
+    /// What the model says before its tool calls (a tool-use reply only).
+    pub fn with_text(mut self, said: impl Into<String>) -> Self {
+        if let Self::ToolUse { text, .. } = &mut self {
+            *text = said.into();
+        }
+        self
+    }
+
     /// Names a different answering model.
     pub fn with_model(mut self, name: &str) -> Self {
-        if let Self::Text { model, .. } = &mut self {
+        if let Self::Text { model, .. } | Self::ToolUse { model, .. } = &mut self {
             *model = Some(name.to_owned());
         }
         self
     }
 
-    /// Sets token counts.
+    /// Sets token counts (a tool-use reply has no cached tokens).
     pub fn with_usage(mut self, input: u64, output: u64, cached: u64) -> Self {
-        if let Self::Text {
-            input_tokens,
-            output_tokens,
-            cached_tokens,
-            ..
-        } = &mut self
-        {
-            (*input_tokens, *output_tokens, *cached_tokens) = (input, output, cached);
+        match &mut self {
+            Self::Text {
+                input_tokens,
+                output_tokens,
+                cached_tokens,
+                ..
+            } => (*input_tokens, *output_tokens, *cached_tokens) = (input, output, cached),
+            Self::ToolUse {
+                input_tokens,
+                output_tokens,
+                ..
+            } => (*input_tokens, *output_tokens) = (input, output),
+            _ => {}
         }
         self
     }
 
     /// Slows a stream down.
     pub fn with_event_delay(mut self, ms: u64) -> Self {
-        if let Self::Text { event_delay_ms, .. } = &mut self {
+        if let Self::Text { event_delay_ms, .. } | Self::ToolUse { event_delay_ms, .. } = &mut self
+        {
             *event_delay_ms = ms;
         }
         self

@@ -2,6 +2,7 @@
 //! it, in hermetic temporary repositories (fixed clock, isolated git config, own HOME).
 
 mod agents;
+mod agents_tools;
 mod bad_input;
 mod crash;
 mod credentials;

@@ -3,9 +3,8 @@
 //! exactly those tools (as the fake API records them), starts the call's MCP server, and leaves
 //! nothing behind in the edited folder.
 //!
-//! The fake API answers with text only: it cannot yet return a tool-use turn, so a real edit is
-//! not exercised here (the adapters' stream parsing is tested on recorded tool-use streams in
-//! `gavel-llm`).
+//! The fake API answers with text here; real edits made through tool-use turns are in
+//! `agents_tools.rs`.
 
 use std::collections::BTreeSet;
 use std::fs;
