@@ -11,6 +11,7 @@ mod doctor;
 mod forward_compat;
 mod github;
 mod github_failures;
+mod implement;
 mod lld;
 mod lld_crash;
 mod parallel;

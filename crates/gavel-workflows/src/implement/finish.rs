@@ -36,6 +36,8 @@ impl ImplementWorkflow {
         staged.map_err(|e| NodeError::Failed(format!("cannot stage the change: {e}")))?;
         let report_rel = self.lineage(s)?.artifact_rel(s.file_counter + 1, "diff-review.md");
         let report_path = worktree.join(&report_rel);
+        // Shown by its absolute path: it is in the worktree, not in the person's checkout.
+        let report_shown = report_path.to_string_lossy().into_owned();
         let audit_log = worktree.join(&self.settings.audit_log);
         let reviewed = diff_review(
             cx,
@@ -43,7 +45,7 @@ impl ImplementWorkflow {
                 worktree: &worktree,
                 audit_log: &audit_log,
                 report_path: &report_path,
-                report_rel: &report_rel.to_string_lossy(),
+                report_rel: &report_shown,
             },
         )?;
         match reviewed {
