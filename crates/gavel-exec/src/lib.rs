@@ -9,6 +9,9 @@
 //!   after it exits, so a grandchild holding the pipes cannot hang gavel. stdout and stderr are
 //!   both capped (the head and the tail are kept), the tails survive a timeout, and
 //!   [`process::run_test`] returns a [`process::TestRun`] a workflow can journal.
+//! - [`runners`] runs a project's real test runner (pytest, cargo, node, go, or any command)
+//!   and classifies its result as a [`runners::TestOutcome`] the red and green gates route by:
+//!   passed, failed, no tests, build failed, missing import, interrupted, usage error, ...
 //! - [`git`] runs the `git` binary with an environment scrubbed of everything that would point
 //!   it at another repository or index (so gavel started from a git hook still works on its own
 //!   repository), commits idempotently by trailer, adds and removes worktrees named by the
@@ -19,6 +22,7 @@
 
 pub mod git;
 pub mod process;
+pub mod runners;
 
 #[cfg(test)]
 mod testutil;

@@ -1,0 +1,453 @@
+//! Running a project's real test runner and saying, as a value, how it went.
+//!
+//! gavel's test-first workflow routes by what the test runner did, never by what a model says:
+//! a red gate wants the new tests to fail for the right reason, a green gate wants them to
+//! pass. "Failed" is not enough for that: the code may not build, no test may have been
+//! collected, the runner may have been interrupted or refused its arguments. So a test command
+//! runs through [`run_tests`] (built on [`crate::process::run_test`]: its own process group,
+//! the whole group killed on a timeout) and its result is classified by [`classify`], a pure
+//! function of the runner's exit code, signal and output, into a [`TestOutcome`].
+//!
+//! The command is split into words with shell quoting rules and started directly, never
+//! through `sh -c`; leading `NAME=value` words are set in its environment. For `cargo test` the
+//! test binaries are built first with the same arguments plus `--no-run`, so a compile error is
+//! told apart from failing tests; the two steps share the timeout.
+//!
+//! # How each runner's result is read
+//!
+//! Checked first, for every runner: a gavel clock stopped it → `timed_out`; killed by SIGINT,
+//! or exit 130 → `interrupted`; killed by any other signal → `crashed`.
+//!
+//! | Runner | Exit | Output | Outcome |
+//! |---|---|---|---|
+//! | pytest | 0 | | `passed` |
+//! | pytest | 1 | | `failed` |
+//! | pytest | 2 | `ERROR collecting` / `error during collection`, only missing imports | `missing_import` |
+//! | pytest | 2 | `ERROR collecting`, any other error (`SyntaxError`, `NameError`, ...) | `build_failed` |
+//! | pytest | 2 | otherwise (Ctrl-C, `pytest.exit()`) | `interrupted` |
+//! | pytest | 3 | | `internal_error` |
+//! | pytest | 4 | `ImportError while loading conftest` (read like a collection error) | `missing_import` / `build_failed` |
+//! | pytest | 4 | otherwise | `usage_error` |
+//! | pytest | 5 | | `no_tests` |
+//! | pytest | other | | `internal_error` |
+//! | cargo test | build step ≠ 0 | `could not compile`, `error[E…]`, `failed to run custom build command` | `build_failed` |
+//! | cargo test | build step ≠ 0 | otherwise (bad flag, no `Cargo.toml`, unknown package) | `usage_error` |
+//! | cargo test | 0 | no `test result:` line counts a passed or failed test | `no_tests` |
+//! | cargo test | 0 | otherwise | `passed` |
+//! | cargo test | 101 | a test binary ended by a signal (`signal: N`) | `crashed` |
+//! | cargo test | 101 | `test result: FAILED` or `error: test failed` | `failed` |
+//! | cargo test | 1, 101 | otherwise (cargo refused the arguments) | `usage_error` |
+//! | cargo nextest | 0 / 4 / 100 / 101 | `Starting 0 tests` at exit 0 → `no_tests` | `passed` / `no_tests` / `failed` / `build_failed` |
+//! | cargo nextest | 1, 94–96, 102 | | `usage_error` |
+//! | node --test, jest, vitest | 0 | `# tests 0`, `ℹ tests 0`, `No tests found`, `No test files found` | `no_tests` |
+//! | node --test, jest, vitest | 0 | otherwise | `passed` |
+//! | node --test, jest, vitest | 1 | a file failed to load: `Cannot find module`, `ERR_MODULE_NOT_FOUND`, `does not provide an export named` | `missing_import` |
+//! | node --test, jest, vitest | 1 | a file failed to load with a `SyntaxError` | `build_failed` |
+//! | node --test, jest, vitest | 1 | `No tests found`, `No test files found` | `no_tests` |
+//! | node --test, jest, vitest | 1 | `Missing script`, `Unrecognized CLI Parameter`, `Unknown option` | `usage_error` |
+//! | node --test, jest, vitest | 1 | otherwise | `failed` |
+//! | node --test, jest, vitest | 9 | (node: bad option) | `usage_error` |
+//! | node --test, jest, vitest | other | | `internal_error` |
+//! | go test | 0 | every package `[no test files]` / `[no tests to run]` | `no_tests` |
+//! | go test | 0 | otherwise | `passed` |
+//! | go test | 1, 2 | `[build failed]`, or `[setup failed]` without a missing package | `build_failed` |
+//! | go test | 1, 2 | `[setup failed]` with `no required module provides package P` | `missing_import` |
+//! | go test | 1, 2 | `flag provided but not defined`, `flag needs an argument`, `usage: go test`, `invalid regexp` | `usage_error` |
+//! | go test | 1, 2 | a `FAIL` line, `--- FAIL`, `panic:` | `failed` |
+//! | go test | 1, 2 | otherwise (no package ran: bad path, no module) | `usage_error` |
+//! | go test | other | | `internal_error` |
+//! | generic | 0 | | `passed` |
+//! | generic | other | | `failed` |
+//!
+//! # Missing imports: a distinct outcome
+//!
+//! In interpreted languages a test that imports code not written yet does not fail, it fails
+//! to load: pytest reports a collection error and exits 2 (as for an interrupt), `node --test`
+//! reports the file as failed. That is the usual state of a red gate, but so is a missing
+//! third-party package or a typo in an import, which are not "failing for the right reason".
+//! So when every load error is a missing module (`ModuleNotFoundError: No module named 'm'`,
+//! `Cannot find module 'm'`, Go's `no required module provides package m`) or a missing name
+//! in an existing module (`cannot import name 'n' from 'm'`, `does not provide an export
+//! named 'n'`), the outcome is [`TestOutcome::MissingImport`] listing what is missing, and the
+//! gate decides whether that is the module under test. Any other load error (a `SyntaxError`,
+//! a circular import, an exception at import time) means the code does not even load and is
+//! [`TestOutcome::BuildFailed`], like a compile error. In compiled languages a missing symbol
+//! is a compile error (`cargo`, `go`: `build_failed`, the compiler output is in the report).
+
+mod classify;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::process::{self, ProcessError, ProcessSpec, TestRun};
+
+pub use self::classify::{classify, summarize};
+
+/// Which test runner a command starts, which decides how its result is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunnerKind {
+    Pytest,
+    Cargo,
+    Node,
+    Go,
+    Generic,
+}
+
+impl RunnerKind {
+    /// The runner a command line starts: `pytest`, `python -m pytest` → pytest; `cargo test`,
+    /// `cargo nextest` → cargo; `node --test`, `npm test`, `npx jest`, `jest`, `vitest` → node;
+    /// `go test` → go; anything else → generic. Leading `NAME=value` words, `env`, and `uv run`
+    /// / `poetry run` / `pdm run` / `pipenv run` in front are looked through.
+    #[must_use]
+    pub fn detect(command: &str) -> RunnerKind {
+        let words = shell_words::split(command)
+            .unwrap_or_else(|_| command.split_whitespace().map(str::to_owned).collect());
+        let words = program_words(&words);
+        let program = |i: usize| words.get(i).map(|w| basename(w));
+        let Some(first) = program(0) else {
+            return RunnerKind::Generic;
+        };
+        let rest = &words[1..];
+        let has = |word: &str| rest.iter().any(|w| w == word);
+        match first {
+            "pytest" | "py.test" => RunnerKind::Pytest,
+            p if p.starts_with("python") && module_arg(rest) == Some("pytest") => {
+                RunnerKind::Pytest
+            }
+            "cargo" => match subcommand(rest) {
+                Some("test" | "nextest" | "t") => RunnerKind::Cargo,
+                _ => RunnerKind::Generic,
+            },
+            "node" | "bun" | "deno" if has("--test") || subcommand(rest) == Some("test") => {
+                RunnerKind::Node
+            }
+            "npm" | "pnpm" | "yarn" => match subcommand(rest) {
+                Some("test" | "t" | "tst") => RunnerKind::Node,
+                Some("run" | "run-script") if rest.iter().any(|w| w == "test") => RunnerKind::Node,
+                Some("jest" | "vitest") => RunnerKind::Node,
+                _ => RunnerKind::Generic,
+            },
+            "npx" | "bunx" | "pnpx" => match subcommand(rest) {
+                Some("jest" | "vitest") => RunnerKind::Node,
+                _ => RunnerKind::Generic,
+            },
+            "jest" | "vitest" => RunnerKind::Node,
+            "go" if subcommand(rest) == Some("test") => RunnerKind::Go,
+            _ => RunnerKind::Generic,
+        }
+    }
+
+    /// The runner named in gavel.toml's `[implement] runner`.
+    #[must_use]
+    pub fn parse(name: &str) -> Option<RunnerKind> {
+        match name.trim() {
+            "pytest" => Some(RunnerKind::Pytest),
+            "cargo" => Some(RunnerKind::Cargo),
+            "node" => Some(RunnerKind::Node),
+            "go" => Some(RunnerKind::Go),
+            "generic" => Some(RunnerKind::Generic),
+            _ => None,
+        }
+    }
+
+    /// The name [`RunnerKind::parse`] reads.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            RunnerKind::Pytest => "pytest",
+            RunnerKind::Cargo => "cargo",
+            RunnerKind::Node => "node",
+            RunnerKind::Go => "go",
+            RunnerKind::Generic => "generic",
+        }
+    }
+
+    /// Where this runner's tests live by convention, as gitignore-style globs (a pattern
+    /// without `/` matches at any depth, `dir/` matches a folder anywhere and everything in it,
+    /// `{a,b}` is an alternation). Benchmarks (`benches/`) are not tests.
+    #[must_use]
+    pub fn test_globs(self) -> &'static [&'static str] {
+        match self {
+            RunnerKind::Pytest => &["test_*.py", "*_test.py", "conftest.py", "tests/"],
+            RunnerKind::Cargo => &["tests/", "tests.rs", "*_test.rs", "*_tests.rs"],
+            RunnerKind::Node => &[
+                "*.test.{js,mjs,cjs,ts,mts,cts,jsx,tsx}",
+                "*.spec.{js,mjs,cjs,ts,mts,cts,jsx,tsx}",
+                "test/",
+                "tests/",
+                "__tests__/",
+            ],
+            RunnerKind::Go => &["*_test.go", "testdata/"],
+            RunnerKind::Generic => &["tests/", "test/"],
+        }
+    }
+}
+
+/// The words after leading `NAME=value` assignments and wrappers that only start the program.
+fn program_words(words: &[String]) -> &[String] {
+    let mut words = words;
+    loop {
+        match words {
+            [first, rest @ ..] if env_assignment(first).is_some() || first == "env" => {
+                words = rest;
+            }
+            [first, run, rest @ ..]
+                if matches!(
+                    basename(first),
+                    "uv" | "poetry" | "pdm" | "pipenv" | "hatch"
+                ) && run == "run" =>
+            {
+                words = rest;
+            }
+            _ => return words,
+        }
+    }
+}
+
+/// The first argument that is not an option (nor a `+toolchain`).
+fn subcommand(args: &[String]) -> Option<&str> {
+    args.iter()
+        .map(String::as_str)
+        .find(|w| !w.starts_with('-') && !w.starts_with('+'))
+}
+
+/// The module of `python -m MODULE`.
+fn module_arg(args: &[String]) -> Option<&str> {
+    let at = args.iter().position(|w| w == "-m")?;
+    args.get(at + 1).map(String::as_str)
+}
+
+fn basename(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// `NAME=value` as a pair, when `word` is a shell variable assignment.
+fn env_assignment(word: &str) -> Option<(&str, &str)> {
+    let (name, value) = word.split_once('=')?;
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    let valid = (first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then_some((name, value))
+}
+
+/// How a test run ended, as the gates read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum TestOutcome {
+    /// Tests ran and all passed.
+    Passed,
+    /// Tests ran and at least one failed.
+    Failed,
+    /// The runner found no test to run.
+    NoTests,
+    /// The code (or the tests) do not compile, or do not load for another reason than a
+    /// missing import.
+    BuildFailed,
+    /// The tests could not load because what they import does not exist (see the module doc):
+    /// a gate decides whether that is the code under test.
+    MissingImport { missing: Vec<MissingImport> },
+    /// The runner was interrupted (SIGINT, pytest's exit 2).
+    Interrupted,
+    /// The runner itself failed.
+    InternalError,
+    /// The runner refused its command line (or the project's configuration).
+    UsageError,
+    /// A gavel clock stopped it (its process group was killed).
+    TimedOut,
+    /// Killed by a signal it did not get from gavel's clocks (or a test binary was).
+    Crashed,
+}
+
+/// Something a test imports that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct MissingImport {
+    /// The module as the runner names it: dotted for Python (`pkg.calc`), the specifier or the
+    /// resolved path for Node (`./calc`, `/repo/src/calc.mjs`), the package path for Go.
+    pub module: String,
+    /// The name missing from a module that exists (`from calc import add` → `add`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// A test command to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestCommand {
+    pub kind: RunnerKind,
+    /// Shell words (quoting as in `sh`), started directly, never through a shell.
+    pub command: String,
+    pub cwd: PathBuf,
+    /// For the whole run (cargo: the build step and the run together).
+    pub timeout: Duration,
+    /// Variables set on top of the inherited environment (after the command's own `NAME=value`).
+    pub env: Vec<(String, String)>,
+}
+
+/// What a test command did, to journal and to route by.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestReport {
+    pub kind: RunnerKind,
+    pub outcome: TestOutcome,
+    /// cargo: the `--no-run` build step.
+    pub build: Option<TestRun>,
+    /// The test run (`None` when the build step already decided the outcome).
+    pub run: Option<TestRun>,
+    /// One line for a person, e.g. "3 passed, 1 failed (pytest, exit 1, 0.4 s)".
+    pub summary: String,
+}
+
+/// Runs `cmd` (cargo: build step first) and classifies the result, keeping at most `limit`
+/// bytes of each step's output. A timeout is an outcome; only a command that cannot be split
+/// or started, or a cancellation, is an error.
+pub fn run_tests(
+    cmd: &TestCommand,
+    limit: usize,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<TestReport, ProcessError> {
+    let words = shell_words::split(&cmd.command).map_err(|e| bad_command(cmd, &e.to_string()))?;
+    let mut env: Vec<(String, String)> = Vec::new();
+    let mut words = words.as_slice();
+    while let [first, rest @ ..] = words {
+        let Some((name, value)) = env_assignment(first) else {
+            break;
+        };
+        env.push((name.to_owned(), value.to_owned()));
+        words = rest;
+    }
+    let [program, args @ ..] = words else {
+        return Err(bad_command(cmd, "there is no program to run"));
+    };
+    env.extend(cmd.env.iter().cloned());
+    let spec = |args: Vec<String>, timeout: Duration| ProcessSpec {
+        program: program.into(),
+        args,
+        env: env.clone(),
+        env_remove: Vec::new(),
+        cwd: Some(cmd.cwd.clone()),
+        stdin: String::new(),
+        // Tests may be silent for long: only the total clock counts.
+        idle_timeout: timeout.saturating_add(Duration::from_secs(1)),
+        total_timeout: timeout,
+    };
+    let mut build = None;
+    let mut timeout = cmd.timeout;
+    if let Some(build_args) = cargo_build_args(cmd.kind, program, args) {
+        let step = process::run_test(&spec(build_args, timeout), limit, cancelled)?;
+        if !step.passed() {
+            let outcome = classify(cmd.kind, &step);
+            let summary = summarize(cmd.kind, &outcome, Some(&step), None);
+            return Ok(TestReport {
+                kind: cmd.kind,
+                outcome,
+                build: Some(step),
+                run: None,
+                summary,
+            });
+        }
+        timeout = timeout.saturating_sub(step.duration);
+        build = Some(step);
+    }
+    let run = process::run_test(&spec(args.to_vec(), timeout), limit, cancelled)?;
+    let outcome = classify(cmd.kind, &run);
+    let summary = summarize(cmd.kind, &outcome, build.as_ref(), Some(&run));
+    Ok(TestReport {
+        kind: cmd.kind,
+        outcome,
+        build,
+        run: Some(run),
+        summary,
+    })
+}
+
+fn bad_command(cmd: &TestCommand, why: &str) -> ProcessError {
+    ProcessError::Spawn {
+        program: cmd.command.clone(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("not a test command: {why}"),
+        ),
+    }
+}
+
+/// The arguments of the `--no-run` build step, when `program args` is `cargo test`: the same
+/// arguments with `--no-run` before any `--`. (nextest says "build failed" by its exit code.)
+fn cargo_build_args(kind: RunnerKind, program: &str, args: &[String]) -> Option<Vec<String>> {
+    if kind != RunnerKind::Cargo || basename(program) != "cargo" {
+        return None;
+    }
+    if !matches!(subcommand(args), Some("test" | "t")) || args.iter().any(|a| a == "--no-run") {
+        return None;
+    }
+    let mut build = args.to_vec();
+    let at = build.iter().position(|a| a == "--").unwrap_or(build.len());
+    build.insert(at, "--no-run".to_owned());
+    Some(build)
+}
+
+/// Compiled test-file globs, in gitignore syntax: `!glob` excludes what it matches (the file,
+/// or else its nearest folder a glob matches, decides; among globs matching the same path the
+/// last one wins).
+#[derive(Debug, Clone)]
+pub struct TestFiles {
+    matcher: ignore::gitignore::Gitignore,
+}
+
+/// A glob that is not valid gitignore syntax.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid test-file glob `{glob}`: {source}")]
+pub struct GlobError {
+    pub glob: String,
+    #[source]
+    pub source: ignore::Error,
+}
+
+impl TestFiles {
+    /// Compiles `globs`.
+    pub fn new(globs: &[String]) -> Result<Self, GlobError> {
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(".");
+        for glob in globs {
+            builder.add_line(None, glob).map_err(|source| GlobError {
+                glob: glob.clone(),
+                source,
+            })?;
+        }
+        let matcher = builder.build().map_err(|source| GlobError {
+            glob: globs.join(", "),
+            source,
+        })?;
+        Ok(Self { matcher })
+    }
+
+    /// Whether the repository-relative `path` ('/' separators) is a test file.
+    #[must_use]
+    pub fn matches(&self, path: &str) -> bool {
+        let mut path = path.trim_start_matches('/');
+        while let Some(rest) = path.strip_prefix("./") {
+            path = rest.trim_start_matches('/');
+        }
+        if path.is_empty() {
+            return false;
+        }
+        self.matcher
+            .matched_path_or_any_parents(path, false)
+            .is_ignore()
+    }
+}
+
+/// Whether the repository-relative `path` ('/' separators) matches the test-file `globs`. An
+/// invalid glob matches nothing: check configured globs with [`TestFiles::new`] when loading
+/// them.
+#[must_use]
+pub fn is_test_file(path: &str, globs: &[String]) -> bool {
+    let valid: Vec<String> = globs
+        .iter()
+        .filter(|g| TestFiles::new(std::slice::from_ref(g)).is_ok())
+        .cloned()
+        .collect();
+    TestFiles::new(&valid).is_ok_and(|files| files.matches(path))
+}
