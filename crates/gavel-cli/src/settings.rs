@@ -15,9 +15,9 @@ use gavel_llm::{Login, ProviderSpec, VALID_FORMS};
 use serde::Deserialize;
 
 use self::context::ContextConfig;
+use self::credentials::{KeysConfig, LoginsConfig};
 use self::implement::ImplementConfig;
 pub use self::implement::{ImplementSettingsToml, Sandbox};
-use self::credentials::{KeysConfig, LoginsConfig};
 use self::tracker::TrackerConfig;
 pub use self::tracker::{TrackerKind, TrackerSettings};
 use self::workflows::{WorkflowConfig, WorkflowPaths};

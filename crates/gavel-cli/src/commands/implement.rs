@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use gavel_core::Store;
 use gavel_workflows::implement::{ImplementState, WORKFLOW, node, worktree_name};
 use gavel_workflows::lld::lld_path;
 
@@ -52,24 +53,30 @@ pub fn cmd_implement(args: &ImplementArgs, mut ctx: Context) -> Result<Exit, Cli
     }
     ctx.settings.apply(&overrides)?;
     let tracker = crate::tracker::build(&ctx.settings, None)?;
-    let issue = tracker.get_issue(&args.issue).map_err(|e| {
-        CliError::error(sanitize(&e.to_string())).hint("nothing was written")
-    })?;
+    let issue = tracker
+        .get_issue(&args.issue)
+        .map_err(|e| CliError::error(sanitize(&e.to_string())).hint("nothing was written"))?;
     let n = issue.number;
     let root = ctx.settings.repo_root.clone();
     let lld_rel = match &args.lld {
         Some(p) => {
             let abs = context::absolute(p);
             if !abs.is_file() {
-                return Err(CliError::usage(format!("--lld {} is not a file", p.display())));
+                return Err(CliError::usage(format!(
+                    "--lld {} is not a file",
+                    p.display()
+                )));
             }
             ctx.rel(&abs).to_string_lossy().into_owned()
         }
         None => {
             let rel = lld_path(n);
             if !root.join(&rel).is_file() {
-                return Err(CliError::usage(format!("issue #{n} has no LLD at {rel}"))
-                    .hint(format!("run `gavel lld {n}` first, or name a design with --lld PATH")));
+                return Err(
+                    CliError::usage(format!("issue #{n} has no LLD at {rel}")).hint(format!(
+                        "run `gavel lld {n}` first, or name a design with --lld PATH"
+                    )),
+                );
             }
             if !approved_by_gavel(&root, &ctx.settings.lineage_dir_for("lld"), n, &rel) {
                 return Err(CliError::usage(format!(
@@ -116,7 +123,10 @@ pub fn cmd_implement(args: &ImplementArgs, mut ctx: Context) -> Result<Exit, Cli
             "issue #{n} already has an unfinished implementation run ({})",
             run.id
         ))
-        .hint(format!("`gavel resume {}` continues it; `gavel abort {}` removes it and its worktree", run.id, run.id)));
+        .hint(format!(
+            "`gavel resume {}` continues it; `gavel abort {}` removes it and its worktree",
+            run.id, run.id
+        )));
     }
     let mut state = ImplementState::new(
         gavel_core::random_key(),

@@ -50,7 +50,12 @@ impl WorkflowKind for ImplementKind {
         )
     }
 
-    fn after_abort(&self, ctx: &Context, store: &dyn gavel_core::Store, run: gavel_core::RunId) -> Option<String> {
+    fn after_abort(
+        &self,
+        ctx: &Context,
+        store: &dyn gavel_core::Store,
+        run: gavel_core::RunId,
+    ) -> Option<String> {
         let state: ImplementState = state_of(store, run).ok()?;
         let git = gavel_workflows::git::Git::at(&ctx.settings.repo_root);
         let name = worktree_name(state.issue);
@@ -95,10 +100,12 @@ pub fn workflow(
             },
             runner,
             test_globs: globs,
-            lint: lint.or_else(|| i.lint.clone()).map(|command| CommandSettings {
-                command,
-                timeout: i.timeout,
-            }),
+            lint: lint
+                .or_else(|| i.lint.clone())
+                .map(|command| CommandSettings {
+                    command,
+                    timeout: i.timeout,
+                }),
             scaffold_retries: i.retries,
             implement_retries: i.retries,
             agent,

@@ -50,14 +50,23 @@ fn a_python_design_is_implemented_red_then_green_and_merged_after_a_typed_approv
     let env = python_project(&[TESTS, CODE]);
     let status_before = env.status();
     let out = env.run(&[
-        "implement", "1", "--lld", "docs/design.md", "--test-cmd", PYTEST, "--auto",
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        PYTEST,
+        "--auto",
     ]);
     assert_exit(&out, 3);
     let text = show_output(&out);
     assert!(text.contains("red gate: "), "{text}");
     assert!(text.contains("green gate: "), "{text}");
     assert!(text.contains("lint skipped"), "{text}");
-    assert!(text.contains("gavel resume 1`, then type one of: approve, reject"), "{text}");
+    assert!(
+        text.contains("gavel resume 1`, then type one of: approve, reject"),
+        "{text}"
+    );
     // Until the merge the person's checkout shows nothing at all.
     assert_eq!(env.status(), status_before);
     assert!(!env.exists("calc.py") && !env.exists("tests/test_calc.py"));
@@ -66,40 +75,78 @@ fn a_python_design_is_implemented_red_then_green_and_merged_after_a_typed_approv
     assert!(env.exists("tests/test_calc.py"));
     let log = env.git(&["log", "--format=%s"]);
     assert!(log.contains("gavel: implement #1 Dark mode"), "{log}");
-    assert!(log.contains("gavel: lineage of the implementation of #1"), "{log}");
+    assert!(
+        log.contains("gavel: lineage of the implementation of #1"),
+        "{log}"
+    );
     let lineage = env.ls("docs/lineage/done/1-impl");
     assert!(lineage.iter().any(|n| n.ends_with("red.md")), "{lineage:?}");
-    assert!(lineage.iter().any(|n| n.ends_with("green.md")), "{lineage:?}");
-    assert!(lineage.iter().any(|n| n.ends_with("merged.json")), "{lineage:?}");
+    assert!(
+        lineage.iter().any(|n| n.ends_with("green.md")),
+        "{lineage:?}"
+    );
+    assert!(
+        lineage.iter().any(|n| n.ends_with("merged.json")),
+        "{lineage:?}"
+    );
     assert_eq!(env.status(), "", "everything is committed");
-    assert!(!env.git(&["branch", "--list", "gavel/*"]).contains("gavel/1-impl"), "branch removed");
+    assert!(
+        !env.git(&["branch", "--list", "gavel/*"])
+            .contains("gavel/1-impl"),
+        "branch removed"
+    );
     assert!(!env.exists(".gavel/worktrees/1-impl"), "worktree removed");
 }
 
 #[test]
 fn tests_that_already_pass_go_back_to_the_scaffold_and_an_edited_test_is_refused() {
-    let passing = "=== gavel:write tests/test_ok.py\ndef test_ok():\n    assert True\n=== gavel:end\n";
+    let passing =
+        "=== gavel:write tests/test_ok.py\ndef test_ok():\n    assert True\n=== gavel:end\n";
     let cheat = "=== gavel:write tests/test_calc.py\ndef test_add():\n    assert True\n=== gavel:end\n=== gavel:write calc.py\nx = 1\n=== gavel:end\n";
     let env = python_project(&[passing, TESTS, cheat, CODE]);
     let out = env.run(&[
-        "implement", "1", "--lld", "docs/design.md", "--test-cmd", PYTEST, "--auto",
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        PYTEST,
+        "--auto",
     ]);
     assert_exit(&out, 3);
     let text = show_output(&out);
-    assert!(text.contains("the tests pass before any implementation"), "{text}");
-    assert!(text.contains("the implementation may not change a test file"), "{text}");
+    assert!(
+        text.contains("the tests pass before any implementation"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the implementation may not change a test file"),
+        "{text}"
+    );
     approve_in_a_terminal(&env, "1");
-    assert_eq!(env.read("tests/test_calc.py"), "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n");
+    assert_eq!(
+        env.read("tests/test_calc.py"),
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    );
 }
 
 #[test]
 fn exhausted_retries_halt_and_never_merge() {
     let wrong = "=== gavel:write calc.py\ndef add(a, b):\n    return a - b\n=== gavel:end\n";
     let env = python_project(&[TESTS, wrong, wrong]);
-    env.write("gavel.toml", &(env.read("gavel.toml") + "\n[implement]\nretries = 1\n"));
+    env.write(
+        "gavel.toml",
+        &(env.read("gavel.toml") + "\n[implement]\nretries = 1\n"),
+    );
     env.git(&["commit", "-qam", "retries"]);
     let out = env.run(&[
-        "implement", "1", "--lld", "docs/design.md", "--test-cmd", PYTEST, "--auto",
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        PYTEST,
+        "--auto",
     ]);
     assert_exit(&out, 4);
     let text = show_output(&out);
@@ -107,7 +154,11 @@ fn exhausted_retries_halt_and_never_merge() {
     assert!(!env.exists("calc.py"), "nothing merged");
     let out = env.run(&["abort", "1"]);
     assert_exit(&out, 0);
-    assert!(show_output(&out).contains("worktree and branch gavel/1-impl were removed"), "{}", show_output(&out));
+    assert!(
+        show_output(&out).contains("worktree and branch gavel/1-impl were removed"),
+        "{}",
+        show_output(&out)
+    );
     assert!(!env.exists(".gavel/worktrees/1-impl"));
 }
 
@@ -116,13 +167,25 @@ fn an_lld_not_approved_by_gavel_is_refused_unless_named() {
     let env = python_project(&[TESTS, CODE]);
     let out = env.run(&["implement", "1", "--test-cmd", PYTEST]);
     assert_exit(&out, 2);
-    assert!(stderr(&out).contains("issue #1 has no LLD at docs/lld/active/LLD-1.md"), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains("issue #1 has no LLD at docs/lld/active/LLD-1.md"),
+        "{}",
+        show_output(&out)
+    );
     env.write("docs/lld/active/LLD-1.md", "# hand-written\n");
     let out = env.run(&["implement", "1", "--test-cmd", PYTEST]);
     assert_exit(&out, 2);
-    assert!(stderr(&out).contains("was not approved by gavel"), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains("was not approved by gavel"),
+        "{}",
+        show_output(&out)
+    );
     let out = env.run(&["implement", "1", "--lld", "docs/design.md"]);
     assert_exit(&out, 2);
-    assert!(stderr(&out).contains("no test command"), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains("no test command"),
+        "{}",
+        show_output(&out)
+    );
     assert!(!env.state_db().exists(), "nothing written");
 }

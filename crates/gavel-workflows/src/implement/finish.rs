@@ -34,7 +34,9 @@ impl ImplementWorkflow {
             wt.run(&["add", "--all", "--", ".", &lineage])
         });
         staged.map_err(|e| NodeError::Failed(format!("cannot stage the change: {e}")))?;
-        let report_rel = self.lineage(s)?.artifact_rel(s.file_counter + 1, "diff-review.md");
+        let report_rel = self
+            .lineage(s)?
+            .artifact_rel(s.file_counter + 1, "diff-review.md");
         let report_path = worktree.join(&report_rel);
         // Shown by its absolute path: it is in the worktree, not in the person's checkout.
         let report_shown = report_path.to_string_lossy().into_owned();
@@ -94,7 +96,7 @@ impl ImplementWorkflow {
             s.scaffold_attempts + 1,
             s.implement_attempts + 1,
             s.spend.call_count,
-            s.spend.cost_micros as f64 / 1e6
+            s.spend.spent_micros as f64 / 1e6
         )
     }
 
@@ -131,8 +133,7 @@ impl ImplementWorkflow {
         };
         // The lineage, out of the worktree into the person's checkout, with the LLD moved.
         let lineage = self.lineage(s)?;
-        let done_rel =
-            Lineage::done_rel(&self.settings.lineage_dir, s.issue, "impl");
+        let done_rel = Lineage::done_rel(&self.settings.lineage_dir, s.issue, "impl");
         let done_abs = self.root().join(&done_rel);
         copy_dir(&lineage.abs(), &done_abs)?;
         let merged_json = serde_json::json!({
@@ -146,7 +147,7 @@ impl ImplementWorkflow {
             "green": s.green.as_ref().map(|r| &r.summary),
             "lint": s.lint.as_ref().map(|r| &r.summary),
             "model_calls": s.spend.call_count,
-            "cost_usd": s.spend.cost_micros as f64 / 1e6,
+            "cost_usd": s.spend.spent_micros as f64 / 1e6,
             "auto_mode": s.auto,
             "run_id": cx.run().0,
         });
@@ -220,7 +221,11 @@ impl ImplementWorkflow {
             return Ok(Err(Transition::Halt {
                 reason: format!(
                     "your checkout is on `{}`, not on `{}` where the run started; switch back (`git switch {}`) and `gavel resume`, or merge {branch} yourself",
-                    if current.is_empty() { "a detached HEAD" } else { &current },
+                    if current.is_empty() {
+                        "a detached HEAD"
+                    } else {
+                        &current
+                    },
                     s.base_branch,
                     s.base_branch
                 ),
@@ -228,7 +233,10 @@ impl ImplementWorkflow {
         }
         let head = person.head().map_err(git_err)?.unwrap_or_default();
         let (args, how): (Vec<&str>, &str) = if head == s.base_commit {
-            (vec!["merge", "--ff-only", "--quiet", branch], "fast-forward")
+            (
+                vec!["merge", "--ff-only", "--quiet", branch],
+                "fast-forward",
+            )
         } else {
             (
                 vec!["merge", "--no-ff", "--no-edit", "--quiet", branch],

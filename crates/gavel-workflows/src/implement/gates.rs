@@ -139,7 +139,11 @@ impl ImplementWorkflow {
                     s,
                     cx,
                     Step::Implement,
-                    &format!("the lint command fails: {}\n\n{}", report.summary, output_tail(&report)),
+                    &format!(
+                        "the lint command fails: {}\n\n{}",
+                        report.summary,
+                        output_tail(&report)
+                    ),
                 )?;
                 goto(node::IMPLEMENT)
             }
@@ -207,7 +211,11 @@ impl ImplementWorkflow {
         which: Which,
     ) -> Transition {
         if *outcome == TestOutcome::TimedOut {
-            let back = if which == Which::Red { "rewrite the tests" } else { "revise the implementation" };
+            let back = if which == Which::Red {
+                "rewrite the tests"
+            } else {
+                "revise the implementation"
+            };
             let mut gate = cx.gate(
                 "test-timeout",
                 format!("The {} run timed out", which.name()),

@@ -39,7 +39,11 @@ impl ImplementWorkflow {
         step: Step,
     ) -> Result<Transition, NodeError> {
         let (attempts, max, name) = match step {
-            Step::Scaffold => (s.scaffold_attempts, self.settings.scaffold_retries, "writing the tests"),
+            Step::Scaffold => (
+                s.scaffold_attempts,
+                self.settings.scaffold_retries,
+                "writing the tests",
+            ),
             Step::Implement => (
                 s.implement_attempts,
                 self.settings.implement_retries,
@@ -105,7 +109,8 @@ impl ImplementWorkflow {
         let wt = Git::at(&worktree);
         let replay = cx.has_step("snapshot")?;
         let snap: Result<TreeId, StepError<GitError>> = cx.step("snapshot", || wt.snapshot());
-        let snap = snap.map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
+        let snap =
+            snap.map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
         if replay {
             // A crash in the middle of this step: start again from the journaled files.
             wt.reset_to(&snap)
