@@ -16,7 +16,8 @@
 //! # How each runner's result is read
 //!
 //! Checked first, for every runner: a gavel clock stopped it → `timed_out`; killed by SIGINT,
-//! or exit 130 → `interrupted`; killed by any other signal → `crashed`.
+//! or exit 130 → `interrupted`; killed by any other signal (SIGTERM, SIGKILL, SIGSEGV, ...) →
+//! `crashed`. Then the rows of the runner are read top to bottom; the first that fits decides.
 //!
 //! | Runner | Exit | Output | Outcome |
 //! |---|---|---|---|
@@ -34,6 +35,7 @@
 //! | cargo test | build step ≠ 0 | otherwise (bad flag, no `Cargo.toml`, unknown package) | `usage_error` |
 //! | cargo test | 0 | no `test result:` line counts a passed or failed test | `no_tests` |
 //! | cargo test | 0 | otherwise | `passed` |
+//! | cargo test | 101 | `could not compile` (the run step rebuilt and failed) | `build_failed` |
 //! | cargo test | 101 | a test binary ended by a signal (`signal: N`) | `crashed` |
 //! | cargo test | 101 | `test result: FAILED` or `error: test failed` | `failed` |
 //! | cargo test | 1, 101 | otherwise (cargo refused the arguments) | `usage_error` |
@@ -41,8 +43,8 @@
 //! | cargo nextest | 1, 94–96, 102 | | `usage_error` |
 //! | node --test, jest, vitest | 0 | `# tests 0`, `ℹ tests 0`, `No tests found`, `No test files found` | `no_tests` |
 //! | node --test, jest, vitest | 0 | otherwise | `passed` |
-//! | node --test, jest, vitest | 1 | a file failed to load: `Cannot find module`, `ERR_MODULE_NOT_FOUND`, `does not provide an export named` | `missing_import` |
-//! | node --test, jest, vitest | 1 | a file failed to load with a `SyntaxError` | `build_failed` |
+//! | node --test, jest, vitest | 1 | a file failed to load with a `SyntaxError` (other than a missing export) | `build_failed` |
+//! | node --test, jest, vitest | 1 | `Cannot find module 'm'`, `Cannot find package 'm'`, `Failed to resolve import "m"`, `does not provide an export named 'n'` | `missing_import` |
 //! | node --test, jest, vitest | 1 | `No tests found`, `No test files found` | `no_tests` |
 //! | node --test, jest, vitest | 1 | `Missing script`, `Unrecognized CLI Parameter`, `Unknown option` | `usage_error` |
 //! | node --test, jest, vitest | 1 | otherwise | `failed` |
@@ -123,16 +125,14 @@ impl RunnerKind {
                 Some("test" | "nextest" | "t") => RunnerKind::Cargo,
                 _ => RunnerKind::Generic,
             },
-            "node" | "bun" | "deno" if has("--test") || subcommand(rest) == Some("test") => {
-                RunnerKind::Node
-            }
+            "node" if has("--test") => RunnerKind::Node,
             "npm" | "pnpm" | "yarn" => match subcommand(rest) {
                 Some("test" | "t" | "tst") => RunnerKind::Node,
                 Some("run" | "run-script") if rest.iter().any(|w| w == "test") => RunnerKind::Node,
                 Some("jest" | "vitest") => RunnerKind::Node,
                 _ => RunnerKind::Generic,
             },
-            "npx" | "bunx" | "pnpx" => match subcommand(rest) {
+            "npx" | "pnpx" => match subcommand(rest) {
                 Some("jest" | "vitest") => RunnerKind::Node,
                 _ => RunnerKind::Generic,
             },
@@ -193,8 +193,10 @@ fn program_words(words: &[String]) -> &[String] {
     let mut words = words;
     loop {
         match words {
-            [first, rest @ ..] if env_assignment(first).is_some() || first == "env" => {
-                words = rest;
+            [first, rest @ ..] if env_assignment(first).is_some() => words = rest,
+            [first, rest @ ..] if basename(first) == "env" => {
+                let options = rest.iter().take_while(|w| w.starts_with('-')).count();
+                words = &rest[options..];
             }
             [first, run, rest @ ..]
                 if matches!(
@@ -441,7 +443,7 @@ impl TestFiles {
 
 /// Whether the repository-relative `path` ('/' separators) matches the test-file `globs`. An
 /// invalid glob matches nothing: check configured globs with [`TestFiles::new`] when loading
-/// them.
+/// them, and match many paths with one compiled [`TestFiles`].
 #[must_use]
 pub fn is_test_file(path: &str, globs: &[String]) -> bool {
     let valid: Vec<String> = globs

@@ -21,6 +21,8 @@ fn detect_reads_the_command_line() {
         ("node --test", Node),
         ("node --test test/", Node),
         ("node script.js", Generic),
+        ("env -i PATH=/bin FOO=1 pytest", Pytest),
+        ("deno test", Generic),
         ("npm test", Node),
         ("npm run test", Node),
         ("pnpm test", Node),
