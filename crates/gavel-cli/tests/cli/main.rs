@@ -3,6 +3,7 @@
 
 mod agents;
 mod bad_input;
+mod confine;
 mod crash;
 mod credentials;
 mod diff_gate;
