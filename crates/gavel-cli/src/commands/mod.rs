@@ -2,6 +2,7 @@
 
 mod abort;
 mod completions;
+mod confine;
 mod demo;
 mod diff_gate;
 mod doctor;
@@ -68,6 +69,9 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Print shell completions.
     Completions(completions::CompletionsArgs),
+    /// Run a program able to write only beneath the given folders (the agent launcher).
+    #[command(name = "__confine", hide = true)]
+    Confine(confine::ConfineArgs),
 }
 
 /// Runs the parsed command.
@@ -88,6 +92,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Init(args) => init::cmd_init(&args),
         Command::Demo(args) => demo::cmd_demo(&args),
         Command::Completions(args) => completions::cmd_completions(&args),
+        Command::Confine(args) => confine::cmd_confine(args),
         Command::Issue(args) => issue::cmd_issue(&args, ctx()?),
         Command::Lld(args) => lld::cmd_lld(&args, ctx()?),
         Command::Implement(args) => implement::cmd_implement(&args, ctx()?),

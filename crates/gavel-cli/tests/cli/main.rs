@@ -4,6 +4,7 @@
 mod agents;
 mod agents_tools;
 mod bad_input;
+mod confine;
 mod crash;
 mod credentials;
 mod diff_gate;

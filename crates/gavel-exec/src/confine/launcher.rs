@@ -36,6 +36,12 @@ pub(crate) struct Invocation {
 /// printing `gavel confine: ...` to stderr: exit code 126 when confining (or executing) was
 /// refused, 127 when the program does not exist.
 pub fn launcher_main(args: Vec<OsString>) -> ExitCode {
+    ExitCode::from(launch(args))
+}
+
+/// [`launcher_main`], returning the exit code as a number, for a caller that must end the
+/// process itself (`gavel __confine`, whose dispatcher does not return an `ExitCode`).
+pub fn launch(args: Vec<OsString>) -> u8 {
     let error = match parse(args) {
         Ok(invocation) => run(invocation),
         Err(error) => error,
@@ -51,7 +57,7 @@ pub fn launcher_main(args: Vec<OsString>) -> ExitCode {
     }
     // Nothing else can be done if stderr is gone; the exit code still says it.
     let _ = writeln!(std::io::stderr().lock(), "{message}");
-    ExitCode::from(error.exit_code())
+    error.exit_code()
 }
 
 /// Reads `--write DIR` (or `--write=DIR`, repeatable, absolute paths), then `--`, the program

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 
 use landlock::{ABI, LandlockStatus, RestrictSelf, RulesetStatus};
 
-pub use self::launcher::launcher_main;
+pub use self::launcher::{launch, launcher_main};
 use crate::process::ProcessSpec;
 
 /// The launcher's exit code when it refuses: the kernel cannot enforce the confinement, a rule
