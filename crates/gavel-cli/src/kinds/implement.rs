@@ -141,12 +141,13 @@ pub fn preflight(ctx: &Context, wf: &ImplementWorkflow) -> Vec<String> {
             "the test command's program `{p}` is not on PATH ([implement] test or --test-cmd)"
         ));
     }
-    if wf.settings.agent && ctx.settings.implement.sandbox == Sandbox::Landlock {
-        if let Err(e) = gavel_exec::confine::support() {
-            problems.push(format!(
-                "the agent cannot be confined to its worktree: {e}; gavel will not let an agent edit unconfined unless [implement] sandbox = \"none\" is set"
-            ));
-        }
+    if wf.settings.agent
+        && ctx.settings.implement.sandbox == Sandbox::Landlock
+        && let Err(e) = gavel_exec::confine::support()
+    {
+        problems.push(format!(
+            "the agent cannot be confined to its worktree: {e}; gavel will not let an agent edit unconfined unless [implement] sandbox = \"none\" is set"
+        ));
     }
     problems
 }

@@ -89,11 +89,18 @@ impl ImplementWorkflow {
             Step::Scaffold => s.scaffold_attempts += 1,
             Step::Implement => s.implement_attempts += 1,
         }
-        let first = why.lines().next().unwrap_or(why).to_owned();
+        // The gist for the timeline and the halt message: the first lines, not a whole log.
+        let gist: Vec<&str> = why
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("```"))
+            .take(4)
+            .collect();
+        let gist = gist.join(" ");
         cx.event(EventKind::Note {
-            text: format!("attempt refused: {first}"),
+            text: format!("attempt refused: {gist}"),
         });
-        s.last_failure = Some(first);
+        s.last_failure = Some(gist);
         s.feedback = Some(cx.put_blob(why.as_bytes())?);
         self.artifact(s, cx, "feedback.md", why.as_bytes())?;
         Ok(())
