@@ -75,6 +75,8 @@ struct Report {
     logins: Vec<LoginRow>,
     roles: Vec<RoleRow>,
     tracker: TrackerRow,
+    /// gavel worktrees that no unfinished run uses (a finished or aborted run's leftovers).
+    leftover_worktrees: Vec<String>,
     /// Things that work but defeat a purpose (a reviewer that is its own author).
     warnings: Vec<String>,
 }
@@ -177,6 +179,7 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
         }
     }
     let tracker = tracker_row(&ctx);
+    let leftover_worktrees = leftover_worktrees(&ctx);
     let ready = roles.iter().all(|r| r.ready) && tracker.ready;
     let report = Report {
         clis,
@@ -184,6 +187,7 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
         logins,
         roles,
         tracker,
+        leftover_worktrees,
         warnings,
     };
     if args.json {
@@ -194,6 +198,43 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
         print(&ctx, &report);
     }
     Ok(if ready { Exit::Success } else { Exit::Error })
+}
+
+/// gavel's worktrees (under `.gavel/worktrees/`) that no unfinished run uses, each with the
+/// commands that remove it. Reads the state database only if it exists.
+fn leftover_worktrees(ctx: &Context) -> Vec<String> {
+    let git = gavel_workflows::git::Git::at(&ctx.settings.repo_root);
+    let Ok(worktrees) = git.worktrees() else {
+        return Vec::new();
+    };
+    if worktrees.is_empty() {
+        return Vec::new();
+    }
+    let in_use: Vec<String> = if ctx.settings.db_path().exists() {
+        ctx.open_store()
+            .ok()
+            .and_then(|store| gavel_core::Store::runs(&store).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| !r.status.is_terminal())
+            .map(|r| r.slug)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    worktrees
+        .into_iter()
+        .filter(|w| !in_use.contains(&w.name))
+        .map(|w| {
+            let branch = w.branch.clone().unwrap_or_default();
+            format!(
+                "{} ({}) belongs to no unfinished run; remove it with `git worktree remove --force {}` and `git branch -D {branch}`",
+                w.path.display(),
+                if branch.is_empty() { "detached" } else { &branch },
+                w.path.display()
+            )
+        })
+        .collect()
 }
 
 /// The tracker check: GitHub's pre-flight (token, repository, permission to file), run as
@@ -326,6 +367,9 @@ fn print(ctx: &Context, r: &Report) {
             sanitize(&r.tracker.tracker),
             sanitize(p)
         )),
+    }
+    for w in &r.leftover_worktrees {
+        ui.out(&format!("leftover worktree: {}", sanitize(w)));
     }
     for w in &r.warnings {
         ui.out(&format!("warning: {w}"));

@@ -5,15 +5,15 @@
 
 use crate::util::*;
 
-const PYTEST: &str = "python3 -m pytest -q";
+pub const PYTEST: &str = "python3 -m pytest -q";
 
-fn yaml(s: &str) -> String {
+pub fn yaml(s: &str) -> String {
     serde_json::to_string(s).expect("json")
 }
 
 /// A repository with issue 1 and an approved-by-flag LLD, and a scripted implementer that
 /// answers `answers` in order.
-fn python_project(answers: &[&str]) -> Env {
+pub fn python_project(answers: &[&str]) -> Env {
     let env = Env::new();
     env.local_issue(1, "open");
     env.write(
@@ -31,11 +31,11 @@ fn python_project(answers: &[&str]) -> Env {
     env
 }
 
-const TESTS: &str = "=== gavel:write tests/test_calc.py\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n=== gavel:end\n";
-const CODE: &str = "=== gavel:write calc.py\ndef add(a, b):\n    return a + b\n=== gavel:end\n";
+pub const TESTS: &str = "=== gavel:write tests/test_calc.py\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n=== gavel:end\n";
+pub const CODE: &str = "=== gavel:write calc.py\ndef add(a, b):\n    return a + b\n=== gavel:end\n";
 
 /// Types `approve` at the run's diff gate in a terminal.
-fn approve_in_a_terminal(env: &Env, run: &str) {
+pub fn approve_in_a_terminal(env: &Env, run: &str) {
     let editor = crate::pty::fake_editor(env);
     let mut p = crate::pty::spawn(env, &["resume", run], &editor.to_string_lossy());
     p.exp_string("Your choice [approve/reject/P]: ")

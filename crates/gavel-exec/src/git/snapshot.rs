@@ -6,9 +6,11 @@
 //! done edits. The tree also says what the agent changed (`git diff TREE`), judged from the
 //! files, not from the agent's report.
 //!
-//! Both work in a temporary index (a copy of the real one, so unchanged files are not read
-//! again) passed as `GIT_INDEX_FILE`: the index the person or the workflow staged into is never
-//! touched. Ignored files (build output) are neither recorded nor removed.
+//! Both work in a temporary, empty index passed as `GIT_INDEX_FILE`: the index the person or
+//! the workflow staged into is never touched. Every file is hashed afresh (a copy of the real
+//! index would let git trust a size and mtime that a file rewritten within the same clock tick
+//! keeps, and miss the change, which would let an edited test through). Ignored files (build
+//! output) are neither recorded nor removed.
 
 use std::path::PathBuf;
 
@@ -165,8 +167,8 @@ impl Git {
         Ok(())
     }
 
-    /// A temporary index file beside the real one, holding a copy of it (or absent, which git
-    /// reads as empty, when there is no real index yet). Deleted when dropped.
+    /// A path for a temporary index beside the real one, with no file there yet (git reads a
+    /// missing index as an empty one). Deleted when dropped, if git made it.
     fn scratch_index(&self) -> Result<tempfile::TempPath, GitError> {
         let real = self
             .root
@@ -183,14 +185,8 @@ impl Git {
             .tempfile_in(&dir)
             .map_err(io(&dir))?
             .into_temp_path();
-        match std::fs::copy(&real, &scratch) {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                // An empty file is not a valid index; no file is an empty one.
-                std::fs::remove_file(&scratch).map_err(io(&scratch))?;
-            }
-            Err(e) => return Err(io(&real)(e)),
-        }
+        // An empty file is not a valid index; no file is an empty one.
+        std::fs::remove_file(&scratch).map_err(io(&scratch))?;
         Ok(scratch)
     }
 }

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use self::capped::Capped;
 use self::supervise::{Ending, Supervised};
-pub use self::test_run::{TestRun, Timeout, run_test};
+pub use self::test_run::{TestRun, Timeout, run_test, run_test_with};
 
 /// How much of a timed-out child's stdout and stderr its error keeps (the last bytes of each).
 pub const ERROR_TAIL: usize = 64 * 1024;
@@ -120,6 +120,25 @@ pub enum ProcessError {
     },
     #[error("cancelled")]
     Cancelled,
+}
+
+/// Kills the process group `pgid` left running by an earlier gavel that died (kill -9) while
+/// it waited for it, if it is still there and its leader still works in `cwd` (so a reused
+/// process id is never hit). Returns whether a group was killed.
+pub fn kill_stale_group(pgid: u32, cwd: &std::path::Path) -> bool {
+    let Ok(raw) = i32::try_from(pgid) else {
+        return false;
+    };
+    let leader_cwd = std::fs::read_link(format!("/proc/{pgid}/cwd"));
+    let wanted = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    match leader_cwd {
+        Ok(at) if at == wanted => nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(raw),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .is_ok(),
+        _ => false,
+    }
 }
 
 fn killed(kill_error: Option<&str>) -> String {

@@ -61,6 +61,18 @@ pub fn run_test(
     limit: usize,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<TestRun, ProcessError> {
+    run_test_with(spec, limit, cancelled, &mut |_| {})
+}
+
+/// [`run_test`], telling `on_start` the child's process id (also its process group's) as soon
+/// as it runs, so a caller can record it and, after its own crash, kill what it left behind
+/// ([`kill_stale_group`](super::kill_stale_group)).
+pub fn run_test_with(
+    spec: &ProcessSpec,
+    limit: usize,
+    cancelled: &dyn Fn() -> bool,
+    on_start: &mut dyn FnMut(u32),
+) -> Result<TestRun, ProcessError> {
     let program = spec.program.display().to_string();
     let spawn_error = |source| ProcessError::Spawn {
         program: program.clone(),
@@ -71,6 +83,7 @@ pub fn run_test(
     cmd.stdout(writer.try_clone().map_err(spawn_error)?)
         .stderr(writer);
     let mut sup = Supervised::start(cmd, spec)?;
+    on_start(sup.child.id());
     let output = Arc::new(Mutex::new(Capped::new(limit)));
     sup.read_chunks(reader, Arc::clone(&output), true);
     let ending = sup.watch(spec, cancelled, &mut |_| {});

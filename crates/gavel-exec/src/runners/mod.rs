@@ -311,6 +311,17 @@ pub fn run_tests(
     limit: usize,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<TestReport, ProcessError> {
+    run_tests_with(cmd, limit, cancelled, &mut |_| {})
+}
+
+/// [`run_tests`], telling `on_start` each step's process group id as it starts (see
+/// [`process::run_test_with`]).
+pub fn run_tests_with(
+    cmd: &TestCommand,
+    limit: usize,
+    cancelled: &dyn Fn() -> bool,
+    on_start: &mut dyn FnMut(u32),
+) -> Result<TestReport, ProcessError> {
     let words = shell_words::split(&cmd.command).map_err(|e| bad_command(cmd, &e.to_string()))?;
     let mut env: Vec<(String, String)> = Vec::new();
     let mut words = words.as_slice();
@@ -339,7 +350,7 @@ pub fn run_tests(
     let mut build = None;
     let mut timeout = cmd.timeout;
     if let Some(build_args) = cargo_build_args(cmd.kind, program, args) {
-        let step = process::run_test(&spec(build_args, timeout), limit, cancelled)?;
+        let step = process::run_test_with(&spec(build_args, timeout), limit, cancelled, on_start)?;
         if !step.passed() {
             let outcome = classify(cmd.kind, &step);
             let summary = summarize(cmd.kind, &outcome, Some(&step), None);
@@ -354,7 +365,7 @@ pub fn run_tests(
         timeout = timeout.saturating_sub(step.duration);
         build = Some(step);
     }
-    let run = process::run_test(&spec(args.to_vec(), timeout), limit, cancelled)?;
+    let run = process::run_test_with(&spec(args.to_vec(), timeout), limit, cancelled, on_start)?;
     let outcome = classify(cmd.kind, &run);
     let summary = summarize(cmd.kind, &outcome, build.as_ref(), Some(&run));
     Ok(TestReport {

@@ -211,8 +211,6 @@ impl ImplementWorkflow {
         if already {
             return Ok(Ok("already merged".into()));
         }
-        // Not merged yet: the person's checkout must be as the run found it.
-        self.check_checkout(s)?;
         let current = person
             .run(&["symbolic-ref", "--quiet", "--short", "HEAD"])
             .map(|b| b.trim().to_owned())

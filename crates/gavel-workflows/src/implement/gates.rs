@@ -12,7 +12,7 @@
 use gavel_core::{Choice, EventKind, NodeCtx, NodeError, StepError, Transition};
 use gavel_exec::git::Git;
 use gavel_exec::process::ProcessError;
-use gavel_exec::runners::{RunnerKind, TestCommand, TestOutcome, TestReport, run_tests};
+use gavel_exec::runners::{RunnerKind, TestCommand, TestOutcome, TestReport, run_tests_with};
 
 use super::guard::Step;
 use super::{CommandSettings, GateRecord, ImplementState, ImplementWorkflow, goto, node};
@@ -175,8 +175,32 @@ impl ImplementWorkflow {
         };
         let limit = self.settings.output_limit;
         let cancel = cx.cancel().clone();
+        // A gavel killed while it waited leaves the test process group running: its id is in
+        // this file, and the next run of the gate kills it before starting again.
+        let pid_file = self
+            .root()
+            .join(gavel_exec::git::DEFAULT_WORKTREE_HOME)
+            .join(format!(".{}.{}.pid", s.worktree_name(), which.name()));
+        if let Some(pgid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            if gavel_exec::process::kill_stale_group(pgid, &cmd.cwd) {
+                cx.event(EventKind::Note {
+                    text: format!(
+                        "killed the {} processes (group {pgid}) an interrupted gavel left running",
+                        which.name()
+                    ),
+                });
+            }
+            let _ = std::fs::remove_file(&pid_file);
+        }
         let ran: Result<TestReport, StepError<ProcessError>> = cx.step(which.name(), || {
-            run_tests(&cmd, limit, &|| cancel.is_cancelled())
+            let report = run_tests_with(&cmd, limit, &|| cancel.is_cancelled(), &mut |pid| {
+                let _ = crate::fsutil::write_atomic(&pid_file, pid.to_string().as_bytes());
+            });
+            let _ = std::fs::remove_file(&pid_file);
+            report
         });
         let report = match ran {
             Ok(r) => r,

@@ -150,7 +150,8 @@ pub struct ImplementState {
     pub red: Option<GateRecord>,
     pub green: Option<GateRecord>,
     pub lint: Option<GateRecord>,
-    /// The person's checkout when the run started.
+    /// The person's checkout when the run started (for the record; each model step compares
+    /// the checkout just before and just after itself).
     pub checkout: Option<fingerprint::Fingerprint>,
     /// The worktree's files after the green gate (what the person reviews).
     pub green_tree: Option<TreeId>,

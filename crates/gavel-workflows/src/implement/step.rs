@@ -123,6 +123,11 @@ impl ImplementWorkflow {
             wt.reset_to(&snap)
                 .map_err(|e| NodeError::Failed(format!("cannot reset the worktree: {e}")))?;
         }
+        // The person's checkout just before the agent runs (they may have worked in it since
+        // the run started; only what changes during the step is the step's doing).
+        let person = Git::at(self.root());
+        let checkout = Fingerprint::of(&person)
+            .map_err(|e| NodeError::Failed(format!("cannot fingerprint the checkout: {e}")))?;
         let prompt = self.prompt(s, cx, step, &worktree)?;
         let seq = s.implementer_calls;
         let caller = ModelCaller {
@@ -164,7 +169,7 @@ impl ImplementWorkflow {
             .into_iter()
             .filter(|c| !c.path.starts_with(&lineage_prefix))
             .collect();
-        self.check_checkout(s)?;
+        self.check_checkout(&checkout)?;
         let globs = &self.settings.test_globs;
         let is_test = |p: &str| gavel_exec::runners::is_test_file(p, globs);
         let refused = guard::refused(&worktree, &changes, step, &is_test);
@@ -191,11 +196,8 @@ impl ImplementWorkflow {
         Ok(Attempt::Done)
     }
 
-    /// Halts (an error naming the paths) when the person's checkout changed since N0.
-    pub(super) fn check_checkout(&self, s: &ImplementState) -> Result<(), NodeError> {
-        let Some(before) = &s.checkout else {
-            return Ok(());
-        };
+    /// Fails (naming the paths) when the person's checkout is not as `before`.
+    pub(super) fn check_checkout(&self, before: &Fingerprint) -> Result<(), NodeError> {
         let git = Git::at(self.root());
         let now = Fingerprint::of(&git)
             .map_err(|e| NodeError::Failed(format!("cannot fingerprint the checkout: {e}")))?;
@@ -206,7 +208,7 @@ impl ImplementWorkflow {
             .differences(&git, &now)
             .unwrap_or_else(|e| vec![format!("(cannot list them: {e})")]);
         Err(NodeError::Failed(format!(
-            "your checkout changed while the run was working in its worktree, so nothing will be merged: {}; look at these paths, then `gavel abort` the run or `gavel resume` it",
+            "your checkout changed while the model was working in its worktree, so nothing will be merged: {}; look at these paths, then `gavel abort` the run or `gavel resume` it",
             diff.join(", ")
         )))
     }

@@ -1,0 +1,324 @@
+//! `gavel implement` beyond the happy path: a Rust crate with `cargo test` (a compile error is
+//! the red), a base branch that moved (a merge commit), a merge conflict (a halt, nothing
+//! lost, resumable after a manual merge), and the person's uncommitted work surviving abort
+//! and Ctrl-C byte for byte.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::implement::{CODE, PYTEST, TESTS, approve_in_a_terminal, python_project, yaml};
+use crate::util::*;
+
+/// Every file under `root` except `.git/` and `.gavel/`, with its bytes.
+fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read_dir").flatten() {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(root)
+                .expect("inside")
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".git" || rel == ".gavel" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(rel, std::fs::read(&path).expect("read"));
+            }
+        }
+    }
+    out
+}
+
+fn start(env: &Env) -> std::process::Output {
+    env.run(&[
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        PYTEST,
+        "--auto",
+    ])
+}
+
+#[test]
+fn a_rust_crate_goes_red_on_a_compile_error_and_green_on_cargo_test() {
+    let env = Env::new();
+    env.local_issue(1, "open");
+    env.write(
+        "Cargo.toml",
+        "[package]\nname = \"sample\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    );
+    env.write("src/lib.rs", "//! A sample crate.\n");
+    env.write(".gitignore", &(env.read(".gitignore") + "target/\n"));
+    env.write(
+        "docs/design.md",
+        "# 1 - Feature: add\n`add(a, b)` in src/lib.rs.\n",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "a crate"]);
+    let tests = "=== gavel:write tests/add.rs\nuse sample::add;\n\n#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5);\n}\n=== gavel:end\n";
+    let code = "=== gavel:write src/lib.rs\n//! A sample crate.\n\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n=== gavel:end\n";
+    env.script(&format!(
+        "model: scripted-test\nroles:\n  implementer:\n    - text: {}\n    - text: {}\n",
+        yaml(tests),
+        yaml(code)
+    ));
+    let mut cmd = env.gavel(&[
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        "cargo test",
+        "--auto",
+    ]);
+    for var in ["RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN"] {
+        if let Some(v) = std::env::var_os(var) {
+            cmd.env(var, v);
+        }
+    }
+    if std::env::var_os("RUSTUP_HOME").is_none() {
+        cmd.env(
+            "RUSTUP_HOME",
+            format!("{}/.rustup", std::env::var("HOME").unwrap_or_default()),
+        );
+        cmd.env(
+            "CARGO_HOME",
+            format!("{}/.cargo", std::env::var("HOME").unwrap_or_default()),
+        );
+    }
+    let out = cmd.output().expect("run");
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(
+        text.contains("red gate: ") && text.contains("build failed"),
+        "{text}"
+    );
+    assert!(text.contains("green gate: 1 passed"), "{text}");
+    approve_in_a_terminal(&env, "1");
+    assert!(env.read("src/lib.rs").contains("pub fn add"));
+    assert!(env.exists("tests/add.rs"));
+    assert_eq!(env.status(), "");
+}
+
+#[test]
+fn a_base_that_moved_is_merged_with_a_merge_commit() {
+    let env = python_project(&[TESTS, CODE]);
+    assert_exit(&start(&env), 3);
+    env.write("NOTES.md", "the person kept working\n");
+    env.git(&["add", "NOTES.md"]);
+    env.git(&["commit", "-qm", "meanwhile"]);
+    approve_in_a_terminal(&env, "1");
+    let parents = env.git(&["log", "-1", "--format=%P", "HEAD~1"]);
+    assert_eq!(
+        parents.split_whitespace().count(),
+        2,
+        "a merge commit: {parents}"
+    );
+    assert!(env.exists("calc.py") && env.exists("NOTES.md"));
+}
+
+#[test]
+fn a_merge_conflict_halts_with_instructions_and_loses_nothing() {
+    let env = python_project(&[TESTS, CODE]);
+    assert_exit(&start(&env), 3);
+    env.write(
+        "calc.py",
+        "def add(a, b):\n    return b + a  # the person's version\n",
+    );
+    env.git(&["add", "calc.py"]);
+    env.git(&["commit", "-qm", "my own add"]);
+    let before = tree(&env.repo);
+    let editor = crate::pty::fake_editor(&env);
+    let mut p = crate::pty::spawn(&env, &["resume", "1"], &editor.to_string_lossy());
+    p.exp_string("Your choice [approve/reject/P]: ")
+        .expect("diff gate");
+    p.send_line("approve").expect("approve");
+    p.exp_string("nothing is lost: the work is committed on branch gavel/1-impl")
+        .expect("the halt says what to do");
+    p.exp_eof().expect("eof");
+    assert_eq!(crate::pty::exit_code(&p), 4);
+    assert_eq!(tree(&env.repo), before, "the checkout is as it was");
+    assert_eq!(env.status(), "", "no merge left in progress");
+    // The person merges by hand; resume finishes the lineage.
+    let mut merge = std::process::Command::new("git");
+    env.clean_env(&mut merge);
+    let merged = merge
+        .args(["merge", "--no-edit", "-X", "ours", "gavel/1-impl"])
+        .current_dir(&env.repo)
+        .output()
+        .expect("git merge");
+    assert!(merged.status.success(), "{}", show_output(&merged));
+    let out = env.run(&["resume", "1"]);
+    assert_exit(&out, 0);
+    assert!(
+        show_output(&out).contains("already merged"),
+        "{}",
+        show_output(&out)
+    );
+    assert!(env.exists("docs/lineage/done/1-impl"));
+}
+
+#[test]
+fn uncommitted_and_untracked_work_survives_abort_and_ctrl_c_byte_for_byte() {
+    let slow = "=== gavel:write tests/test_calc.py\nimport time\nfrom calc import add\n\ntime.sleep(30)\n\ndef test_add():\n    assert add(2, 3) == 5\n=== gavel:end\n";
+    let env = python_project(&[slow, CODE]);
+    env.write("README.md", "A tiny project, edited but not committed.\n");
+    env.write("scratch/notes.txt", "untracked notes\n");
+    let before = tree(&env.repo);
+    let child = env
+        .gavel(&[
+            "implement",
+            "1",
+            "--lld",
+            "docs/design.md",
+            "--test-cmd",
+            PYTEST,
+            "--auto",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Wait for the red gate's test run (the worktree has the slow test), then Ctrl-C.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !env.exists(".gavel/worktrees/1-impl/tests/test_calc.py") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the scaffold never landed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("wait");
+    assert_exit(&out, 130);
+    assert_eq!(
+        tree(&env.repo),
+        before,
+        "Ctrl-C leaves the checkout byte for byte"
+    );
+    assert!(
+        env.exists(".gavel/worktrees/1-impl"),
+        "the worktree is kept to resume"
+    );
+    assert_exit(&env.run(&["abort", "1"]), 0);
+    assert_eq!(
+        tree(&env.repo),
+        before,
+        "abort leaves the checkout byte for byte"
+    );
+    assert!(!env.exists(".gavel/worktrees/1-impl"));
+    assert!(!env.git(&["branch", "--list"]).contains("gavel/1-impl"));
+}
+
+#[test]
+fn a_kill_during_the_green_gate_leaves_no_orphan_and_repeats_no_model_call() {
+    let marker = tempfile::NamedTempFile::new().expect("marker");
+    let code = format!(
+        "=== gavel:write calc.py\nimport os, time\nif os.path.exists({:?}):\n    time.sleep(60)\n\n\ndef add(a, b):\n    return a + b\n=== gavel:end\n",
+        marker.path().display().to_string()
+    );
+    let env = python_project(&[TESTS, &code]);
+    let mut child = env
+        .gavel(&[
+            "implement",
+            "1",
+            "--lld",
+            "docs/design.md",
+            "--test-cmd",
+            PYTEST,
+            "--auto",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let pid_file = env.repo.join(".gavel/worktrees/.1-impl.green.pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !pid_file.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the green gate never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pgid: u32 = std::fs::read_to_string(&pid_file)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    child.kill().expect("kill -9");
+    let _ = child.wait();
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| !s.split(") ").nth(1).is_some_and(|r| r.starts_with('Z')))
+    };
+    assert!(
+        alive(pgid),
+        "the test run outlives a killed gavel (that is what resume must clean)"
+    );
+    drop(marker);
+    let out = env.run(&["resume", "1"]);
+    assert_exit(&out, 3);
+    assert!(
+        show_output(&out).contains(&format!("killed the green processes (group {pgid})")),
+        "{}",
+        show_output(&out)
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive(pgid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the orphaned test run is gone"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    env.assert_no_finished_call_repeated();
+    approve_in_a_terminal(&env, "1");
+    assert!(env.exists("calc.py"));
+}
+
+#[test]
+fn doctor_reports_a_worktree_no_unfinished_run_uses() {
+    let env = python_project(&[TESTS, CODE]);
+    assert_exit(&start(&env), 3);
+    let report = |env: &Env| -> serde_json::Value {
+        let out = env.run(&["doctor", "--json"]);
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    assert_eq!(
+        report(&env)["leftover_worktrees"],
+        serde_json::json!([]),
+        "its run is paused"
+    );
+    // A run that ended without cleaning up (an older gavel, a crash in abort).
+    let store = gavel_store::SqliteStore::open(&env.state_db()).expect("store");
+    gavel_core::Store::set_status(
+        &store,
+        gavel_core::RunId(1),
+        &gavel_core::RunStatus::Aborted {
+            reason: "test".into(),
+        },
+        &[],
+        FIXED_NOW,
+    )
+    .expect("abort in the store");
+    let leftovers = report(&env)["leftover_worktrees"].clone();
+    let text = leftovers[0].as_str().unwrap_or_default();
+    assert!(
+        text.contains(".gavel/worktrees/1-impl (gavel/1-impl) belongs to no unfinished run"),
+        "{leftovers}"
+    );
+    assert!(text.contains("git branch -D gavel/1-impl"), "{text}");
+}
