@@ -5,6 +5,10 @@
 //! an issue (the first verdict asks for a revision, the second approves) and files it with the
 //! local tracker; act two turns that issue into a low-level design (`gavel lld`'s workflow,
 //! with its own roles from `[workflows.lld.roles]`) and commits `docs/lld/active/LLD-1.md`.
+//! Act three implements that design test first in a tiny shell project (`gavel implement`'s
+//! workflow in a worktree: the scripted implementer writes a failing test, the real test
+//! command fails (red), then the code, and it passes (green)); at the diff gate the demo
+//! answers `approve` itself and says so, since a real run waits for a person to type it.
 //! Each act prints its lineage folder and result. `--interactive` stops at the person's gates
 //! instead, so a newcomer sees each draft in their editor and answers at every gate.
 
@@ -125,6 +129,28 @@ reviewer:
       ```
 "#;
 
+/// Act three's offline implementer: a failing test first, then the code.
+const IMPLEMENT_SCRIPT: &str = r#"model: scripted-demo
+roles:
+  implementer:
+    - text: |
+        === gavel:write tests/test_theme.sh
+        . ./theme.sh
+        [ "$(theme dark)" = "background: #111" ] || { echo "dark theme is wrong: $(theme dark)"; exit 1; }
+        [ "$(theme light)" = "background: #fff" ] || { echo "light theme is wrong"; exit 1; }
+        echo "2 checks passed"
+        === gavel:end
+    - text: |
+        === gavel:write theme.sh
+        theme() {
+          case "$1" in
+            dark) echo "background: #111" ;;
+            *) echo "background: #fff" ;;
+          esac
+        }
+        === gavel:end
+"#;
+
 pub fn cmd_demo(args: &DemoArgs) -> Result<Exit, CliError> {
     if args.interactive && !crate::ui::Ui::detect().interactive() {
         return Err(CliError::usage("gavel demo --interactive needs a terminal")
@@ -174,6 +200,7 @@ fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
     };
     write("demo/script.yaml", SCRIPT)?;
     write("demo/lld-script.yaml", LLD_SCRIPT)?;
+    write("demo/implement-script.yaml", IMPLEMENT_SCRIPT)?;
     write("ideas/active/dark-mode.md", BRIEF)?;
     let config =
         fs::read_to_string(dir.join("gavel.toml")).map_err(|e| CliError::error(e.to_string()))?;
@@ -187,7 +214,7 @@ fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
             "reviewer = \"scripted:demo/script.yaml\"",
         );
     let config = format!(
-        "{config}\n# The demo's second act: the LLD run's own offline models.\n[workflows.lld.roles]\ndrafter = \"scripted:demo/lld-script.yaml\"\nreviewer = \"scripted:demo/lld-script.yaml\"\n"
+        "{config}\n# The demo's second act: the LLD run's own offline models.\n[workflows.lld.roles]\ndrafter = \"scripted:demo/lld-script.yaml\"\nreviewer = \"scripted:demo/lld-script.yaml\"\n\n# The third act: the implementer, and the shell project's test command.\n[workflows.implement.roles]\nimplementer = \"scripted:demo/implement-script.yaml\"\n\n[implement]\ntest = \"sh tests/test_theme.sh\"\nrunner = \"generic\"\n"
     );
     write("gavel.toml", &config)?;
     write(".gitignore", "/.gavel/\n/demo/*.calls.jsonl\n")?;
@@ -329,6 +356,82 @@ fn act_two(
     let log = git(dir, &["log", "--oneline", "-n", "1"])?;
     ui.out("");
     ui.out(&format!("commit: {}", log.trim()));
+    act_three(dir, ctx, store, issue, &approved.path, interactive)
+}
+
+/// Act three: the approved design is implemented test first in a worktree and merged.
+fn act_three(
+    dir: &Path,
+    ctx: &Context,
+    store: &gavel_store::SqliteStore,
+    issue: u64,
+    lld: &str,
+    interactive: bool,
+) -> Result<Exit, CliError> {
+    let wf = crate::kinds::implement_workflow(ctx, None, None)?;
+    let lld_text = fs::read_to_string(dir.join(lld)).map_err(|e| CliError::error(e.to_string()))?;
+    let head = Git::at(dir)
+        .head()
+        .map_err(|e| CliError::error(e.to_string()))?
+        .unwrap_or_default();
+    let mut state = gavel_workflows::implement::ImplementState::new(
+        "demo-impl".into(),
+        issue,
+        "Add a dark theme that follows the system setting".into(),
+        lld.into(),
+        lld_text,
+        head,
+        "main".into(),
+        true,
+        ctx.clock.now_rfc3339(),
+    );
+    state.test_command = Some(wf.settings.test.command.clone());
+    let slug = gavel_workflows::implement::worktree_name(issue);
+    let run = Engine::new(store, &wf, ctx.clock.as_ref(), ctx.holder()).start(
+        &slug,
+        &state,
+        gavel_workflows::implement::node::LOAD,
+    )?;
+    let ui = &ctx.ui;
+    ui.out("");
+    ui.info(&format!(
+        "run {run}: {lld} -> code, test first, in the worktree .gavel/worktrees/{slug} (tests: `sh tests/test_theme.sh`)"
+    ));
+    let mode = if interactive {
+        GateMode::Ask
+    } else {
+        GateMode::Pause
+    };
+    let exit = driver::drive(ctx, store, &wf, run, None, mode)?;
+    if interactive || exit != Exit::Paused {
+        if exit == Exit::Success {
+            print_lineage(ui, dir, &format!("docs/lineage/done/{slug}"))?;
+        }
+        return Ok(exit);
+    }
+    let Some(gavel_core::RunStatus::Waiting { gate }) = store.run(run)?.map(|r| r.status) else {
+        return Err(CliError::error(
+            "the demo's implementation run did not reach the diff gate",
+        ));
+    };
+    ui.out("");
+    ui.out("(the demo types `approve` at the diff gate for you; a real run waits for a person to type it)");
+    let answer = gavel_core::GateAnswer {
+        gate_id: gate.id.clone(),
+        choice: "approve".into(),
+        feedback: None,
+    };
+    let exit = driver::drive(ctx, store, &wf, run, Some(answer), GateMode::Pause)?;
+    if exit != Exit::Success {
+        return Ok(exit);
+    }
+    print_lineage(ui, dir, &format!("docs/lineage/done/{slug}"))?;
+    let log = git(dir, &["log", "--oneline", "-n", "3"])?;
+    ui.out("");
+    ui.out("commits:");
+    for line in log.lines() {
+        ui.out(&format!("  {line}"));
+    }
     Ok(Exit::Success)
 }
 

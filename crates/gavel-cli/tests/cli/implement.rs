@@ -130,15 +130,12 @@ fn tests_that_already_pass_go_back_to_the_scaffold_and_an_edited_test_is_refused
     );
 }
 
+/// The seed's TS-04: a still-failing implementation is retried 3 times (the default), then
+/// the run halts naming the last failure; nothing is merged; abort removes the worktree.
 #[test]
 fn exhausted_retries_halt_and_never_merge() {
     let wrong = "=== gavel:write calc.py\ndef add(a, b):\n    return a - b\n=== gavel:end\n";
-    let env = python_project(&[TESTS, wrong, wrong]);
-    env.write(
-        "gavel.toml",
-        &(env.read("gavel.toml") + "\n[implement]\nretries = 1\n"),
-    );
-    env.git(&["commit", "-qam", "retries"]);
+    let env = python_project(&[TESTS, wrong, wrong, wrong, wrong]);
     let out = env.run(&[
         "implement",
         "1",
@@ -150,7 +147,14 @@ fn exhausted_retries_halt_and_never_merge() {
     ]);
     assert_exit(&out, 4);
     let text = show_output(&out);
-    assert!(text.contains("implementing failed 2 times"), "{text}");
+    assert!(
+        text.contains("implementing failed 4 times (retries: 3)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the tests do not pass yet: 1 failed"),
+        "{text}"
+    );
     assert!(!env.exists("calc.py"), "nothing merged");
     let out = env.run(&["abort", "1"]);
     assert_exit(&out, 0);
@@ -160,6 +164,60 @@ fn exhausted_retries_halt_and_never_merge() {
         show_output(&out)
     );
     assert!(!env.exists(".gavel/worktrees/1-impl"));
+}
+
+/// The seed's TS-06: a person rejects at the diff gate: the worktree and branch are removed
+/// and nothing is merged.
+#[test]
+fn a_rejection_at_the_diff_gate_cleans_up_and_merges_nothing() {
+    let env = python_project(&[TESTS, CODE]);
+    let out = env.run(&[
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        PYTEST,
+        "--auto",
+    ]);
+    assert_exit(&out, 3);
+    let editor = crate::pty::fake_editor(&env);
+    let mut p = crate::pty::spawn(&env, &["resume", "1"], &editor.to_string_lossy());
+    p.exp_string("Your choice [approve/reject/P]: ")
+        .expect("diff gate");
+    p.send_line("reject").expect("reject");
+    p.exp_eof().expect("eof");
+    assert!(!env.exists("calc.py"), "nothing merged");
+    assert!(!env.exists(".gavel/worktrees/1-impl"), "worktree removed");
+    assert!(
+        !env.git(&["branch", "--list"]).contains("gavel/1-impl"),
+        "branch removed"
+    );
+    assert_eq!(env.runs()[0]["status"], "aborted");
+}
+
+/// The seed's TS-03 and TS-05 for implement: context is refused before anything runs.
+#[test]
+fn secrets_and_escapes_in_the_context_are_refused_before_anything_runs() {
+    let env = python_project(&[TESTS, CODE]);
+    env.write(".env", "API_TOKEN=1\n");
+    std::fs::write(env.root.join("pass"), "outside\n").expect("outside");
+    for (path, rule) in [(".env", "secret-name"), ("../pass", "outside-repository")] {
+        let out = env.run(&[
+            "implement",
+            "1",
+            "--lld",
+            "docs/design.md",
+            "--test-cmd",
+            PYTEST,
+            "--context",
+            path,
+        ]);
+        assert_exit(&out, 2);
+        assert!(stderr(&out).contains(rule), "{path}: {}", show_output(&out));
+        assert!(!env.state_db().exists(), "{path}: nothing written");
+        assert!(!env.exists(".gavel/worktrees"), "{path}: no worktree");
+    }
 }
 
 #[test]

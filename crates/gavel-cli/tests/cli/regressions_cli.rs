@@ -222,6 +222,12 @@ fn the_interactive_demo_shows_a_person_every_gate() {
     p.send_line("A").expect("approve");
     p.exp_string("approved LLD: docs/lld/active/LLD-1.md")
         .expect("approved");
+    // Act three: red, green, then the diff gate wants the typed word.
+    p.exp_string("Your choice [approve/reject/P]: ")
+        .expect("the implementation's diff gate");
+    p.send_line("approve").expect("approve");
+    p.exp_string("implemented and merged into main")
+        .expect("merged");
     p.exp_eof().expect("eof");
     assert_eq!(crate::pty::exit_code(&p), 0);
     let out = env.run(&["demo", "--interactive"]);
