@@ -339,3 +339,49 @@ fn doctor_reports_a_worktree_no_unfinished_run_uses() {
     );
     assert!(text.contains("git branch -D gavel/1-impl"), "{text}");
 }
+
+#[test]
+fn a_node_project_goes_red_on_a_missing_module_and_green_on_node_test() {
+    let tests = "=== gavel:write test/calc.test.mjs\nimport { test } from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.mjs';\n\ntest('adds', () => assert.strictEqual(add(2, 3), 5));\n=== gavel:end\n";
+    let code = "=== gavel:write calc.mjs\nexport function add(a, b) {\n  return a + b;\n}\n=== gavel:end\n";
+    let env = python_project(&[tests, code]);
+    let out = env.run(&[
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        "node --test",
+        "--auto",
+    ]);
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(text.contains("red gate: missing import"), "{text}");
+    assert!(text.contains("green gate: 1 passed"), "{text}");
+    approve_in_a_terminal(&env, "1");
+    assert!(env.read("calc.mjs").contains("export function add"));
+}
+
+#[test]
+fn a_test_run_that_times_out_asks_a_person() {
+    let hanging = "=== gavel:write tests/test_calc.py\nimport time\n\n\ndef test_slow():\n    time.sleep(30)\n=== gavel:end\n";
+    let env = python_project(&[hanging, TESTS, CODE]);
+    env.write(
+        "gavel.toml",
+        &(env.read("gavel.toml") + "\n[implement]\ntimeout_secs = 1\n"),
+    );
+    env.git(&["commit", "-qam", "a short timeout"]);
+    let out = start(&env);
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(text.contains("The red run timed out"), "{text}");
+    assert!(text.contains("--choice back"), "{text}");
+    // Back to the scaffold: the next answer writes real tests, and the run goes on.
+    let out = env.run(&["resume", "1", "--choice", "back"]);
+    assert_exit(&out, 3);
+    assert!(
+        show_output(&out).contains("green gate: 1 passed"),
+        "{}",
+        show_output(&out)
+    );
+}
