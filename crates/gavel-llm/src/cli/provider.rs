@@ -3,12 +3,20 @@
 //! CLI's per-call files (and removes them after), starts the CLI with the prompt on stdin under
 //! gavel's timeouts, rotates logins (`logins.rs`), reports progress and tool uses while the CLI
 //! streams, and builds the [`Response`]. Retries are outside, in [`crate::Retrying`].
+//!
+//! A profile with a confinement ([`AgentProfile::confine`]) runs the CLI through its Landlock
+//! launcher. The writable paths are the profile's, a private temporary folder made for the
+//! call (the child's `TMPDIR`, `TMP` and `TEMP`; removed with everything in it after the
+//! call) and the CLI's own state ([`CliAgent::state_paths`]). The launcher's refusals (exit
+//! 126: the kernel cannot confine, a path is missing; 127: the CLI is not there) are
+//! permanent errors that say so, never an unconfined run.
 
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use gavel_exec::confine::{Confinement, EXIT_NOT_FOUND, EXIT_REFUSED};
 use serde_json::Value;
 
 use super::agent::{CallFile, CliAgent, Setup};
@@ -112,36 +120,52 @@ impl CliProvider {
         let mut env = invocation.env;
         env.extend(self.settings.env.iter().cloned());
         env.extend(profile.env.iter().cloned());
-        let settings = login.apply(CliSettings {
+        let mut settings = login.apply(CliSettings {
             env,
             workdir,
             ..self.settings.clone()
         });
+        let confinement = match &profile.confine {
+            Some(c) => Some(self.confinement(c, &scratch, &mut settings, &mut written)?),
+            None => None,
+        };
         let mut streamed = 0u64;
         let mut seen = HashSet::new();
         let mut tool_uses: Vec<ToolUse> = Vec::new();
         let stdin = self.agent.stdin(&req.prompt);
-        let out = run_cli(tool, invocation.args, &stdin, &settings, call, |line| {
-            let Ok(v) = serde_json::from_str::<Value>(line) else {
-                return;
-            };
-            if let Some(text) = self.agent.streamed_text(&v) {
-                streamed += approx_tokens(&text);
-                (call.progress)(CallProgress::Tokens {
-                    output_tokens: streamed,
-                    attempt: 1,
-                });
-            }
-            for (id, used) in self.agent.tool_uses(&v) {
-                // Without an id a use cannot be told from another: each counts.
-                if id.is_empty() || seen.insert(id) {
-                    (call.progress)(CallProgress::ToolUse(used.clone()));
-                    tool_uses.push(used);
+        let confined = confinement.as_ref();
+        let out = run_cli(
+            tool,
+            invocation.args,
+            &stdin,
+            &settings,
+            confined,
+            call,
+            |line| {
+                let Ok(v) = serde_json::from_str::<Value>(line) else {
+                    return;
+                };
+                if let Some(text) = self.agent.streamed_text(&v) {
+                    streamed += approx_tokens(&text);
+                    (call.progress)(CallProgress::Tokens {
+                        output_tokens: streamed,
+                        attempt: 1,
+                    });
                 }
-            }
-        });
+                for (id, used) in self.agent.tool_uses(&v) {
+                    // Without an id a use cannot be told from another: each counts.
+                    if id.is_empty() || seen.insert(id) {
+                        (call.progress)(CallProgress::ToolUse(used.clone()));
+                        tool_uses.push(used);
+                    }
+                }
+            },
+        );
         drop(written);
         let out = out?;
+        if let Some(c) = confined {
+            self.launcher_refused(c, &out)?;
+        }
         let answer = self.agent.answer(&self.model, &out)?;
         Ok(Response {
             text: answer.text,
@@ -201,6 +225,96 @@ impl CliProvider {
         Ok((dir, true))
     }
 
+    /// The confinement of one call: the profile's writable paths, a private temporary folder
+    /// (made now, set as the child's `TMPDIR`, `TMP` and `TEMP` in `settings`, removed with
+    /// `written`) and the CLI's own state paths in the child's environment (folders made when
+    /// missing; a missing file is left out, as Landlock can only name an existing one).
+    fn confinement(
+        &self,
+        confine: &Confinement,
+        scratch: &Path,
+        settings: &mut CliSettings,
+        written: &mut Written,
+    ) -> Result<Confinement, ProviderError> {
+        let tmp = tmp_path(scratch);
+        written
+            .create_tree(&tmp)
+            .map_err(|message| self.permanent(message))?;
+        let tmp_text = tmp.display().to_string();
+        for name in ["TMPDIR", "TMP", "TEMP"] {
+            settings.env.push((name.to_owned(), tmp_text.clone()));
+        }
+        let var = |name: &str| child_var(settings, name);
+        let mut writable = confine.writable.clone();
+        writable.push(tmp.clone());
+        for state in self.agent.state_paths(&var) {
+            if !state.path.is_absolute() || writable.contains(&state.path) {
+                continue;
+            }
+            if state.folder {
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&state.path)
+                    .map_err(|e| {
+                        self.permanent(format!(
+                            "cannot create the {} state folder {}: {e}",
+                            self.agent.tool().display_name(),
+                            state.path.display()
+                        ))
+                    })?;
+            } else if !state.path.is_file() {
+                continue;
+            }
+            writable.push(state.path);
+        }
+        Ok(Confinement {
+            launcher: confine.launcher.clone(),
+            writable,
+        })
+    }
+
+    /// The launcher's own refusal (it printed `gavel confine: ...` and exited 126 or 127), as
+    /// a permanent error: the CLI never ran.
+    fn launcher_refused(&self, c: &Confinement, out: &ProcessOutput) -> Result<(), ProviderError> {
+        let said = out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("gavel confine:"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let code = out.status.code().and_then(|c| u8::try_from(c).ok());
+        if said.is_empty() {
+            return Ok(());
+        }
+        let tool = self.agent.tool();
+        let launcher = c.launcher.program.display();
+        match code {
+            Some(EXIT_NOT_FOUND) => Err(ProviderError::Permanent {
+                provider: tool.kind.into(),
+                message: format!(
+                    "the confinement launcher ({launcher}) could not find {}: {said}",
+                    tool.program
+                ),
+                hint: not_installed(tool).hint().map(str::to_owned),
+            }),
+            Some(EXIT_REFUSED) => Err(ProviderError::Permanent {
+                provider: tool.kind.into(),
+                message: format!(
+                    "{} was not started: the confinement launcher ({launcher}) refused: {said}",
+                    tool.display_name()
+                ),
+                hint: Some(
+                    "the agent runs only confined to its folders; fix what the launcher names, \
+                     or set [implement] sandbox = \"none\" to run it unconfined"
+                        .into(),
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     fn permanent(&self, message: String) -> ProviderError {
         ProviderError::Permanent {
             provider: self.agent.tool().kind.into(),
@@ -223,6 +337,25 @@ impl CliProvider {
     }
 }
 
+/// The call's private temporary folder, beside its private folder (not created yet).
+fn tmp_path(scratch: &Path) -> PathBuf {
+    let mut name = scratch.as_os_str().to_owned();
+    name.push("-tmp");
+    PathBuf::from(name)
+}
+
+/// A variable as the child will see it: the last value `settings` sets, unless it removes the
+/// variable, else gavel's own.
+fn child_var(settings: &CliSettings, name: &str) -> Option<String> {
+    if let Some((_, v)) = settings.env.iter().rev().find(|(k, _)| k == name) {
+        return Some(v.clone());
+    }
+    if settings.env_remove.iter().any(|k| k == name) {
+        return None;
+    }
+    std::env::var(name).ok()
+}
+
 /// A fresh path for one call's private folder (not created yet).
 fn scratch_path() -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -236,9 +369,23 @@ fn scratch_path() -> PathBuf {
 struct Written {
     files: Vec<PathBuf>,
     dirs: Vec<PathBuf>,
+    /// Folders removed with everything in them (the call's temporary folder).
+    trees: Vec<PathBuf>,
 }
 
 impl Written {
+    /// Creates `dir` (private to this user, failing if it exists) and removes it with all it
+    /// holds after the call.
+    fn create_tree(&mut self, dir: &Path) -> Result<(), String> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        self.trees.push(dir.to_path_buf());
+        Ok(())
+    }
+
     /// Creates `dir` (private to this user) and removes it after the call.
     fn create_dir(&mut self, dir: &Path) -> Result<(), String> {
         use std::os::unix::fs::DirBuilderExt;
@@ -297,20 +444,25 @@ impl Drop for Written {
         for dir in self.dirs.drain(..).rev() {
             let _ = std::fs::remove_dir(dir);
         }
+        for tree in self.trees.drain(..) {
+            let _ = std::fs::remove_dir_all(tree);
+        }
     }
 }
 
-/// Runs a CLI with `stdin` as its input, calling `on_line` for each line it prints.
+/// Runs a CLI with `stdin` as its input (through `confine`'s launcher when given), calling
+/// `on_line` for each line it prints.
 pub(crate) fn run_cli(
     tool: &CliTool,
     args: Vec<String>,
     stdin: &str,
     settings: &CliSettings,
+    confine: Option<&Confinement>,
     call: &Call<'_>,
     mut on_line: impl FnMut(&str),
 ) -> Result<ProcessOutput, ProviderError> {
     let program = super::find_program(tool, settings)?;
-    let spec = ProcessSpec {
+    let mut spec = ProcessSpec {
         program,
         args,
         env: settings.env.clone(),
@@ -320,6 +472,9 @@ pub(crate) fn run_cli(
         idle_timeout: settings.idle_timeout,
         total_timeout: settings.total_timeout,
     };
+    if let Some(c) = confine {
+        spec = c.wrap(&spec);
+    }
     match process::run(&spec, call.cancelled, &mut on_line) {
         // The answer is parsed from stdout: one whose middle was cut to the cap would be read
         // wrong, silently. Fail instead (transiently: a retry may answer shorter).
@@ -334,6 +489,14 @@ pub(crate) fn run_cli(
         }),
         Ok(out) => Ok(out),
         Err(ProcessError::Cancelled) => Err(ProviderError::Cancelled),
+        Err(ProcessError::NotFound { .. }) if confine.is_some() => Err(ProviderError::Permanent {
+            provider: tool.kind.into(),
+            message: format!(
+                "the confinement launcher {} cannot be run",
+                spec.program.display()
+            ),
+            hint: None,
+        }),
         Err(ProcessError::NotFound { .. }) => Err(not_installed(tool)),
         Err(e @ (ProcessError::IdleTimeout { .. } | ProcessError::TotalTimeout { .. })) => {
             Err(ProviderError::Transient {
