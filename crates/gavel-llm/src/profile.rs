@@ -303,5 +303,14 @@ mod tests {
             ..AgentProfile::text_only()
         };
         assert!(matches!(bad_var.check(), Err(ProfileError::BadVariable(_))));
+        let launcher = gavel_exec::confine::Launcher {
+            program: "/usr/bin/gavel".into(),
+            args: vec!["__confine".into()],
+        };
+        let confined = AgentProfile::edit_within("/w", 3).confined(launcher, vec!["w".into()]);
+        assert!(matches!(
+            confined.check(),
+            Err(ProfileError::RelativeFolder(_))
+        ));
     }
 }

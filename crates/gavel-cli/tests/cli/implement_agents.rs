@@ -4,6 +4,7 @@
 //! (`[implement] sandbox = "landlock"`, the default). An edited test is put back; writes
 //! outside the worktree never land, even those Claude Code's own rules let through; and
 //! `sandbox = "none"` is recorded, and then only gavel's checkout check stands in the way.
+//! Codex, whose own sandbox cannot run inside gavel's, edits and is fenced by Landlock alone.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -353,4 +354,76 @@ fn sandbox_none_is_recorded_and_then_an_escape_halts_the_run_naming_the_path() {
     assert!(text.contains("your checkout changed"), "{text}");
     assert!(text.contains("stolen.xml"), "{text}");
     let _ = std::fs::remove_file(&targets[4]);
+}
+
+#[test]
+fn codex_confined_by_gavel_edits_its_folder_and_its_shell_cannot_write_outside() {
+    use gavel_llm::cli::{CliProvider, CliSettings};
+    use gavel_llm::{AgentProfile, Call, Provider, Request, Role};
+
+    let server = FakeServer::start().expect("fake");
+    let env = Env::new();
+    let tree = env.root.join("tree");
+    std::fs::create_dir_all(&tree).expect("tree");
+    let stolen = env.home().join("stolen.txt");
+    // Codex's own sandbox cannot start inside gavel's, so gavel turns it off: the shell's
+    // write outside is stopped by Landlock alone.
+    let patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: hello.py\n+print('hi')\n*** End Patch\nEOF\n";
+    server.push(
+        Api::OpenAiResponses,
+        Reply::tool_use(
+            "exec_command",
+            json!({"cmd": patch, "workdir": tree.display().to_string()}),
+        ),
+    );
+    server.push(
+        Api::OpenAiResponses,
+        Reply::tool_use(
+            "exec_command",
+            json!({"cmd": format!("printf x > {}", stolen.display()), "workdir": tree.display().to_string()}),
+        ),
+    );
+    server.push(Api::OpenAiResponses, Reply::text("done"));
+    let mut vars = agents::codex_env(&env, &server);
+    vars.push(("HOME".into(), env.home().display().to_string()));
+    let provider = CliProvider::codex(
+        "gpt-5",
+        CliSettings {
+            env: vars,
+            workdir: Some(env.root.join("agent-workdir")),
+            ..CliSettings::default()
+        },
+    );
+    let launcher = gavel_exec::confine::Launcher {
+        program: assert_cmd::cargo::cargo_bin("gavel"),
+        args: vec!["__confine".into()],
+    };
+    let request = Request {
+        role: Role::DRAFTER,
+        prompt: "Create hello.py.".into(),
+        seq: 0,
+        step_id: "edit".into(),
+        max_output_tokens: 1000,
+        profile: AgentProfile::edit_within(&tree, 4).confined(launcher, vec![tree.clone()]),
+    };
+
+    let response = provider
+        .complete(&request, &Call::new(&|| false))
+        .unwrap_or_else(|e| panic!("codex: {e:?}"));
+
+    assert_eq!(response.text.trim(), "done");
+    assert_eq!(
+        std::fs::read_to_string(tree.join("hello.py"))
+            .ok()
+            .as_deref(),
+        Some("print('hi')\n")
+    );
+    assert!(!stolen.exists(), "the shell wrote in HOME");
+    let last = server
+        .requests()
+        .into_iter()
+        .rfind(|r| r.api == Some(Api::OpenAiResponses) && r.model == "gpt-5")
+        .expect("requests");
+    let said = last.body["input"].to_string();
+    assert!(said.contains("Permission denied"), "{said}");
 }
