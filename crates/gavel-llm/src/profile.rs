@@ -1,5 +1,5 @@
-//! What an agent may do during one call: its tools, working folder, turn cap, MCP servers and
-//! extra environment ([`AgentProfile`]).
+//! What an agent may do during one call: its tools, working folder, turn cap, MCP servers,
+//! extra environment and the operating system's confinement ([`AgentProfile`]).
 //!
 //! A workflow chooses the profile per call in [`crate::Request::profile`]; each agent CLI's
 //! adapter (`cli/claude.rs`, `cli/gemini.rs`, `cli/codex.rs`) turns it into that CLI's own
@@ -7,8 +7,14 @@
 //! [`AgentProfile::text_only`], is a drafting or reviewing call: no tools, one turn, gavel's
 //! empty agent folder, no MCP servers. The HTTP API providers run no agent and refuse any
 //! profile that asks for tools or MCP servers.
+//!
+//! A CLI's own permission rules are the CLI's word; [`AgentProfile::confine`] is the operating
+//! system's: the whole process tree of the call may write only beneath the given folders (plus
+//! the call's private temporary folder and the CLI's own state, which the provider adds).
 
 use std::path::{Path, PathBuf};
+
+use gavel_exec::confine::Confinement;
 
 /// The tools an agent may use.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -73,6 +79,10 @@ pub struct AgentProfile {
     pub mcp_servers: Vec<McpServer>,
     /// Extra environment for the CLI.
     pub env: Vec<(String, String)>,
+    /// Run the CLI through this Landlock launcher, writing only beneath its `writable` paths
+    /// (`None`: unconfined). The CLI provider adds the call's private temporary folder (the
+    /// child's `TMPDIR`, `TMP` and `TEMP`) and the CLI's own state files and folders.
+    pub confine: Option<Confinement>,
 }
 
 impl Default for AgentProfile {
@@ -91,6 +101,7 @@ impl AgentProfile {
             max_turns: 1,
             mcp_servers: Vec::new(),
             env: Vec::new(),
+            confine: None,
         }
     }
 
@@ -107,6 +118,17 @@ impl AgentProfile {
     /// Adds an MCP server for this call.
     pub fn with_mcp_server(mut self, server: McpServer) -> Self {
         self.mcp_servers.push(server);
+        self
+    }
+
+    /// Confines the call's process tree to writing beneath `writable` (and what the provider
+    /// adds), through `launcher`.
+    pub fn confined(
+        mut self,
+        launcher: gavel_exec::confine::Launcher,
+        writable: Vec<PathBuf>,
+    ) -> Self {
+        self.confine = Some(Confinement { launcher, writable });
         self
     }
 
@@ -127,9 +149,15 @@ impl AgentProfile {
         if self.max_turns == 0 {
             return Err(ProfileError::NoTurns);
         }
+        let confined = self
+            .confine
+            .iter()
+            .flat_map(|c| &c.writable)
+            .map(PathBuf::as_path);
         for dir in [self.workdir.as_deref(), self.tools.edit_folder()]
             .into_iter()
             .flatten()
+            .chain(confined)
         {
             if !dir.is_absolute() {
                 return Err(ProfileError::RelativeFolder(dir.to_path_buf()));
@@ -275,5 +303,14 @@ mod tests {
             ..AgentProfile::text_only()
         };
         assert!(matches!(bad_var.check(), Err(ProfileError::BadVariable(_))));
+        let launcher = gavel_exec::confine::Launcher {
+            program: "/usr/bin/gavel".into(),
+            args: vec!["__confine".into()],
+        };
+        let confined = AgentProfile::edit_within("/w", 3).confined(launcher, vec!["w".into()]);
+        assert!(matches!(
+            confined.check(),
+            Err(ProfileError::RelativeFolder(_))
+        ));
     }
 }

@@ -83,6 +83,19 @@ pub fn workflow(
     let runner = i.runner.unwrap_or_else(|| RunnerKind::detect(&test));
     let spec = s.role(WORKFLOW, "implementer")?;
     let agent = gavel_llm::tools::cli_tool(spec.kind()).is_some();
+    let confine = if agent && i.sandbox == Sandbox::Landlock {
+        let program = std::env::current_exe().map_err(|e| {
+            CliError::error(format!(
+                "cannot find gavel's own program to confine the agent with: {e}"
+            ))
+        })?;
+        Some(gavel_exec::confine::Launcher {
+            program,
+            args: vec!["__confine".into()],
+        })
+    } else {
+        None
+    };
     let globs = i.test_files.clone().unwrap_or_else(|| {
         runner
             .test_globs()
@@ -109,6 +122,7 @@ pub fn workflow(
             scaffold_retries: i.retries,
             implement_retries: i.retries,
             agent,
+            confine,
             calls: CallerSettings {
                 budget_override: s.budget_override,
                 prices: s.prices.clone(),

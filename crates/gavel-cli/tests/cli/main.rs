@@ -13,6 +13,7 @@ mod forward_compat;
 mod github;
 mod github_failures;
 mod implement;
+mod implement_agents;
 mod implement_flows;
 mod lld;
 mod lld_crash;

@@ -41,6 +41,14 @@ pub(crate) trait CliAgent: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// What the CLI itself writes outside its working folder and the temporary folder (its
+    /// configuration, sign-in, sessions, logs), in the child's environment (`var` reads a
+    /// variable as the child will see it): what a confined call must leave writable.
+    fn state_paths(&self, var: &dyn Fn(&str) -> Option<String>) -> Vec<StatePath> {
+        let _ = var;
+        Vec::new()
+    }
+
     /// The answer text a stream line adds (for the live token estimate).
     fn streamed_text(&self, line: &Value) -> Option<String>;
 
@@ -96,6 +104,50 @@ pub(crate) struct CallFile {
     /// Removed after the call (with its folder when gavel created it). An existing file is
     /// only overwritten when its first line is the first line of `contents` (gavel wrote it).
     pub temporary: bool,
+}
+
+/// A path an agent CLI writes for its own state, which a confined call leaves writable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StatePath {
+    pub path: std::path::PathBuf,
+    /// A folder (created when missing) or a single file (left writable only if it exists:
+    /// Landlock can only name an existing file).
+    pub folder: bool,
+}
+
+impl StatePath {
+    pub fn folder(path: impl Into<std::path::PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            folder: true,
+        }
+    }
+
+    pub fn file(path: impl Into<std::path::PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            folder: false,
+        }
+    }
+}
+
+/// `$NAME` when set and not empty, else `$HOME/default` (`None` without either).
+pub(crate) fn var_or_home(
+    var: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    default: &str,
+) -> Option<std::path::PathBuf> {
+    match var(name).filter(|v| !v.is_empty()) {
+        Some(v) => Some(v.into()),
+        None => home(var).map(|h| h.join(default)),
+    }
+}
+
+/// `$HOME` in the child's environment, when set and absolute.
+pub(crate) fn home(var: &dyn Fn(&str) -> Option<String>) -> Option<std::path::PathBuf> {
+    var("HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|h| h.is_absolute())
 }
 
 /// What a finished call answered.

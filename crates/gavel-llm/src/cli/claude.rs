@@ -16,13 +16,21 @@
 //! field; `<synthetic>` on errors), tool uses are the `tool_use` blocks of assistant messages,
 //! and the final `result` line carries the text, `is_error`, `api_error_status`, token usage
 //! and `total_cost_usd`.
+//!
+//! A confined call leaves Claude Code its state writable ([`CliAgent::state_paths`]): the
+//! configuration folder (`$CLAUDE_CONFIG_DIR`, else `~/.claude`: sign-in, sessions, caches)
+//! and, without `CLAUDE_CONFIG_DIR`, the file `~/.claude.json` (its global settings). Claude
+//! Code writes that file atomically through a lock folder and a temporary file beside it in
+//! HOME, which stays closed; it then falls back to writing the file in place, which the
+//! file's own rule allows.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::agent::{
-    Answer, CallFile, CliAgent, Invocation, Setup, env_object, json_lines, strings, summarize,
+    Answer, CallFile, CliAgent, Invocation, Setup, StatePath, env_object, home, json_lines,
+    strings, summarize,
 };
 use super::{classify, no_answer};
 use crate::process::ProcessOutput;
@@ -54,9 +62,14 @@ fn permission_mode(profile: &AgentProfile) -> Option<&'static str> {
     }
 }
 
-/// Permission rules: each allowed command alone or with arguments, and every tool of the
-/// call's MCP servers.
+/// Permission rules: edits beneath the edit folder (`Edit(//ABS/**)`, Claude Code's rule for
+/// an absolute path, which covers every file-editing tool), each allowed command alone or
+/// with arguments, and every tool of the call's MCP servers.
 fn allowed_tools(profile: &AgentProfile) -> Vec<String> {
+    let edits = profile
+        .tools
+        .edit_folder()
+        .map(|dir| format!("Edit(/{}/**)", dir.display()));
     let commands = profile
         .tools
         .allowed_commands()
@@ -66,7 +79,7 @@ fn allowed_tools(profile: &AgentProfile) -> Vec<String> {
         .mcp_servers
         .iter()
         .map(|s| format!("mcp__{}", s.name));
-    commands.chain(servers).collect()
+    edits.into_iter().chain(commands).chain(servers).collect()
 }
 
 /// The `--mcp-config` file.
@@ -151,6 +164,20 @@ impl CliAgent for Claude {
             env: env(s.idle_timeout),
             files,
         })
+    }
+
+    fn state_paths(&self, var: &dyn Fn(&str) -> Option<String>) -> Vec<StatePath> {
+        if let Some(dir) = var("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+            return vec![StatePath::folder(dir)];
+        }
+        home(var)
+            .map(|h| {
+                vec![
+                    StatePath::folder(h.join(".claude")),
+                    StatePath::file(h.join(".claude.json")),
+                ]
+            })
+            .unwrap_or_default()
     }
 
     fn streamed_text(&self, line: &Value) -> Option<String> {

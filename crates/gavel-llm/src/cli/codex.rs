@@ -17,10 +17,20 @@
 //! `file_change`, `mcp_tool_call` and `web_search` items). Codex does not report the answering
 //! model; it does report a reroute (`model rerouted: A -> B`), which gavel takes as the
 //! answering model.
+//!
+//! A call that gavel confines itself ([`AgentProfile::confine`]) runs Codex with its own
+//! sandbox off (`danger-full-access`): Codex's Linux sandbox needs bubblewrap, which must write
+//! `/proc/self/uid_map`, and Landlock forbids that write, so every command and patch would
+//! fail. gavel's Landlock is then the fence for writes (network access is not limited). Such
+//! a call leaves Codex its home writable ([`CliAgent::state_paths`]: `$CODEX_HOME`, else
+//! `~/.codex`: sign-in, logs, state database, skills).
 
 use serde_json::Value;
 
-use super::agent::{Answer, CliAgent, Invocation, Setup, json_lines, one_line, strings, summarize};
+use super::agent::{
+    Answer, CliAgent, Invocation, Setup, StatePath, json_lines, one_line, strings, summarize,
+    var_or_home,
+};
 use super::{classify, no_answer};
 use crate::process::ProcessOutput;
 use crate::profile::{AgentProfile, ProfileError, Tools};
@@ -77,6 +87,12 @@ fn overrides(profile: &AgentProfile) -> Result<Vec<String>, ProfileError> {
                     .into(),
             });
         }
+    };
+    // Codex's sandbox cannot start inside gavel's (see the module docs).
+    let sandbox = if profile.confine.is_some() {
+        "danger-full-access"
+    } else {
+        sandbox
     };
     let mut out = vec![
         format!("sandbox_mode={}", toml_str(sandbox)),
@@ -140,6 +156,12 @@ impl CliAgent for Codex {
             env: Vec::new(),
             files: Vec::new(),
         })
+    }
+
+    fn state_paths(&self, var: &dyn Fn(&str) -> Option<String>) -> Vec<StatePath> {
+        var_or_home(var, "CODEX_HOME", ".codex")
+            .map(|dir| vec![StatePath::folder(dir)])
+            .unwrap_or_default()
     }
 
     fn streamed_text(&self, line: &Value) -> Option<String> {

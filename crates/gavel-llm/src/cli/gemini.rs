@@ -20,13 +20,17 @@
 //! success is only `result.status == "success"` with exit 0; the answering model is the key of
 //! `stats.models` that has tokens (the CLI may rewrite or fall back to another model, which
 //! model verification then flags). Tool uses are the `tool_use` lines.
+//!
+//! A confined call leaves the CLI its state folder writable ([`CliAgent::state_paths`]):
+//! `.gemini` in `$GEMINI_CLI_HOME`, else in HOME (installation id, project registry, history).
 
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 use super::agent::{
-    Answer, CallFile, CliAgent, Invocation, Setup, env_object, json_lines, strings, summarize,
+    Answer, CallFile, CliAgent, Invocation, Setup, StatePath, env_object, home, json_lines,
+    strings, summarize,
 };
 use super::{classify, last_line};
 use crate::process::ProcessOutput;
@@ -176,6 +180,15 @@ impl CliAgent for Gemini {
 
     fn settings_in_workdir(&self, profile: &AgentProfile) -> bool {
         settings(profile) != WORKSPACE_SETTINGS
+    }
+
+    fn state_paths(&self, var: &dyn Fn(&str) -> Option<String>) -> Vec<StatePath> {
+        let base = var("GEMINI_CLI_HOME")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home(var));
+        base.map(|b| vec![StatePath::folder(b.join(".gemini"))])
+            .unwrap_or_default()
     }
 
     fn streamed_text(&self, line: &Value) -> Option<String> {

@@ -3,12 +3,20 @@
 //! CLI's per-call files (and removes them after), starts the CLI with the prompt on stdin under
 //! gavel's timeouts, rotates logins (`logins.rs`), reports progress and tool uses while the CLI
 //! streams, and builds the [`Response`]. Retries are outside, in [`crate::Retrying`].
+//!
+//! A profile with a confinement ([`AgentProfile::confine`]) runs the CLI through its Landlock
+//! launcher. The writable paths are the profile's, a private temporary folder made for the
+//! call (the child's `TMPDIR`, `TMP` and `TEMP`; removed with everything in it after the
+//! call) and the CLI's own state ([`CliAgent::state_paths`]). The launcher's refusals (exit
+//! 126: the kernel cannot confine, a path is missing; 127: the CLI is not there) are
+//! permanent errors that say so, never an unconfined run.
 
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use gavel_exec::confine::Confinement;
 use serde_json::Value;
 
 use super::agent::{CallFile, CliAgent, Setup};
@@ -112,36 +120,52 @@ impl CliProvider {
         let mut env = invocation.env;
         env.extend(self.settings.env.iter().cloned());
         env.extend(profile.env.iter().cloned());
-        let settings = login.apply(CliSettings {
+        let mut settings = login.apply(CliSettings {
             env,
             workdir,
             ..self.settings.clone()
         });
+        let confinement = match &profile.confine {
+            Some(c) => Some(self.confinement(c, &scratch, &mut settings, &mut written)?),
+            None => None,
+        };
         let mut streamed = 0u64;
         let mut seen = HashSet::new();
         let mut tool_uses: Vec<ToolUse> = Vec::new();
         let stdin = self.agent.stdin(&req.prompt);
-        let out = run_cli(tool, invocation.args, &stdin, &settings, call, |line| {
-            let Ok(v) = serde_json::from_str::<Value>(line) else {
-                return;
-            };
-            if let Some(text) = self.agent.streamed_text(&v) {
-                streamed += approx_tokens(&text);
-                (call.progress)(CallProgress::Tokens {
-                    output_tokens: streamed,
-                    attempt: 1,
-                });
-            }
-            for (id, used) in self.agent.tool_uses(&v) {
-                // Without an id a use cannot be told from another: each counts.
-                if id.is_empty() || seen.insert(id) {
-                    (call.progress)(CallProgress::ToolUse(used.clone()));
-                    tool_uses.push(used);
+        let confined = confinement.as_ref();
+        let out = run_cli(
+            tool,
+            invocation.args,
+            &stdin,
+            &settings,
+            confined,
+            call,
+            |line| {
+                let Ok(v) = serde_json::from_str::<Value>(line) else {
+                    return;
+                };
+                if let Some(text) = self.agent.streamed_text(&v) {
+                    streamed += approx_tokens(&text);
+                    (call.progress)(CallProgress::Tokens {
+                        output_tokens: streamed,
+                        attempt: 1,
+                    });
                 }
-            }
-        });
+                for (id, used) in self.agent.tool_uses(&v) {
+                    // Without an id a use cannot be told from another: each counts.
+                    if id.is_empty() || seen.insert(id) {
+                        (call.progress)(CallProgress::ToolUse(used.clone()));
+                        tool_uses.push(used);
+                    }
+                }
+            },
+        );
         drop(written);
         let out = out?;
+        if let Some(c) = confined {
+            self.launcher_refused(c, &out)?;
+        }
         let answer = self.agent.answer(&self.model, &out)?;
         Ok(Response {
             text: answer.text,
@@ -236,9 +260,23 @@ fn scratch_path() -> PathBuf {
 struct Written {
     files: Vec<PathBuf>,
     dirs: Vec<PathBuf>,
+    /// Folders removed with everything in them (the call's temporary folder).
+    trees: Vec<PathBuf>,
 }
 
 impl Written {
+    /// Creates `dir` (private to this user, failing if it exists) and removes it with all it
+    /// holds after the call.
+    fn create_tree(&mut self, dir: &Path) -> Result<(), String> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        self.trees.push(dir.to_path_buf());
+        Ok(())
+    }
+
     /// Creates `dir` (private to this user) and removes it after the call.
     fn create_dir(&mut self, dir: &Path) -> Result<(), String> {
         use std::os::unix::fs::DirBuilderExt;
@@ -297,20 +335,25 @@ impl Drop for Written {
         for dir in self.dirs.drain(..).rev() {
             let _ = std::fs::remove_dir(dir);
         }
+        for tree in self.trees.drain(..) {
+            let _ = std::fs::remove_dir_all(tree);
+        }
     }
 }
 
-/// Runs a CLI with `stdin` as its input, calling `on_line` for each line it prints.
+/// Runs a CLI with `stdin` as its input (through `confine`'s launcher when given), calling
+/// `on_line` for each line it prints.
 pub(crate) fn run_cli(
     tool: &CliTool,
     args: Vec<String>,
     stdin: &str,
     settings: &CliSettings,
+    confine: Option<&Confinement>,
     call: &Call<'_>,
     mut on_line: impl FnMut(&str),
 ) -> Result<ProcessOutput, ProviderError> {
     let program = super::find_program(tool, settings)?;
-    let spec = ProcessSpec {
+    let mut spec = ProcessSpec {
         program,
         args,
         env: settings.env.clone(),
@@ -320,6 +363,9 @@ pub(crate) fn run_cli(
         idle_timeout: settings.idle_timeout,
         total_timeout: settings.total_timeout,
     };
+    if let Some(c) = confine {
+        spec = c.wrap(&spec);
+    }
     match process::run(&spec, call.cancelled, &mut on_line) {
         // The answer is parsed from stdout: one whose middle was cut to the cap would be read
         // wrong, silently. Fail instead (transiently: a retry may answer shorter).
@@ -334,6 +380,14 @@ pub(crate) fn run_cli(
         }),
         Ok(out) => Ok(out),
         Err(ProcessError::Cancelled) => Err(ProviderError::Cancelled),
+        Err(ProcessError::NotFound { .. }) if confine.is_some() => Err(ProviderError::Permanent {
+            provider: tool.kind.into(),
+            message: format!(
+                "the confinement launcher {} cannot be run",
+                spec.program.display()
+            ),
+            hint: None,
+        }),
         Err(ProcessError::NotFound { .. }) => Err(not_installed(tool)),
         Err(e @ (ProcessError::IdleTimeout { .. } | ProcessError::TotalTimeout { .. })) => {
             Err(ProviderError::Transient {
@@ -351,5 +405,6 @@ pub(crate) fn run_cli(
     }
 }
 
+mod confined;
 #[cfg(test)]
 mod tests;

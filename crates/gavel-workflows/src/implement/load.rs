@@ -2,7 +2,7 @@
 //! be the folder and branch gavel expects before anything is written in it), the lineage
 //! starts inside it, and the person's checkout is fingerprinted.
 
-use gavel_core::{NodeCtx, NodeError, Transition};
+use gavel_core::{EventKind, NodeCtx, NodeError, Transition};
 use gavel_exec::git::{BRANCH_PREFIX, DEFAULT_WORKTREE_HOME, Git};
 
 use super::fingerprint::Fingerprint;
@@ -42,6 +42,16 @@ impl ImplementWorkflow {
                 worktree.branch.as_deref().unwrap_or("a detached HEAD"),
                 home.join(&name).display()
             )));
+        }
+        if self.settings.agent && self.settings.confine.is_none() {
+            cx.event(EventKind::Note {
+                text: format!(
+                    "sandbox = \"none\": the agent implementer {} runs unconfined; only its \
+                     own rules and gavel's checks of the worktree and your checkout stand \
+                     between it and your files",
+                    self.settings.implementer
+                ),
+            });
         }
         s.worktree = Some(worktree.path.to_string_lossy().into_owned());
         s.file_counter = 0;

@@ -81,6 +81,11 @@ pub struct ImplementSettings {
     /// The implementer is an agent CLI that edits the worktree itself (else it answers in the
     /// [`answer`] format).
     pub agent: bool,
+    /// The Landlock launcher that confines an agent implementer's whole process tree to the
+    /// worktree (the provider adds the call's temporary folder and the CLI's own state).
+    /// `None`: an agent runs unconfined (`[implement] sandbox = "none"`), which N0 records in
+    /// the timeline.
+    pub confine: Option<gavel_exec::confine::Launcher>,
     pub calls: crate::caller::CallerSettings,
     /// The implementer's provider string.
     pub implementer: String,

@@ -213,7 +213,8 @@ impl ImplementWorkflow {
         )))
     }
 
-    /// What an agent CLI may do: edit in the worktree, run the test and lint commands.
+    /// What an agent CLI may do: edit in the worktree, run the test and lint commands; confined
+    /// by the operating system to writing in the worktree when a launcher is set.
     fn profile(&self, worktree: &Path) -> gavel_llm::AgentProfile {
         if !self.settings.agent {
             return gavel_llm::AgentProfile::text_only();
@@ -227,6 +228,12 @@ impl ImplementWorkflow {
             },
             workdir: Some(worktree.to_path_buf()),
             max_turns: 40,
+            confine: self.settings.confine.as_ref().map(|launcher| {
+                gavel_exec::confine::Confinement {
+                    launcher: launcher.clone(),
+                    writable: vec![worktree.to_path_buf()],
+                }
+            }),
             ..gavel_llm::AgentProfile::text_only()
         }
     }

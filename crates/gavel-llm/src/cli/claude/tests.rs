@@ -77,6 +77,7 @@ fn each_tools_level_maps_to_built_in_tools_and_a_permission_mode() {
     let args = invocation(&edit, "/w/tree").args;
     assert_eq!(values(&args, "--tools"), ["Read,Grep,Glob,Edit,Write"]);
     assert_eq!(values(&args, "--permission-mode"), ["acceptEdits"]);
+    assert_eq!(values(&args, "--allowedTools"), ["Edit(//w/tree/**)"]);
     assert!(
         !args.iter().any(|a| a == "--add-dir"),
         "the folder is the working folder"
@@ -96,6 +97,7 @@ fn each_tools_level_maps_to_built_in_tools_and_a_permission_mode() {
     assert_eq!(
         values(&args, "--allowedTools"),
         [
+            "Edit(//w/tree/**)",
             "Bash(cargo test)",
             "Bash(cargo test *)",
             "Bash(git status)",
@@ -209,4 +211,29 @@ fn no_tools_and_the_prompt_stays_out_of_argv() {
             .any(|w| w[0] == "--setting-sources" && w[1] == "user")
     );
     assert!(!args.iter().any(|a| a.len() > 40));
+}
+
+#[test]
+fn a_confined_call_leaves_claude_code_its_config_folder_and_file() {
+    let vars = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    };
+    assert_eq!(
+        Claude.state_paths(&vars(&[("HOME", "/h")])),
+        [
+            StatePath::folder("/h/.claude"),
+            StatePath::file("/h/.claude.json")
+        ]
+    );
+    assert_eq!(
+        Claude.state_paths(&vars(&[("HOME", "/h"), ("CLAUDE_CONFIG_DIR", "/c")])),
+        [StatePath::folder("/c")],
+        "the config file lives in the config folder then"
+    );
+    assert!(Claude.state_paths(&vars(&[])).is_empty());
 }

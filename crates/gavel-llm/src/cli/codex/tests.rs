@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::cli::agent::test_setup;
+use crate::cli::agent::{StatePath, test_setup};
 use crate::profile::McpServer;
 
 fn args(profile: &AgentProfile, workdir: &str) -> Vec<String> {
@@ -215,4 +215,25 @@ fn the_prompt_is_never_in_argv_and_tools_are_off() {
             .any(|w| w[0] == "-c" && w[1] == "features.shell_tool=false")
     );
     assert!(args.iter().any(|a| a == "--ephemeral"));
+}
+
+#[test]
+fn a_call_gavel_confines_runs_without_codexs_own_sandbox_and_keeps_its_home() {
+    let launcher = gavel_exec::confine::Launcher {
+        program: "/usr/bin/gavel".into(),
+        args: vec!["__confine".into()],
+    };
+    let edit = AgentProfile::edit_within("/w/tree", 30).confined(launcher, vec!["/w/tree".into()]);
+    let o = args(&edit, "/w/tree");
+    let o = overrides_in(&o);
+    assert!(o.contains(&"sandbox_mode=\"danger-full-access\""), "{o:?}");
+    assert!(!o.iter().any(|o| o.starts_with("sandbox_workspace_write")));
+    let home = |name: &str| (name == "HOME").then(|| "/h".to_owned());
+    assert_eq!(Codex.state_paths(&home), [StatePath::folder("/h/.codex")]);
+    let own = |name: &str| match name {
+        "CODEX_HOME" => Some("/c".to_owned()),
+        "HOME" => Some("/h".to_owned()),
+        _ => None,
+    };
+    assert_eq!(Codex.state_paths(&own), [StatePath::folder("/c")]);
 }

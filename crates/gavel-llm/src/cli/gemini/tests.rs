@@ -228,3 +228,16 @@ fn a_cut_stream_is_an_error_even_with_exit_0() {
         Some("Model stream ended without a finish reason.")
     );
 }
+
+#[test]
+fn a_confined_call_leaves_the_gemini_cli_its_state_folder() {
+    use crate::cli::agent::StatePath;
+    let home = |name: &str| (name == "HOME").then(|| "/h".to_owned());
+    assert_eq!(Gemini.state_paths(&home), [StatePath::folder("/h/.gemini")]);
+    let own = |name: &str| match name {
+        "GEMINI_CLI_HOME" => Some("/g".to_owned()),
+        "HOME" => Some("/h".to_owned()),
+        _ => None,
+    };
+    assert_eq!(Gemini.state_paths(&own), [StatePath::folder("/g/.gemini")]);
+}

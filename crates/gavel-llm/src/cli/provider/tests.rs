@@ -155,3 +155,112 @@ fn a_profile_the_cli_cannot_run_fails_permanently_before_it_starts() {
         assert!(err.hint().is_some());
     }
 }
+
+/// An executable shell script at `path`.
+fn script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}")).expect("script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// A fake `claude` in `bin` answering with its `TMPDIR`, a launcher at `launcher` running
+/// `body`, and a confined editing call of `tree` through it.
+fn confined_call(dir: &Path, launcher_body: &str) -> (Result<Response, ProviderError>, PathBuf) {
+    let bin = dir.join("bin");
+    let tree = dir.join("tree");
+    let home = dir.join("home");
+    for d in [&bin, &tree, &home] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    script(
+        &bin.join("claude"),
+        "cat > /dev/null; touch \"$TMPDIR/scratch\" && \
+         printf '{\"type\":\"result\",\"result\":\"%s\",\"is_error\":false}\\n' \"$TMPDIR\"\n",
+    );
+    let launcher = dir.join("launcher");
+    script(&launcher, launcher_body);
+    let settings = CliSettings {
+        env: vec![
+            ("PATH".into(), format!("{}:/usr/bin:/bin", bin.display())),
+            ("HOME".into(), home.display().to_string()),
+            ("LOG".into(), dir.join("log").display().to_string()),
+        ],
+        ..CliSettings::default()
+    };
+    let provider = CliProvider::claude("m", settings);
+    let profile = AgentProfile::edit_within(&tree, 3).confined(
+        gavel_exec::confine::Launcher {
+            program: launcher,
+            args: vec!["__confine".into()],
+        },
+        vec![tree.clone()],
+    );
+    let request = Request {
+        role: crate::Role::DRAFTER,
+        prompt: "p".into(),
+        seq: 0,
+        step_id: "s".into(),
+        max_output_tokens: 10,
+        profile,
+    };
+    (provider.complete(&request, &Call::new(&|| false)), tree)
+}
+
+#[test]
+fn a_confined_call_runs_through_the_launcher_with_its_folders_and_a_private_tmp() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The launcher logs its arguments, then runs what follows `--`.
+    let (answer, tree) = confined_call(
+        dir.path(),
+        "echo \"$@\" > \"$LOG\"\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n",
+    );
+    let answer = answer.expect("answered");
+    let tmp = PathBuf::from(answer.text.trim());
+    assert!(tmp.starts_with(std::env::temp_dir()), "{tmp:?}");
+    assert!(
+        !tmp.exists(),
+        "the call's temporary folder is removed with its files"
+    );
+    let log = std::fs::read_to_string(dir.path().join("log")).expect("launcher log");
+    let home = dir.path().join("home");
+    let want = format!(
+        "__confine --write {} --write {} --write {} -- ",
+        tree.display(),
+        tmp.display(),
+        home.join(".claude").display()
+    );
+    assert!(log.starts_with(&want), "{log}\nwant: {want}");
+    assert!(log.contains("claude -p"), "{log}");
+    assert!(home.join(".claude").is_dir(), "its state folder is made");
+    assert!(
+        !log.contains(".claude.json"),
+        "a missing file cannot be named: {log}"
+    );
+}
+
+#[test]
+fn the_launchers_refusals_are_permanent_errors_that_say_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (refused, _) = confined_call(
+        dir.path(),
+        "echo 'gavel confine: this system cannot confine an agent' >&2\nexit 126\n",
+    );
+    match refused {
+        Err(ProviderError::Permanent { message, hint, .. }) => {
+            assert!(message.contains("the confinement launcher"), "{message}");
+            assert!(message.contains("cannot confine an agent"), "{message}");
+            assert!(hint.is_some_and(|h| h.contains("sandbox = \"none\"")));
+        }
+        other => panic!("{other:?}"),
+    }
+    let (missing, _) = confined_call(
+        dir.path(),
+        "echo 'gavel confine: `claude` not found' >&2\nexit 127\n",
+    );
+    match missing {
+        Err(ProviderError::Permanent { message, .. }) => {
+            assert!(message.contains("could not find claude"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
