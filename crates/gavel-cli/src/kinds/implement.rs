@@ -83,7 +83,8 @@ pub fn workflow(
     let runner = i.runner.unwrap_or_else(|| RunnerKind::detect(&test));
     let spec = s.role(WORKFLOW, "implementer")?;
     let agent = gavel_llm::tools::cli_tool(spec.kind()).is_some();
-    let confine = if agent && i.sandbox == Sandbox::Landlock {
+    // Landlock confines the agent's edits and every test and lint run (untrusted code).
+    let confine = if i.sandbox == Sandbox::Landlock {
         let program = std::env::current_exe().map_err(|e| {
             CliError::error(format!(
                 "cannot find gavel's own program to confine the agent with: {e}"
@@ -155,12 +156,11 @@ pub fn preflight(ctx: &Context, wf: &ImplementWorkflow) -> Vec<String> {
             "the test command's program `{p}` is not on PATH ([implement] test or --test-cmd)"
         ));
     }
-    if wf.settings.agent
-        && ctx.settings.implement.sandbox == Sandbox::Landlock
+    if ctx.settings.implement.sandbox == Sandbox::Landlock
         && let Err(e) = gavel_exec::confine::support()
     {
         problems.push(format!(
-            "the agent cannot be confined to its worktree: {e}; gavel will not let an agent edit unconfined unless [implement] sandbox = \"none\" is set"
+            "the model's code and tests cannot be confined to the worktree: {e}; gavel will not run them unconfined unless [implement] sandbox = \"none\" is set"
         ));
     }
     problems

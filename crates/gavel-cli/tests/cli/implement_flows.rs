@@ -385,3 +385,37 @@ fn a_test_run_that_times_out_asks_a_person() {
         show_output(&out)
     );
 }
+
+#[test]
+fn the_tests_a_model_wrote_run_confined_and_cannot_write_outside_the_worktree() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let outside = dir.path().join("stolen.txt");
+    let tests = format!(
+        "=== gavel:write tests/test_calc.py\ntry:\n    open({:?}, 'w').write('x')\nexcept OSError as e:\n    print('denied:', e)\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n=== gavel:end\n",
+        outside.display().to_string()
+    );
+    let env = python_project(&[&tests, CODE]);
+    let out = start(&env);
+    assert_exit(&out, 3);
+    assert!(
+        !outside.exists(),
+        "the red and green runs could not write outside the worktree"
+    );
+    assert!(
+        show_output(&out).contains("green gate: 1 passed"),
+        "{}",
+        show_output(&out)
+    );
+    let green = env
+        .ls(".gavel/worktrees/1-impl/docs/lineage/active/1-impl")
+        .into_iter()
+        .find(|n| n.ends_with("green.md"))
+        .expect("green output");
+    let text = env.read(&format!(
+        ".gavel/worktrees/1-impl/docs/lineage/active/1-impl/{green}"
+    ));
+    assert!(
+        text.contains("Permission denied") || text.contains("denied"),
+        "{text}"
+    );
+}

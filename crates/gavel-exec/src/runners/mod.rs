@@ -322,6 +322,56 @@ pub fn run_tests_with(
     cancelled: &dyn Fn() -> bool,
     on_start: &mut dyn FnMut(u32),
 ) -> Result<TestReport, ProcessError> {
+    run_tests_confined(cmd, None, limit, cancelled, on_start)
+}
+
+/// The folders a runner's tool chain writes outside the project (build and package caches),
+/// those that exist, for a confined run: cargo's registry, git checkouts and package-cache
+/// lock under `CARGO_HOME` (and `CARGO_TARGET_DIR` when set), Go's build and module caches,
+/// npm's cache. `var` reads the environment.
+pub fn tool_caches(kind: RunnerKind, var: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+    let home = var("HOME").map(PathBuf::from);
+    let or_home = |name: &str, rel: &str| {
+        var(name)
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(rel)))
+    };
+    let mut out: Vec<PathBuf> = Vec::new();
+    match kind {
+        RunnerKind::Cargo => {
+            if let Some(cargo_home) = or_home("CARGO_HOME", ".cargo") {
+                for part in [
+                    "registry",
+                    "git",
+                    ".package-cache",
+                    ".package-cache-mutate",
+                    ".global-cache",
+                ] {
+                    out.push(cargo_home.join(part));
+                }
+            }
+            out.extend(var("CARGO_TARGET_DIR").map(PathBuf::from));
+        }
+        RunnerKind::Go => {
+            out.extend(or_home("GOCACHE", ".cache/go-build"));
+            out.extend(or_home("GOMODCACHE", "go/pkg/mod"));
+        }
+        RunnerKind::Node => out.extend(home.as_ref().map(|h| h.join(".npm"))),
+        RunnerKind::Pytest | RunnerKind::Generic => {}
+    }
+    out.retain(|p| p.is_absolute() && p.exists());
+    out
+}
+
+/// [`run_tests_with`], each step run through `confine` when given (the tests are untrusted
+/// code: a model wrote them, or the code they test).
+pub fn run_tests_confined(
+    cmd: &TestCommand,
+    confine: Option<&crate::confine::Confinement>,
+    limit: usize,
+    cancelled: &dyn Fn() -> bool,
+    on_start: &mut dyn FnMut(u32),
+) -> Result<TestReport, ProcessError> {
     let words = shell_words::split(&cmd.command).map_err(|e| bad_command(cmd, &e.to_string()))?;
     let mut env: Vec<(String, String)> = Vec::new();
     let mut words = words.as_slice();
@@ -336,16 +386,22 @@ pub fn run_tests_with(
         return Err(bad_command(cmd, "there is no program to run"));
     };
     env.extend(cmd.env.iter().cloned());
-    let spec = |args: Vec<String>, timeout: Duration| ProcessSpec {
-        program: program.into(),
-        args,
-        env: env.clone(),
-        env_remove: Vec::new(),
-        cwd: Some(cmd.cwd.clone()),
-        stdin: String::new(),
-        // Tests may be silent for long: only the total clock counts.
-        idle_timeout: timeout.saturating_add(Duration::from_secs(1)),
-        total_timeout: timeout,
+    let spec = |args: Vec<String>, timeout: Duration| {
+        let spec = ProcessSpec {
+            program: program.into(),
+            args,
+            env: env.clone(),
+            env_remove: Vec::new(),
+            cwd: Some(cmd.cwd.clone()),
+            stdin: String::new(),
+            // Tests may be silent for long: only the total clock counts.
+            idle_timeout: timeout.saturating_add(Duration::from_secs(1)),
+            total_timeout: timeout,
+        };
+        match confine {
+            Some(c) => c.wrap(&spec),
+            None => spec,
+        }
     };
     let mut build = None;
     let mut timeout = cmd.timeout;

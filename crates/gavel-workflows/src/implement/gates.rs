@@ -10,9 +10,10 @@
 //! red and green the worktree is committed so no generated work is lost.
 
 use gavel_core::{Choice, EventKind, NodeCtx, NodeError, StepError, Transition};
+use gavel_exec::confine::Confinement;
 use gavel_exec::git::Git;
 use gavel_exec::process::ProcessError;
-use gavel_exec::runners::{RunnerKind, TestCommand, TestOutcome, TestReport, run_tests_with};
+use gavel_exec::runners::{RunnerKind, TestCommand, TestOutcome, TestReport, run_tests_confined};
 
 use super::guard::Step;
 use super::{CommandSettings, GateRecord, ImplementState, ImplementWorkflow, goto, node};
@@ -166,21 +167,46 @@ impl ImplementWorkflow {
             },
             _ => (&self.settings.test, self.settings.runner),
         };
+        let name = s.worktree_name();
+        let home = self.root().join(gavel_exec::git::DEFAULT_WORKTREE_HOME);
+        // The tests are untrusted code (a model wrote them, or what they test): confined like
+        // the agent, writing only in the worktree, a private temp folder and the tool chain's
+        // caches.
+        let (confine, env) = match &self.settings.confine {
+            Some(launcher) => {
+                let tmp = home.join(format!(".{name}.tmp"));
+                std::fs::create_dir_all(&tmp).map_err(|e| super::io_failed("create", &tmp, e))?;
+                let mut writable = vec![worktree.clone(), tmp.clone()];
+                writable.extend(gavel_exec::runners::tool_caches(kind, &|v| {
+                    std::env::var(v).ok()
+                }));
+                let tmp = tmp.to_string_lossy().into_owned();
+                (
+                    Some(Confinement {
+                        launcher: launcher.clone(),
+                        writable,
+                    }),
+                    vec![
+                        ("TMPDIR".to_owned(), tmp.clone()),
+                        ("TMP".to_owned(), tmp.clone()),
+                        ("TEMP".to_owned(), tmp),
+                    ],
+                )
+            }
+            None => (None, Vec::new()),
+        };
         let cmd = TestCommand {
             kind,
             command: settings.command.clone(),
             cwd: worktree,
             timeout: settings.timeout,
-            env: Vec::new(),
+            env,
         };
         let limit = self.settings.output_limit;
         let cancel = cx.cancel().clone();
         // A gavel killed while it waited leaves the test process group running: its id is in
         // this file, and the next run of the gate kills it before starting again.
-        let pid_file = self
-            .root()
-            .join(gavel_exec::git::DEFAULT_WORKTREE_HOME)
-            .join(format!(".{}.{}.pid", s.worktree_name(), which.name()));
+        let pid_file = home.join(format!(".{name}.{}.pid", which.name()));
         if let Some(pgid) = std::fs::read_to_string(&pid_file)
             .ok()
             .and_then(|t| t.trim().parse::<u32>().ok())
@@ -196,9 +222,15 @@ impl ImplementWorkflow {
             let _ = std::fs::remove_file(&pid_file);
         }
         let ran: Result<TestReport, StepError<ProcessError>> = cx.step(which.name(), || {
-            let report = run_tests_with(&cmd, limit, &|| cancel.is_cancelled(), &mut |pid| {
-                let _ = crate::fsutil::write_atomic(&pid_file, pid.to_string().as_bytes());
-            });
+            let report = run_tests_confined(
+                &cmd,
+                confine.as_ref(),
+                limit,
+                &|| cancel.is_cancelled(),
+                &mut |pid| {
+                    let _ = crate::fsutil::write_atomic(&pid_file, pid.to_string().as_bytes());
+                },
+            );
             let _ = std::fs::remove_file(&pid_file);
             report
         });

@@ -43,13 +43,16 @@ impl ImplementWorkflow {
                 home.join(&name).display()
             )));
         }
-        if self.settings.agent && self.settings.confine.is_none() {
+        if self.settings.confine.is_none() {
+            let who = if self.settings.agent {
+                format!("the agent implementer {} and ", self.settings.implementer)
+            } else {
+                String::new()
+            };
             cx.event(EventKind::Note {
                 text: format!(
-                    "sandbox = \"none\": the agent implementer {} runs unconfined; only its \
-                     own rules and gavel's checks of the worktree and your checkout stand \
-                     between it and your files",
-                    self.settings.implementer
+                    "sandbox = \"none\": {who}the test and lint runs go unconfined; only gavel's \
+                     checks of the worktree and your checkout stand between them and your files"
                 ),
             });
         }
