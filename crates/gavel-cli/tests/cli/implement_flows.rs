@@ -406,16 +406,15 @@ fn the_tests_a_model_wrote_run_confined_and_cannot_write_outside_the_worktree() 
         "{}",
         show_output(&out)
     );
-    let green = env
-        .ls(".gavel/worktrees/1-impl/docs/lineage/active/1-impl")
+    let lineage = ".gavel/worktrees/1-impl/docs/lineage/active/1-impl";
+    let red = env
+        .ls(lineage)
         .into_iter()
-        .find(|n| n.ends_with("green.md"))
-        .expect("green output");
-    let text = env.read(&format!(
-        ".gavel/worktrees/1-impl/docs/lineage/active/1-impl/{green}"
-    ));
+        .find(|n| n.ends_with("-red.md"))
+        .expect("red output");
+    let text = env.read(&format!("{lineage}/{red}"));
     assert!(
-        text.contains("Permission denied") || text.contains("denied"),
+        text.contains("denied: [Errno 13] Permission denied"),
         "{text}"
     );
 }
