@@ -157,6 +157,13 @@ pub fn crash_hook() -> Option<Box<CrashHook>> {
         return None;
     }
     Some(Box::new(move |point: &str| {
+        // `panic:POINT` panics there instead, to prove what a panic leaves behind.
+        if points
+            .iter()
+            .any(|p| p.strip_prefix("panic:") == Some(point))
+        {
+            panic!("injected panic at {point} ({ENV_CRASH_AT})");
+        }
         if points.iter().any(|p| p == point) {
             // A real SIGKILL, exactly as `kill -9` would deliver it: no destructors, no flushes.
             let _ = Command::new("kill")

@@ -57,12 +57,22 @@ impl WorkflowKind for ImplementKind {
         run: gavel_core::RunId,
     ) -> Option<String> {
         let state: ImplementState = state_of(store, run).ok()?;
-        let git = gavel_workflows::git::Git::at(&ctx.settings.repo_root);
-        let name = worktree_name(state.issue);
-        let removed = git.worktree_remove(&name).unwrap_or(false);
-        let branch = format!("gavel/{name}");
-        let deleted = git.run(&["branch", "-D", &branch]).is_ok();
-        (removed || deleted).then(|| format!("its worktree and branch {branch} were removed"))
+        let branch = format!("gavel/{}", worktree_name(state.issue));
+        let lineage = ctx.settings.lineage_dir_for(WORKFLOW);
+        Some(
+            match gavel_workflows::implement::discard(
+                &ctx.settings.repo_root,
+                &lineage,
+                state.issue,
+            ) {
+                Ok(Some(kept)) => format!(
+                    "its worktree and branch {branch} were removed; its lineage is kept in {}",
+                    kept.display()
+                ),
+                Ok(None) => format!("its worktree and branch {branch} were removed"),
+                Err(e) => format!("its worktree could not be removed ({e}); see `gavel doctor`"),
+            },
+        )
     }
 }
 

@@ -164,6 +164,11 @@ fn exhausted_retries_halt_and_never_merge() {
         show_output(&out)
     );
     assert!(!env.exists(".gavel/worktrees/1-impl"));
+    let kept = env.ls("docs/lineage/active/1-impl");
+    assert!(
+        kept.iter().any(|n| n.ends_with("feedback.md")),
+        "the aborted run's lineage stays readable: {kept:?}"
+    );
 }
 
 /// The seed's TS-06: a person rejects at the diff gate: the worktree and branch are removed

@@ -220,8 +220,8 @@ fn uncommitted_and_untracked_work_survives_abort_and_ctrl_c_byte_for_byte() {
     let out = child.wait_with_output().expect("wait");
     assert_exit(&out, 130);
     assert_eq!(
-        tree(&env.repo),
-        before,
+        differing(&tree(&env.repo), &before),
+        Vec::<String>::new(),
         "Ctrl-C leaves the checkout byte for byte"
     );
     assert!(
@@ -229,9 +229,16 @@ fn uncommitted_and_untracked_work_survives_abort_and_ctrl_c_byte_for_byte() {
         "the worktree is kept to resume"
     );
     assert_exit(&env.run(&["abort", "1"]), 0);
+    // Every file the person had is byte for byte as it was; the only new files are the
+    // aborted run's lineage, kept where every workflow keeps an aborted run's.
+    let after = tree(&env.repo);
+    let changed: Vec<String> = differing(&after, &before)
+        .into_iter()
+        .filter(|p| !p.starts_with("docs/lineage/active/1-impl/"))
+        .collect();
     assert_eq!(
-        tree(&env.repo),
-        before,
+        changed,
+        Vec::<String>::new(),
         "abort leaves the checkout byte for byte"
     );
     assert!(!env.exists(".gavel/worktrees/1-impl"));
@@ -416,5 +423,72 @@ fn the_tests_a_model_wrote_run_confined_and_cannot_write_outside_the_worktree() 
     assert!(
         text.contains("denied: [Errno 13] Permission denied"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_panic_keeps_the_checkout_byte_for_byte_and_the_run_resumes() {
+    let env = python_project(&[TESTS, CODE]);
+    env.write("README.md", "edited, not committed\n");
+    env.write("scratch/todo.txt", "untracked\n");
+    let before = tree(&env.repo);
+    let out = env
+        .gavel(&[
+            "implement",
+            "1",
+            "--lld",
+            "docs/design.md",
+            "--test-cmd",
+            PYTEST,
+            "--auto",
+        ])
+        .env("GAVEL_CRASH_AT", "panic:before:N4_green_gate")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(101), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains("injected panic"),
+        "{}",
+        show_output(&out)
+    );
+    assert_eq!(differing(&tree(&env.repo), &before), Vec::<String>::new());
+    assert!(
+        env.exists(".gavel/worktrees/1-impl"),
+        "the worktree is kept to resume"
+    );
+    assert_exit(&env.run(&["resume", "1"]), 3);
+    env.assert_no_finished_call_repeated();
+    approve_in_a_terminal(&env, "1");
+    assert!(env.exists("calc.py"));
+    assert_eq!(env.read("README.md"), "edited, not committed\n");
+    assert_eq!(env.read("scratch/todo.txt"), "untracked\n");
+}
+
+#[test]
+fn no_tests_go_back_to_the_scaffold_and_a_runner_usage_error_halts() {
+    let empty = "=== gavel:write tests/test_nothing.py\n# no tests yet\n=== gavel:end\n";
+    let env = python_project(&[empty, TESTS, CODE]);
+    let out = start(&env);
+    assert_exit(&out, 3);
+    assert!(
+        show_output(&out).contains("the test command found no tests"),
+        "{}",
+        show_output(&out)
+    );
+    let env = python_project(&[TESTS, CODE]);
+    let out = env.run(&[
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        "python3 -m pytest --no-such-flag",
+        "--auto",
+    ]);
+    assert_exit(&out, 4);
+    assert!(
+        show_output(&out).contains("did not run properly (usage error"),
+        "{}",
+        show_output(&out)
     );
 }

@@ -69,11 +69,14 @@ impl ImplementWorkflow {
                 goto(node::MERGE)
             }
             Reviewed::Rejected { .. } => {
-                self.remove_worktree(s)?;
+                let kept = discard(self.root(), &self.settings.lineage_dir, s.issue)
+                    .map_err(NodeError::Failed)?;
                 Ok(Transition::Abort {
                     reason: format!(
-                        "a person rejected the change at the diff gate; the worktree and branch {BRANCH_PREFIX}{} are removed",
-                        s.worktree_name()
+                        "a person rejected the change at the diff gate; the worktree and branch {BRANCH_PREFIX}{} are removed{}",
+                        s.worktree_name(),
+                        kept.map(|p| format!(", its lineage kept in {}", p.display()))
+                            .unwrap_or_default()
                     ),
                 })
             }
@@ -266,6 +269,36 @@ impl ImplementWorkflow {
         let _ = git.run(&["branch", "-D", &format!("{BRANCH_PREFIX}{name}")]);
         Ok(())
     }
+}
+
+/// Ends an implementation run's worktree without merging: its lineage is copied to the
+/// person's `{lineage}/active/{n}-impl/` (where an aborted run's lineage stays, as for every
+/// workflow), then the worktree and its branch are removed. Returns where the lineage went.
+pub fn discard(
+    root: &std::path::Path,
+    lineage_dir: &std::path::Path,
+    issue: u64,
+) -> Result<Option<PathBuf>, String> {
+    let git = Git::at(root);
+    let name = super::worktree_name(issue);
+    let rel = lineage_dir.join("active").join(&name);
+    let in_worktree = git
+        .worktrees()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|w| w.name == name)
+        .map(|w| w.path.join(&rel));
+    let kept = match in_worktree {
+        Some(from) if from.is_dir() => {
+            copy_dir(&from, &root.join(&rel)).map_err(|e| e.to_string())?;
+            Some(rel)
+        }
+        _ => None,
+    };
+    git.worktree_remove(&name)
+        .map_err(|e| format!("cannot remove the worktree: {e}"))?;
+    let _ = git.run(&["branch", "-D", &format!("{BRANCH_PREFIX}{name}")]);
+    Ok(kept)
 }
 
 /// Copies a folder's files (one level of subfolders deep is enough for a lineage), replacing

@@ -29,6 +29,7 @@ mod step;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use finish::discard;
 use gavel_core::{ContentHash, NodeCtx, NodeError, Transition, Workflow};
 use gavel_exec::git::TreeId;
 pub use gavel_exec::runners::RunnerKind;
