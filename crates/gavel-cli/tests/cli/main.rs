@@ -14,6 +14,7 @@ mod github;
 mod github_failures;
 mod implement;
 mod implement_agents;
+mod implement_crash;
 mod implement_flows;
 mod lld;
 mod lld_crash;
