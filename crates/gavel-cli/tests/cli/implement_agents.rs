@@ -323,9 +323,15 @@ fn writes_outside_the_worktree_never_land_and_landlock_stops_what_claude_code_al
             "Claude Code ran the allowed test command; Landlock denied its write: {said}"
         );
     }
-    // The rest of the run goes on: the code was written in the worktree.
-    assert_exit(&out, 3);
-    assert!(text.contains("green gate: "), "{text}");
+    // Nothing landed, and the attempts themselves stop the run, naming the paths.
+    assert_exit(&out, 4);
+    assert!(
+        text.contains("the implementer tried to write outside its worktree"),
+        "{text}"
+    );
+    for name in ["../../x", "stolen.txt"] {
+        assert!(text.contains(name), "{name} named: {text}");
+    }
 }
 
 #[test]

@@ -170,6 +170,17 @@ impl ImplementWorkflow {
             .filter(|c| !c.path.starts_with(&lineage_prefix))
             .collect();
         self.check_checkout(&checkout)?;
+        if self.settings.agent {
+            let tried = escapes(&worktree, &answered.response.tool_uses);
+            if !tried.is_empty() {
+                return Ok(Attempt::Stop(Transition::Halt {
+                    reason: format!(
+                        "the implementer tried to write outside its worktree: {}; read its call (`gavel show RUN --call N`) before resuming (a resume starts the step again from its snapshot)",
+                        tried.join(", ")
+                    ),
+                }));
+            }
+        }
         let globs = &self.settings.test_globs;
         let is_test = |p: &str| gavel_exec::runners::is_test_file(p, globs);
         let refused = guard::refused(&worktree, &changes, step, &is_test);
@@ -269,6 +280,55 @@ impl ImplementWorkflow {
     }
 }
 
+/// The paths an agent's file tools were pointed at outside `worktree` (whether or not the
+/// write landed: the sandbox refuses it, and an attempt is reason enough to stop). Shell
+/// commands are judged by their effects instead (the snapshot and the checkout fingerprint).
+fn escapes(worktree: &Path, used: &[gavel_llm::ToolUse]) -> Vec<String> {
+    const WRITERS: &[&str] = &[
+        "Write",
+        "Edit",
+        "MultiEdit",
+        "NotebookEdit",
+        "write_file",
+        "replace",
+        "edit_file",
+        "file_change",
+    ];
+    let mut out = Vec::new();
+    for u in used.iter().filter(|u| WRITERS.contains(&u.name.as_str())) {
+        for word in u.summary.split_whitespace() {
+            if !(word.contains('/') || word.contains('.')) {
+                continue;
+            }
+            let path = Path::new(word);
+            let abs = if path.is_absolute() {
+                path.to_path_buf()
+            } else {
+                worktree.join(path)
+            };
+            if !lexically_inside(&abs, worktree) && !out.contains(&word.to_owned()) {
+                out.push(word.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `path`, with `.` and `..` resolved as written, is inside `root`.
+fn lexically_inside(path: &Path, root: &Path) -> bool {
+    let mut normal = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                normal.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => normal.push(other),
+        }
+    }
+    normal.starts_with(root)
+}
+
 /// The worktree's files (tracked), for the prompt.
 fn tracked_files(worktree: &Path) -> Result<Vec<String>, NodeError> {
     let out = Git::at(worktree)
@@ -301,4 +361,38 @@ fn apply(worktree: &Path, ops: &[FileOp]) -> Result<(), NodeError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_tools_pointed_outside_the_worktree_are_escapes() {
+        let root = Path::new("/repo/.gavel/worktrees/1-impl");
+        let used = |name: &str, summary: &str| gavel_llm::ToolUse {
+            name: name.into(),
+            summary: summary.into(),
+        };
+        let found = escapes(
+            root,
+            &[
+                used("Write", "/repo/.gavel/worktrees/1-impl/calc.py"),
+                used("Write", "calc.py"),
+                used("Write", "/repo/.gavel/worktrees/1-impl/../../x"),
+                used("Edit", "/repo/stolen.txt"),
+                used("file_change", "add ../../../home/me/x.txt"),
+                used("Bash", "rm -rf /"),
+                used("Read", "/etc/passwd"),
+            ],
+        );
+        assert_eq!(
+            found,
+            [
+                "/repo/.gavel/worktrees/1-impl/../../x",
+                "/repo/stolen.txt",
+                "../../../home/me/x.txt"
+            ]
+        );
+    }
 }
