@@ -34,6 +34,21 @@ pub fn python_project(answers: &[&str]) -> Env {
 pub const TESTS: &str = "=== gavel:write tests/test_calc.py\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n=== gavel:end\n";
 pub const CODE: &str = "=== gavel:write calc.py\ndef add(a, b):\n    return a + b\n=== gavel:end\n";
 
+/// `gavel implement 1 --lld docs/design.md --test-cmd PYTEST --auto`.
+pub fn start(env: &Env) -> std::process::Output {
+    env.gavel(&[
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        PYTEST,
+        "--auto",
+    ])
+    .output()
+    .expect("run gavel")
+}
+
 /// Types `approve` at the run's diff gate in a terminal.
 pub fn approve_in_a_terminal(env: &Env, run: &str) {
     let editor = crate::pty::fake_editor(env);
@@ -49,15 +64,7 @@ pub fn approve_in_a_terminal(env: &Env, run: &str) {
 fn a_python_design_is_implemented_red_then_green_and_merged_after_a_typed_approval() {
     let env = python_project(&[TESTS, CODE]);
     let status_before = env.status();
-    let out = env.run(&[
-        "implement",
-        "1",
-        "--lld",
-        "docs/design.md",
-        "--test-cmd",
-        PYTEST,
-        "--auto",
-    ]);
+    let out = start(&env);
     assert_exit(&out, 3);
     let text = show_output(&out);
     assert!(text.contains("red gate: "), "{text}");
@@ -104,15 +111,7 @@ fn tests_that_already_pass_go_back_to_the_scaffold_and_an_edited_test_is_refused
         "=== gavel:write tests/test_ok.py\ndef test_ok():\n    assert True\n=== gavel:end\n";
     let cheat = "=== gavel:write tests/test_calc.py\ndef test_add():\n    assert True\n=== gavel:end\n=== gavel:write calc.py\nx = 1\n=== gavel:end\n";
     let env = python_project(&[passing, TESTS, cheat, CODE]);
-    let out = env.run(&[
-        "implement",
-        "1",
-        "--lld",
-        "docs/design.md",
-        "--test-cmd",
-        PYTEST,
-        "--auto",
-    ]);
+    let out = start(&env);
     assert_exit(&out, 3);
     let text = show_output(&out);
     assert!(
@@ -136,15 +135,7 @@ fn tests_that_already_pass_go_back_to_the_scaffold_and_an_edited_test_is_refused
 fn exhausted_retries_halt_and_never_merge() {
     let wrong = "=== gavel:write calc.py\ndef add(a, b):\n    return a - b\n=== gavel:end\n";
     let env = python_project(&[TESTS, wrong, wrong, wrong, wrong]);
-    let out = env.run(&[
-        "implement",
-        "1",
-        "--lld",
-        "docs/design.md",
-        "--test-cmd",
-        PYTEST,
-        "--auto",
-    ]);
+    let out = start(&env);
     assert_exit(&out, 4);
     let text = show_output(&out);
     assert!(
@@ -176,15 +167,7 @@ fn exhausted_retries_halt_and_never_merge() {
 #[test]
 fn a_rejection_at_the_diff_gate_cleans_up_and_merges_nothing() {
     let env = python_project(&[TESTS, CODE]);
-    let out = env.run(&[
-        "implement",
-        "1",
-        "--lld",
-        "docs/design.md",
-        "--test-cmd",
-        PYTEST,
-        "--auto",
-    ]);
+    let out = start(&env);
     assert_exit(&out, 3);
     let editor = crate::pty::fake_editor(&env);
     let mut p = crate::pty::spawn(&env, &["resume", "1"], &editor.to_string_lossy());

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::implement::{CODE, PYTEST, TESTS, approve_in_a_terminal, python_project, yaml};
+use crate::implement::{CODE, PYTEST, TESTS, approve_in_a_terminal, python_project, start, yaml};
 use crate::util::*;
 
 /// The paths whose bytes differ between two trees (so a failure names them, not the bytes).
@@ -45,18 +45,6 @@ fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
         }
     }
     out
-}
-
-fn start(env: &Env) -> std::process::Output {
-    env.run(&[
-        "implement",
-        "1",
-        "--lld",
-        "docs/design.md",
-        "--test-cmd",
-        PYTEST,
-        "--auto",
-    ])
 }
 
 #[test]
