@@ -8,6 +8,7 @@ mod confine;
 mod crash;
 mod credentials;
 mod diff_gate;
+mod doc_kinds;
 mod doctor;
 mod forward_compat;
 mod github;

@@ -76,6 +76,7 @@
 //! [`TestOutcome::BuildFailed`], like a compile error. In compiled languages a missing symbol
 //! is a compile error (`cargo`, `go`: `build_failed`, the compiler output is in the report).
 
+mod caches;
 mod classify;
 #[cfg(test)]
 mod tests;
@@ -87,6 +88,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::process::{self, ProcessError, ProcessSpec, TestRun};
 
+pub use self::caches::tool_caches;
 pub use self::classify::{classify, summarize};
 
 /// Which test runner a command starts, which decides how its result is read.
@@ -323,44 +325,6 @@ pub fn run_tests_with(
     on_start: &mut dyn FnMut(u32),
 ) -> Result<TestReport, ProcessError> {
     run_tests_confined(cmd, None, limit, cancelled, on_start)
-}
-
-/// The folders a runner's tool chain writes outside the project (build and package caches),
-/// those that exist, for a confined run: cargo's registry, git checkouts and package-cache
-/// lock under `CARGO_HOME` (and `CARGO_TARGET_DIR` when set), Go's build and module caches,
-/// npm's cache. `var` reads the environment.
-pub fn tool_caches(kind: RunnerKind, var: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
-    let home = var("HOME").map(PathBuf::from);
-    let or_home = |name: &str, rel: &str| {
-        var(name)
-            .map(PathBuf::from)
-            .or_else(|| home.as_ref().map(|h| h.join(rel)))
-    };
-    let mut out: Vec<PathBuf> = Vec::new();
-    match kind {
-        RunnerKind::Cargo => {
-            if let Some(cargo_home) = or_home("CARGO_HOME", ".cargo") {
-                for part in [
-                    "registry",
-                    "git",
-                    ".package-cache",
-                    ".package-cache-mutate",
-                    ".global-cache",
-                ] {
-                    out.push(cargo_home.join(part));
-                }
-            }
-            out.extend(var("CARGO_TARGET_DIR").map(PathBuf::from));
-        }
-        RunnerKind::Go => {
-            out.extend(or_home("GOCACHE", ".cache/go-build"));
-            out.extend(or_home("GOMODCACHE", "go/pkg/mod"));
-        }
-        RunnerKind::Node => out.extend(home.as_ref().map(|h| h.join(".npm"))),
-        RunnerKind::Pytest | RunnerKind::Generic => {}
-    }
-    out.retain(|p| p.is_absolute() && p.exists());
-    out
 }
 
 /// [`run_tests_with`], each step run through `confine` when given (the tests are untrusted
