@@ -9,6 +9,7 @@
 
 pub mod brief;
 pub mod caller;
+pub mod change;
 pub mod context;
 pub mod fsutil;
 pub mod implement;
