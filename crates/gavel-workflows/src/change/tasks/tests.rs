@@ -1,0 +1,145 @@
+//! tasks.md: front matter or folder id, layers, unclassified tasks, and exact check-offs.
+
+use super::*;
+
+const TASKS: &str = "---
+change_id: add-login
+owner: someone
+---
+
+# Tasks
+
+## 1. Data Layer
+
+- [ ] 1.1 Add the `users` table
+- [x] 1.2 Add the migration
+
+## 2. Core logic
+
+- [ ] 2.1 Hash passwords
+  - [ ] 2.1.1 Pick argon2
+  - a note, not a task
+
+## 3. Integration tests
+
+- [ ] 3.1 Log in end to end
+
+## 4. Rollout
+
+- [ ] 4.1 Tell support
+- plain bullet
+";
+
+#[test]
+fn parses_items_sections_and_layers() {
+    let list = parse_tasks(TASKS, "add-login").expect("valid");
+    assert_eq!(list.change_id, "add-login");
+    assert_eq!(list.change_id_source, ChangeIdSource::FrontMatter);
+    let ids: Vec<_> = list
+        .tasks
+        .iter()
+        .map(|t| t.id.as_deref().unwrap_or("-"))
+        .collect();
+    assert_eq!(ids, ["1.1", "1.2", "2.1", "2.1.1", "3.1", "4.1"]);
+    let first = &list.tasks[0];
+    assert_eq!(first.text, "Add the users table");
+    assert_eq!(first.section.as_deref(), Some("1. Data Layer"));
+    assert_eq!(
+        (first.layer, first.done, first.line),
+        (Some(Layer::Data), false, 10)
+    );
+    assert!(list.tasks[1].done);
+    assert_eq!(list.tasks[2].text, "Hash passwords");
+    assert_eq!(list.tasks[3].layer, Some(Layer::Logic));
+    assert_eq!(list.tasks[4].layer, Some(Layer::Testing));
+    assert_eq!(list.unclassified, [5], "the rollout task is reported");
+    let open: Vec<_> = list.open_tasks().iter().map(|t| t.line).collect();
+    assert_eq!(open.len(), 5);
+}
+
+#[test]
+fn without_front_matter_the_folder_names_the_change() {
+    let list = parse_tasks("## 1. Data Layer\n- [ ] 1.1 x\n", "from-folder").expect("valid");
+    assert_eq!(list.change_id, "from-folder");
+    assert_eq!(list.change_id_source, ChangeIdSource::Folder);
+    assert_eq!(list.tasks[0].layer, Some(Layer::Data));
+    let incomplete = parse_tasks("---\ntitle: x\n---\n- [ ] 1 y\n", "f").expect("valid");
+    assert_eq!(incomplete.change_id_source, ChangeIdSource::Folder);
+    assert_eq!(incomplete.unclassified, [0]);
+}
+
+#[test]
+fn front_matter_errors() {
+    assert_eq!(
+        parse_tasks("---\nchange_id: other\n---\n", "mine"),
+        Err(TasksError::WrongChange {
+            front_matter: "other".into(),
+            folder: "mine".into()
+        })
+    );
+    let err = parse_tasks("---\nchange_id: [x\n---\n", "mine").expect_err("bad yaml");
+    assert!(matches!(err, TasksError::FrontMatter { .. }), "{err}");
+    let err = parse_tasks("---\nchange_id: Bad_Id\n---\n", "mine").expect_err("bad id");
+    assert!(err.to_string().contains("Bad_Id"), "{err}");
+}
+
+#[test]
+fn headings_map_to_layers() {
+    let cases = [
+        ("1. Data Layer", Some(Layer::Data)),
+        ("Database schema", Some(Layer::Data)),
+        ("2. Logic layer (integration-ready)", Some(Layer::Logic)),
+        ("3. API and CLI wiring", Some(Layer::Integration)),
+        ("Integration tests", Some(Layer::Testing)),
+        ("4. Testing", Some(Layer::Testing)),
+        ("Core engine", Some(Layer::Logic)),
+        ("5. Rollout", None),
+        ("6. Documentation", None),
+    ];
+    for (title, want) in cases {
+        assert_eq!(classify_heading(title), want, "{title}");
+    }
+}
+
+#[test]
+fn check_off_ticks_exactly_one_box() {
+    let out = check_off(TASKS, "2.1").expect("tick");
+    assert_eq!(out, TASKS.replacen("- [ ] 2.1 Hash", "- [x] 2.1 Hash", 1));
+    let nested = check_off(&out, "2.1.1").expect("tick nested");
+    assert_eq!(nested, out.replacen("- [ ] 2.1.1", "- [x] 2.1.1", 1));
+    assert_eq!(check_off(TASKS, "1.2").expect("already ticked"), TASKS);
+    assert_eq!(
+        check_off(TASKS, "9.9"),
+        Err(TasksError::UnknownTask { id: "9.9".into() })
+    );
+    let twice = "- [ ] 1.1 a\n- [ ] 1.1 b\n";
+    assert_eq!(
+        check_off(twice, "1.1"),
+        Err(TasksError::AmbiguousTask {
+            id: "1.1".into(),
+            count: 2
+        })
+    );
+}
+
+#[test]
+fn rendered_tasks_parse_back() {
+    let text = render_tasks(
+        "add-x",
+        &[("Data Layer", &["Add table"]), ("Testing", &["Test it"])],
+    );
+    let list = parse_tasks(&text, "add-x").expect("valid");
+    assert_eq!(list.change_id_source, ChangeIdSource::FrontMatter);
+    let got: Vec<_> = list
+        .tasks
+        .iter()
+        .map(|t| (t.id.clone().unwrap_or_default(), t.text.as_str(), t.layer))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("1.1".to_owned(), "Add table", Some(Layer::Data)),
+            ("2.1".to_owned(), "Test it", Some(Layer::Testing))
+        ]
+    );
+}
