@@ -6,3 +6,4 @@ mod diff_review;
 mod document_routing;
 mod github_tracker;
 mod kit;
+mod openspec;
