@@ -4,7 +4,8 @@
 //! those live: the document workflow ([`document`]: one draft → review → approve graph) with its
 //! kinds brief → issue ([`issue`]) and issue → LLD ([`lld`]), the numbered lineage folder every
 //! artifact goes to ([`lineage`]), structured reviewer verdicts ([`verdict`]), issue trackers
-//! behind a trait ([`tracker`]), spec-driven changes in OpenSpec's layout ([`change`]), and the git runner ([`git`], re-exported from `gavel-exec`).
+//! behind a trait ([`tracker`]), spec-driven changes in OpenSpec's layout ([`change`]), and
+//! the git runner ([`git`], re-exported from `gavel-exec`).
 //! Like the engine, nothing here prints or prompts: gates are handed back to the CLI as values.
 
 pub mod brief;
