@@ -10,6 +10,7 @@ mod implement;
 mod init;
 mod issue;
 mod lld;
+mod mcp;
 mod resume;
 mod runs;
 mod show;
@@ -67,6 +68,8 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Run brief -> issue end to end in a temporary repository, offline.
     Demo(demo::DemoArgs),
+    /// Serve the review tools over MCP on stdio, for a reviewer agent (one change folder).
+    Mcp(mcp::McpArgs),
     /// Print shell completions.
     Completions(completions::CompletionsArgs),
     /// Run a program able to write only beneath the given folders (the agent launcher).
@@ -93,6 +96,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Demo(args) => demo::cmd_demo(&args),
         Command::Completions(args) => completions::cmd_completions(&args),
         Command::Confine(args) => confine::cmd_confine(args),
+        Command::Mcp(args) => mcp::cmd_mcp(args),
         Command::Issue(args) => issue::cmd_issue(&args, ctx()?),
         Command::Lld(args) => lld::cmd_lld(&args, ctx()?),
         Command::Implement(args) => implement::cmd_implement(&args, ctx()?),

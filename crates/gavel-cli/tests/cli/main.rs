@@ -19,6 +19,7 @@ mod implement_crash;
 mod implement_flows;
 mod lld;
 mod lld_crash;
+mod mcp;
 mod parallel;
 mod platform;
 mod pty;

@@ -1,0 +1,173 @@
+//! The rmcp side of the server, and the only module that names rmcp: the tool router, the
+//! journal around each call, and the stdio session.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ServerCapabilities,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::challenge::Challenge;
+use crate::change::ChangeInfo;
+use crate::fsafe::{ChangeDir, validate_change_id};
+use crate::journal::Journal;
+use crate::review::Review;
+use crate::{McpError, ServerConfig};
+
+const INSTRUCTIONS: &str = "gavel's review tools for one change. Call get_change to see the \
+change's phase, files and open tasks; submit an implementation review with create_review \
+(writes REVIEW.md) or a planning verdict with submit_challenge (appends to proposal.md). \
+Call the submitting tool once.";
+
+/// `get_change` takes no arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// The server: one change folder, its id, and an optional journal.
+#[derive(Debug, Clone)]
+pub struct GavelMcp {
+    dir: ChangeDir,
+    change_id: String,
+    journal: Option<Journal>,
+    /// One tool call at a time, so a journal lookup and its record cannot interleave.
+    lock: Arc<tokio::sync::Mutex<()>>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl GavelMcp {
+    /// Checks the configuration (id, folder) and builds the server.
+    pub fn new(config: ServerConfig) -> Result<Self, McpError> {
+        validate_change_id(&config.change_id)?;
+        let dir = ChangeDir::open(&config.change_dir)?;
+        Ok(Self {
+            dir,
+            change_id: config.change_id,
+            journal: config.journal.map(Journal::new),
+            lock: Arc::new(tokio::sync::Mutex::new(())),
+            tool_router: Self::tool_router(),
+        })
+    }
+
+    /// `create_review`'s work: writes REVIEW.md, returns the confirmation.
+    pub fn write_review(&self, review: &Review) -> Result<String, McpError> {
+        self.dir
+            .write("REVIEW.md", &review.to_markdown(&self.change_id))?;
+        Ok(review.confirmation())
+    }
+
+    /// `submit_challenge`'s work.
+    pub fn write_challenge(&self, challenge: &Challenge) -> Result<String, McpError> {
+        challenge.submit(&self.dir, &self.change_id)
+    }
+
+    /// `get_change`'s work.
+    pub fn change_info(&self) -> Result<ChangeInfo, McpError> {
+        ChangeInfo::read(&self.dir, &self.change_id)
+    }
+}
+
+/// A tool's outcome as MCP content: text on success, an error result the agent can read.
+fn reply(outcome: Result<String, McpError>) -> CallToolResult {
+    match outcome {
+        Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+        Err(e) => {
+            tracing::warn!(error = %e, "tool call refused");
+            CallToolResult::error(vec![ContentBlock::text(e.to_string())])
+        }
+    }
+}
+
+#[tool_router]
+impl GavelMcp {
+    #[tool(
+        description = "Submit the structured implementation review of this change: a verdict \
+        (APPROVED, NEEDS_FIX or MAJOR_ISSUES), a summary, and the issues found. Writes REVIEW.md."
+    )]
+    fn create_review(&self, Parameters(review): Parameters<Review>) -> CallToolResult {
+        reply(self.write_review(&review))
+    }
+
+    #[tool(
+        description = "Submit the challenge of this change's plan: a verdict (APPROVED, \
+        NEEDS_REVISION or REJECTED) and the findings. Appends a Challenge section to \
+        proposal.md and writes challenge.json."
+    )]
+    fn submit_challenge(&self, Parameters(challenge): Parameters<Challenge>) -> CallToolResult {
+        reply(self.write_challenge(&challenge))
+    }
+
+    #[tool(
+        description = "Describe this change: its phase, the files of its folder, and its open \
+        tasks (JSON)."
+    )]
+    fn get_change(&self, Parameters(NoArgs {}): Parameters<NoArgs>) -> CallToolResult {
+        reply(
+            self.change_info()
+                .map(|info| serde_json::to_string_pretty(&info).unwrap_or_default()),
+        )
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> ErrorData {
+    ErrorData::internal_error(e.to_string(), None)
+}
+
+#[tool_handler]
+impl ServerHandler for GavelMcp {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("gavel", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS.to_owned())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let _one_at_a_time = self.lock.lock().await;
+        let id = serde_json::to_value(&context.id).map_err(internal)?;
+        let tool = request.name.to_string();
+        if let Some(journal) = &self.journal
+            && let Some(recorded) = journal.lookup(&id, &tool).map_err(internal)?
+        {
+            tracing::info!(%tool, %id, "replaying the recorded result");
+            let result: CallToolResult = serde_json::from_value(recorded).map_err(internal)?;
+            return Ok(result.into());
+        }
+        let response = self
+            .tool_router
+            .call(ToolCallContext::new(self, request, context))
+            .await?;
+        if let (Some(journal), CallToolResponse::Complete(result)) = (&self.journal, &response)
+            && result.is_error != Some(true)
+        {
+            let value = serde_json::to_value(result).map_err(internal)?;
+            journal.record(id, &tool, value).map_err(internal)?;
+        }
+        Ok(response)
+    }
+}
+
+/// Serves `server` on stdin/stdout until the client goes away.
+pub(crate) async fn run_stdio(server: GavelMcp) -> Result<(), McpError> {
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| McpError::Session(e.to_string()))?;
+    let reason = running
+        .waiting()
+        .await
+        .map_err(|e| McpError::Session(e.to_string()))?;
+    tracing::info!(?reason, "MCP session ended");
+    Ok(())
+}
