@@ -41,10 +41,12 @@ mod body;
 mod errors;
 mod formats;
 mod github;
+mod npm;
 mod reply;
 mod server;
 
 pub use github::{FakeIssue, FakeLabel, FakeRepo, Fault, FaultKind, GitHub, Permission};
+pub use npm::npm_tool_bin;
 pub use reply::{Reply, Rule, ToolCall};
 pub use server::{Api, FakeServer, Recorded};
 

@@ -2,41 +2,16 @@
 //! `tools/agent-clis/package-lock.json` (once, under a lock, when missing or stale), and
 //! pointed at a local fake API server with their own HOME.
 
-use std::fs::{self, File};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::fs;
+use std::path::PathBuf;
 
 use gavel_fakeapi::FakeServer;
 
 use crate::util::Env;
 
-fn tools_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/agent-clis")
-}
-
 /// `tools/agent-clis/node_modules/.bin`, after making sure the pinned CLIs are installed.
 pub fn bin_dir() -> PathBuf {
-    let dir = tools_dir();
-    let lock = File::create(dir.join(".install.lock")).expect("install lock");
-    lock.lock().expect("lock");
-    let stamp = dir.join("node_modules/.gavel-installed");
-    let want = fs::read_to_string(dir.join("package-lock.json")).expect("package-lock.json");
-    let want = gavel_core::ContentHash::of(want.as_bytes()).to_string();
-    if fs::read_to_string(&stamp).ok().as_deref() != Some(want.as_str()) {
-        let out = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&dir)
-            .output()
-            .expect("run npm (is Node.js installed?)");
-        assert!(
-            out.status.success(),
-            "npm ci failed:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        fs::write(&stamp, &want).expect("stamp");
-    }
-    dir.join("node_modules/.bin")
+    gavel_fakeapi::npm_tool_bin("agent-clis").expect("the agent CLIs")
 }
 
 /// A gavel command whose PATH starts with the agent CLIs.

@@ -2,7 +2,7 @@
 //! version pinned in `tools/mcp-inspector/package-lock.json`): the tools a reviewer agent sees,
 //! a review submitted through `create_review`, a refused call, and a replayed call.
 
-use std::fs::{self, File};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -10,33 +10,11 @@ use serde_json::Value;
 
 use crate::util::Env;
 
-fn tools_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/mcp-inspector")
-}
-
 /// The inspector's binary, after making sure the pinned version is installed.
 fn inspector_bin() -> PathBuf {
-    let dir = tools_dir();
-    let lock = File::create(dir.join(".install.lock")).expect("install lock");
-    lock.lock().expect("lock");
-    let stamp = dir.join("node_modules/.gavel-installed");
-    let want = fs::read_to_string(dir.join("package-lock.json")).expect("package-lock.json");
-    let want = gavel_core::ContentHash::of(want.as_bytes()).to_string();
-    if fs::read_to_string(&stamp).ok().as_deref() != Some(want.as_str()) {
-        let out = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&dir)
-            .output()
-            .expect("run npm (is Node.js installed?)");
-        assert!(
-            out.status.success(),
-            "npm ci failed:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        fs::write(&stamp, &want).expect("stamp");
-    }
-    dir.join("node_modules/.bin/mcp-inspector")
+    gavel_fakeapi::npm_tool_bin("mcp-inspector")
+        .expect("the MCP inspector")
+        .join("mcp-inspector")
 }
 
 /// A change folder in the test repository, with a broken gavel.toml beside it: `gavel mcp`

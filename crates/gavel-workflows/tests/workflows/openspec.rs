@@ -4,8 +4,8 @@
 //! One test proves a written change passes `openspec validate ID --strict`; one proves the CLI
 //! rejects a change whose requirement lacks a scenario, so the first can fail.
 
-use std::fs::{self, File};
-use std::path::{Path, PathBuf};
+use std::fs;
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use gavel_workflows::change::ChangeDir;
@@ -13,33 +13,11 @@ use gavel_workflows::change::merge::{merge, new_living_spec};
 use gavel_workflows::change::spec::{DeltaSpec, Rename, Requirement, render_delta_spec};
 use gavel_workflows::change::tasks::render_tasks;
 
-fn tools_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/openspec")
-}
-
 /// `tools/openspec/node_modules/.bin/openspec`, after making sure the pinned CLI is installed.
 fn openspec_bin() -> PathBuf {
-    let dir = tools_dir();
-    let lock = File::create(dir.join(".install.lock")).expect("install lock");
-    lock.lock().expect("lock");
-    let stamp = dir.join("node_modules/.gavel-installed");
-    let want = fs::read_to_string(dir.join("package-lock.json")).expect("package-lock.json");
-    let want = gavel_core::ContentHash::of(want.as_bytes()).to_string();
-    if fs::read_to_string(&stamp).ok().as_deref() != Some(want.as_str()) {
-        let out = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&dir)
-            .output()
-            .expect("run npm (is Node.js installed?)");
-        assert!(
-            out.status.success(),
-            "npm ci failed:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        fs::write(&stamp, &want).expect("stamp");
-    }
-    dir.join("node_modules/.bin/openspec")
+    gavel_fakeapi::npm_tool_bin("openspec")
+        .expect("the OpenSpec CLI")
+        .join("openspec")
 }
 
 /// A project folder with `openspec init` run in it, and the HOME the CLI sees.
