@@ -64,9 +64,10 @@ pub enum Command {
     /// Review the staged changes before a commit: type `approve` to let it proceed.
     #[command(after_help = crate::exit::DIFF_GATE_HELP)]
     DiffGate(diff_gate::DiffGateArgs),
-    /// Check the agent CLIs, API keys and roles, and say how to fix what is missing.
+    /// Check the agent CLIs, API keys, roles, tracker and leftover worktrees, and say how to
+    /// fix what is missing.
     Doctor(doctor::DoctorArgs),
-    /// Run brief -> issue end to end in a temporary repository, offline.
+    /// Run brief -> issue -> LLD -> code end to end in a temporary repository, offline.
     Demo(demo::DemoArgs),
     /// Serve the review tools over MCP on stdio, for a reviewer agent (one change folder).
     Mcp(mcp::McpArgs),
