@@ -63,12 +63,22 @@ struct ConfigFile {
     context: ContextConfig,
     #[serde(default)]
     implement: ImplementConfig,
+    #[serde(default)]
+    changes: ChangesConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StorageConfig {
     fsync: Option<bool>,
+}
+
+/// `[changes]`: spec-driven changes (the workflow's settings grow here).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChangesConfig {
+    /// Where changes live, repository-relative (`openspec`, OpenSpec's own layout).
+    root: Option<String>,
 }
 
 /// `[roles]`: role name → provider string, for every workflow that has the role.
@@ -126,6 +136,8 @@ pub struct Settings {
     pub context: gavel_workflows::context::ContextSettings,
     /// `[implement]`: test and lint commands, runner, retries, timeouts, sandbox.
     pub implement: ImplementSettingsToml,
+    /// `[changes] root`: where spec-driven changes live (`openspec`), repository-relative.
+    pub changes_root: PathBuf,
     /// `[tracker]`, with `--tracker` applied.
     pub tracker: TrackerSettings,
     pub lineage_dir: PathBuf,
@@ -224,6 +236,14 @@ impl Settings {
         let tracker = config.tracker.resolve(&path, relative)?;
         let context = config.context.resolve(&path)?;
         let implement = config.implement.resolve(&path)?;
+        let changes_root = relative(
+            "changes.root",
+            config
+                .changes
+                .root
+                .as_deref()
+                .unwrap_or(gavel_workflows::change::DEFAULT_ROOT),
+        )?;
         let money = usd;
         let budget_micros = config
             .limits
@@ -268,6 +288,7 @@ impl Settings {
             drafter_reads_repo,
             context,
             implement,
+            changes_root,
             tracker,
             lineage_dir: relative(
                 "paths.lineage",

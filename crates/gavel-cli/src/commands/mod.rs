@@ -1,6 +1,7 @@
 //! The subcommands, one per file, and the one `match` that dispatches them.
 
 mod abort;
+mod change;
 mod completions;
 mod confine;
 mod demo;
@@ -49,6 +50,8 @@ pub enum Command {
     /// Turn an issue into an approved low-level design: draft, human gate, review, human gate,
     /// commit docs/lld/active/LLD-N.md.
     Lld(lld::LldArgs),
+    /// Spec-driven changes (OpenSpec's layout): list them, or show one's phase and tasks.
+    Change(change::ChangeArgs),
     /// Implement an approved LLD test first in an isolated worktree: failing tests, code until
     /// they pass, lint, the diff gate and your approval, then a merge.
     Implement(implement::ImplementArgs),
@@ -100,6 +103,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Mcp(args) => mcp::cmd_mcp(args),
         Command::Issue(args) => issue::cmd_issue(&args, ctx()?),
         Command::Lld(args) => lld::cmd_lld(&args, ctx()?),
+        Command::Change(args) => change::cmd_change(&args, ctx()?),
         Command::Implement(args) => implement::cmd_implement(&args, ctx()?),
         Command::Runs(args) => runs::cmd_runs(&args, ctx()?),
         Command::Show(args) => show::cmd_show(&args, ctx()?),

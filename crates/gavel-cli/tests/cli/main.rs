@@ -4,6 +4,7 @@
 mod agents;
 mod agents_tools;
 mod bad_input;
+mod change;
 mod confine;
 mod crash;
 mod credentials;

@@ -1,0 +1,191 @@
+//! `gavel change list` and `gavel change status [ID]`: the spec-driven changes of this
+//! repository (OpenSpec's layout under `[changes] root`), their phase from `STATE.yaml`, the
+//! command that fits it, and their tasks. Read only: nothing is written. (The `plan`, `impl`
+//! and `archive` workflows are built on the same library.)
+
+use std::path::Path;
+
+use clap::{Args, Subcommand};
+use gavel_workflows::change::state::{ChangeState, load_state};
+use gavel_workflows::change::tasks::parse_tasks;
+use gavel_workflows::change::{ChangeDir, check_id};
+use serde::Serialize;
+
+use crate::context::Context;
+use crate::error::CliError;
+use crate::exit::Exit;
+use crate::ui::sanitize;
+
+#[derive(Debug, Args)]
+pub struct ChangeArgs {
+    #[command(subcommand)]
+    pub command: ChangeCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ChangeCommand {
+    /// List the changes (not the archived ones) with their phase and open tasks.
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One change (or every change) in detail: phase, next command, tasks.
+    Status {
+        /// The change's id (`[a-z0-9-]`, at most 64 characters).
+        id: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// What `list` and `status` report about one change.
+#[derive(Debug, Serialize)]
+struct ChangeRow {
+    id: String,
+    /// The phase, or `None` when the change has no STATE.yaml (made by another tool).
+    phase: Option<String>,
+    /// Whether the change has a STATE.yaml (a phase of `None` with one means it is unreadable).
+    has_state: bool,
+    /// The command that fits the phase (`plan`, `impl`, `archive`), if any.
+    next: Option<String>,
+    /// Why STATE.yaml or tasks.md could not be read (file and line).
+    problem: Option<String>,
+    tasks_done: usize,
+    tasks_total: usize,
+    open_tasks: Vec<String>,
+    /// Tasks whose layer (Data, Logic, Integration, Testing) could not be told.
+    unclassified: Vec<String>,
+}
+
+pub fn cmd_change(args: &ChangeArgs, ctx: Context) -> Result<Exit, CliError> {
+    let root = ctx.settings.repo_root.join(&ctx.settings.changes_root);
+    let (ids, json, detail) = match &args.command {
+        ChangeCommand::List { json } => (all_ids(&root)?, *json, false),
+        ChangeCommand::Status { id: Some(id), json } => {
+            check_id(id).map_err(|e| CliError::usage(e.to_string()))?;
+            if !root.join("changes").join(id).is_dir() {
+                return Err(CliError::usage(format!(
+                    "there is no change `{id}` in {}",
+                    ctx.settings.changes_root.join("changes").display()
+                ))
+                .hint("`gavel change list` lists them"));
+            }
+            (vec![id.clone()], *json, true)
+        }
+        ChangeCommand::Status { id: None, json } => (all_ids(&root)?, *json, true),
+    };
+    let rows: Vec<ChangeRow> = ids.iter().map(|id| row(&root, id)).collect();
+    if json {
+        ctx.ui
+            .out(&serde_json::to_string_pretty(&rows).map_err(|e| CliError::error(e.to_string()))?);
+        return Ok(Exit::Success);
+    }
+    if rows.is_empty() {
+        ctx.ui.out(&format!(
+            "no changes in {}",
+            ctx.settings.changes_root.join("changes").display()
+        ));
+    }
+    for r in &rows {
+        print_row(&ctx, r, detail);
+    }
+    Ok(Exit::Success)
+}
+
+/// The change ids under `{root}/changes/`, sorted (the archive folder is not one).
+fn all_ids(root: &Path) -> Result<Vec<String>, CliError> {
+    let dir = root.join("changes");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut ids: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "archive" && check_id(name).is_ok())
+        .collect();
+    ids.sort();
+    Ok(ids)
+}
+
+fn row(root: &Path, id: &str) -> ChangeRow {
+    let mut r = ChangeRow {
+        id: id.to_owned(),
+        phase: None,
+        has_state: false,
+        next: None,
+        problem: None,
+        tasks_done: 0,
+        tasks_total: 0,
+        open_tasks: Vec::new(),
+        unclassified: Vec::new(),
+    };
+    let Ok(dir) = ChangeDir::new(root, id) else {
+        return r;
+    };
+    if dir.state().exists() {
+        r.has_state = true;
+        match load_state(&dir.state()) {
+            Ok(ChangeState { phase, .. }) => {
+                r.phase = Some(phase.as_str().to_owned());
+                r.next = phase.next_command().map(|c| c.as_str().to_owned());
+            }
+            Err(e) => r.problem = Some(e.to_string()),
+        }
+    }
+    if let Ok(text) = std::fs::read_to_string(dir.tasks()) {
+        match parse_tasks(&text, id) {
+            Ok(list) => {
+                r.tasks_total = list.tasks.len();
+                r.tasks_done = list.tasks.iter().filter(|t| t.done).count();
+                r.open_tasks = list.open_tasks().iter().map(|t| t.text.clone()).collect();
+                r.unclassified = list
+                    .unclassified
+                    .iter()
+                    .filter_map(|i| list.tasks.get(*i).map(|t| t.text.clone()))
+                    .collect();
+            }
+            Err(e) => {
+                let tasks = format!("{}: {e}", dir.tasks().display());
+                r.problem = Some(match r.problem.take() {
+                    Some(p) => format!("{p}; {tasks}"),
+                    None => tasks,
+                });
+            }
+        }
+    }
+    r
+}
+
+fn print_row(ctx: &Context, r: &ChangeRow, detail: bool) {
+    let phase = match (&r.phase, r.has_state) {
+        (Some(p), _) => p.as_str(),
+        (None, true) => "STATE.yaml unreadable",
+        (None, false) => "no STATE.yaml",
+    };
+    let next = r
+        .next
+        .as_deref()
+        .map(|n| format!(", next: gavel change {n} {}", r.id))
+        .unwrap_or_default();
+    ctx.ui.out(&format!(
+        "{:<24} {phase:<13} tasks {}/{}{next}",
+        r.id, r.tasks_done, r.tasks_total
+    ));
+    if let Some(p) = &r.problem {
+        ctx.ui.out(&format!("  problem: {}", sanitize(p)));
+    }
+    if detail {
+        for t in &r.open_tasks {
+            ctx.ui.out(&format!("  [ ] {}", sanitize(t)));
+        }
+        for t in &r.unclassified {
+            ctx.ui.out(&format!(
+                "  no layer (Data, Logic, Integration, Testing): {}",
+                sanitize(t)
+            ));
+        }
+    }
+}
