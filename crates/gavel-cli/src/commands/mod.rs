@@ -50,7 +50,7 @@ pub enum Command {
     /// Turn an issue into an approved low-level design: draft, human gate, review, human gate,
     /// commit docs/lld/active/LLD-N.md.
     Lld(lld::LldArgs),
-    /// Spec-driven changes (OpenSpec's layout): list them, or show one's phase and tasks.
+    /// Spec-driven changes (OpenSpec's layout): list, status, archive.
     Change(change::ChangeArgs),
     /// Implement an approved LLD test first in an isolated worktree: failing tests, code until
     /// they pass, lint, the diff gate and your approval, then a merge.

@@ -6,6 +6,7 @@
 //! providers, tracker, settings) from the run's own stored state and drive it. Adding a
 //! workflow adds a module here and a line to [`KINDS`].
 
+mod change;
 mod document;
 mod implement;
 
@@ -15,6 +16,7 @@ use gavel_store::SqliteStore;
 use crate::error::CliError;
 use crate::exit::Exit;
 
+use change::CHANGE_ARCHIVE;
 pub use document::{ISSUE, LLD, workflow as doc_workflow};
 pub use implement::{IMPLEMENT, preflight as implement_preflight, workflow as implement_workflow};
 
@@ -64,7 +66,7 @@ pub trait WorkflowKind: Sync {
 }
 
 /// Every kind this gavel knows.
-static KINDS: &[&dyn WorkflowKind] = &[&ISSUE, &LLD, &IMPLEMENT];
+static KINDS: &[&dyn WorkflowKind] = &[&ISSUE, &LLD, &IMPLEMENT, &CHANGE_ARCHIVE];
 
 /// The kind that drives runs of `workflow`, or an error naming it.
 pub fn find(workflow: &str) -> Result<&'static dyn WorkflowKind, CliError> {

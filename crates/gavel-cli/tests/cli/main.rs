@@ -5,6 +5,7 @@ mod agents;
 mod agents_tools;
 mod bad_input;
 mod change;
+mod change_archive;
 mod confine;
 mod crash;
 mod credentials;

@@ -9,6 +9,7 @@
 //! living specs are [`spec`], [`merge`] and [`order`], and the checklist is [`tasks`]. Nothing
 //! here runs a model or prompts: the workflow that does is built on these values.
 
+pub mod archive;
 pub mod merge;
 pub mod order;
 pub mod spec;

@@ -5,40 +5,16 @@
 
 use std::path::Path;
 
-use clap::{Args, Subcommand};
 use gavel_workflows::change::state::{ChangeState, load_state};
 use gavel_workflows::change::tasks::parse_tasks;
 use gavel_workflows::change::{ChangeDir, check_id};
 use serde::Serialize;
 
+use super::ChangeCommand;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit::Exit;
 use crate::ui::sanitize;
-
-#[derive(Debug, Args)]
-pub struct ChangeArgs {
-    #[command(subcommand)]
-    pub command: ChangeCommand,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum ChangeCommand {
-    /// List the changes (not the archived ones) with their phase and open tasks.
-    List {
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
-    /// One change (or every change) in detail: phase, next command, tasks.
-    Status {
-        /// The change's id (`[a-z0-9-]`, at most 64 characters).
-        id: Option<String>,
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
-}
 
 /// What `list` and `status` report about one change.
 #[derive(Debug, Serialize)]
@@ -59,9 +35,9 @@ struct ChangeRow {
     unclassified: Vec<String>,
 }
 
-pub fn cmd_change(args: &ChangeArgs, ctx: Context) -> Result<Exit, CliError> {
+pub fn cmd_status(command: &ChangeCommand, ctx: Context) -> Result<Exit, CliError> {
     let root = ctx.settings.repo_root.join(&ctx.settings.changes_root);
-    let (ids, json, detail) = match &args.command {
+    let (ids, json, detail) = match command {
         ChangeCommand::List { json } => (all_ids(&root)?, *json, false),
         ChangeCommand::Status { id: Some(id), json } => {
             check_id(id).map_err(|e| CliError::usage(e.to_string()))?;
@@ -75,6 +51,7 @@ pub fn cmd_change(args: &ChangeArgs, ctx: Context) -> Result<Exit, CliError> {
             (vec![id.clone()], *json, true)
         }
         ChangeCommand::Status { id: None, json } => (all_ids(&root)?, *json, true),
+        _ => return Err(CliError::error("not a read-only change command")),
     };
     let rows: Vec<ChangeRow> = ids.iter().map(|id| row(&root, id)).collect();
     if json {

@@ -1,0 +1,47 @@
+//! `gavel change`: spec-driven changes in OpenSpec's layout (`[changes] root`, default
+//! `openspec`). `list` and `status` read them (`status.rs`); `archive` merges a complete
+//! change's specs and archives it (`archive.rs`). Each subcommand decides by the change's
+//! `STATE.yaml` phase alone.
+
+mod archive;
+mod status;
+
+use clap::{Args, Subcommand};
+
+use crate::context::Context;
+use crate::error::CliError;
+use crate::exit::Exit;
+
+#[derive(Debug, Args)]
+pub struct ChangeArgs {
+    #[command(subcommand)]
+    pub command: ChangeCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ChangeCommand {
+    /// List the changes (not the archived ones) with their phase and open tasks.
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One change (or every change) in detail: phase, next command, tasks.
+    Status {
+        /// The change's id (`[a-z0-9-]`, at most 64 characters).
+        id: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Merge a complete change's delta specs into the living specs (after you see the diff
+    /// and type `approve`), move it to the archive, and commit.
+    Archive(archive::ArchiveArgs),
+}
+
+pub fn cmd_change(args: &ChangeArgs, ctx: Context) -> Result<Exit, CliError> {
+    match &args.command {
+        ChangeCommand::Archive(a) => archive::cmd_archive(a, ctx),
+        other => status::cmd_status(other, ctx),
+    }
+}
