@@ -203,3 +203,37 @@ fn rejecting_the_merge_writes_nothing_and_a_spec_edited_meanwhile_is_shown_again
     );
     assert!(env.exists("openspec/changes/add-passkeys/lineage/002-spec-diff.md"));
 }
+
+#[test]
+fn a_kill_after_the_archive_commit_is_finished_by_resume_without_a_second_commit() {
+    let env = Env::new();
+    complete_change(&env, "complete", true);
+    let head = env.git(&["rev-parse", "HEAD"]);
+    assert_exit(&env.run(&["change", "archive", "add-passkeys"]), 3);
+    let editor = crate::pty::fake_editor(&env);
+    let mut cmd = env.gavel(&["resume", "1"]);
+    cmd.env("EDITOR", &editor)
+        .env("TERM", "dumb")
+        .env("GAVEL_CRASH_AT", "after-effect:commit");
+    let mut p = rexpect::session::spawn_command(cmd, Some(60_000)).expect("spawn in a pty");
+    p.exp_string("Your choice [approve/reject/P]: ")
+        .expect("asked");
+    p.send_line("approve").expect("approve");
+    p.exp_eof().expect("eof");
+    // Killed (SIGKILL) just after git committed, before the run recorded it.
+    let runs = env.runs();
+    assert_ne!(runs[0]["status"], "done", "{runs:?}");
+    let out = env.run(&["resume", "1"]);
+    assert_exit(&out, 0);
+    let log = env.git(&["log", "--format=%s", &format!("{}..HEAD", head.trim())]);
+    assert_eq!(
+        log.trim(),
+        "gavel: archive change add-passkeys",
+        "exactly one commit"
+    );
+    assert!(
+        env.read(&format!("{ARCHIVED}/STATE.yaml"))
+            .contains("phase: archived")
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]).trim(), "");
+}
