@@ -12,8 +12,10 @@
 pub mod archive;
 pub mod merge;
 pub mod order;
+pub mod plan;
 pub mod spec;
 pub mod state;
+pub mod structured;
 pub mod tasks;
 
 use std::path::{Path, PathBuf};

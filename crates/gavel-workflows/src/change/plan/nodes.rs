@@ -1,0 +1,332 @@
+//! The plan's nodes: a planner step (proposal, specs, tasks or a revision), the challenge,
+//! and the person's decision.
+
+use gavel_core::{Choice, EventKind, NodeCtx, NodeError, Presentation, Transition};
+use gavel_llm::{AgentProfile, Role};
+use gavel_mcp::{Challenge, ChallengeVerdict};
+
+use super::files::{self, CHALLENGE_MARKER, Expect, split_proposal};
+use super::prompts::{self, PlannerInput};
+use super::{PlanState, PlanWorkflow, node};
+use crate::caller::ModelCaller;
+use crate::change::ChangeDir;
+use crate::change::order::dependency_order;
+use crate::change::state::{Phase, Verdict};
+use crate::change::structured::parse_json_verdict;
+use crate::fsutil;
+
+fn failed(what: &str, path: &std::path::Path, e: std::io::Error) -> NodeError {
+    NodeError::Failed(format!("cannot {what} {}: {e}", path.display()))
+}
+
+fn read_optional(path: &std::path::Path) -> Result<Option<String>, NodeError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(failed("read", path, e)),
+    }
+}
+
+/// `specs` (capability, text) in dependency order, or the cycle.
+fn ordered(specs: &[(String, String)]) -> Result<Vec<(String, String)>, String> {
+    let pairs: Vec<(&str, &str)> = specs
+        .iter()
+        .map(|(c, t)| (c.as_str(), t.as_str()))
+        .collect();
+    let order = dependency_order(&pairs).map_err(|e| e.to_string())?;
+    Ok(order
+        .into_iter()
+        .filter_map(|c| specs.iter().find(|(n, _)| *n == c).cloned())
+        .collect())
+}
+
+/// The plan as the planner and the challenger read it: the proposal's body, the specs in
+/// dependency order, the tasks.
+fn plan_so_far(dir: &ChangeDir) -> Result<Vec<(String, String)>, NodeError> {
+    let mut plan = Vec::new();
+    if let Some(p) = read_optional(&dir.proposal())? {
+        plan.push(("proposal.md".to_owned(), split_proposal(&p).0.to_owned()));
+    }
+    let specs = files::read_specs(dir).map_err(|e| failed("read", &dir.specs_dir(), e))?;
+    let specs = ordered(&specs).unwrap_or(specs);
+    for (cap, text) in specs {
+        plan.push((format!("specs/{cap}/spec.md"), text));
+    }
+    if let Some(t) = read_optional(&dir.tasks())? {
+        plan.push(("tasks.md".to_owned(), t));
+    }
+    Ok(plan)
+}
+
+impl PlanWorkflow {
+    fn caller(&self) -> ModelCaller<'_> {
+        ModelCaller {
+            settings: &self.settings.calls,
+            observer: self.observer.clone(),
+            profile: AgentProfile::text_only(),
+        }
+    }
+
+    /// A planner step: ask, check every file, write them all (specs in dependency order).
+    pub(super) fn generate(
+        &self,
+        s: &mut PlanState,
+        cx: &mut NodeCtx<'_>,
+        expect: Expect,
+    ) -> Result<Transition, NodeError> {
+        let (here, next) = match expect {
+            Expect::Proposal => (node::PROPOSAL, node::SPECS),
+            Expect::Specs => (node::SPECS, node::TASKS),
+            Expect::Tasks => (node::TASKS, node::CHALLENGE),
+            Expect::Revision => (node::REPROPOSAL, node::CHALLENGE),
+        };
+        let dir = self.dir(s)?;
+        let plan = plan_so_far(&dir)?;
+        let no_findings: Vec<String> = Vec::new();
+        let prompt = prompts::planner(&PlannerInput {
+            expect,
+            change_id: &s.change_id,
+            description: s.description.as_deref(),
+            plan: &plan,
+            findings: if expect == Expect::Revision {
+                &s.findings
+            } else {
+                &no_findings
+            },
+            feedback: s.feedback.as_deref(),
+        });
+        let seq = s.planner_calls;
+        let answered = match self.caller().call(
+            &mut s.spend,
+            cx,
+            self.planner.as_ref(),
+            Role::named("planner"),
+            seq,
+            prompt,
+            &[],
+        )? {
+            Ok(a) => a,
+            Err(stop) => return Ok(stop),
+        };
+        s.planner_calls += 1;
+        let checked = match files::check(&answered.response.text, expect, &s.change_id) {
+            Ok(f) => f,
+            Err(why) => return Ok(self.retry(s, here, "planner's answer", why)),
+        };
+        // The specs in dependency order, counting the ones already on disk.
+        let mut all = files::read_specs(&dir).map_err(|e| failed("read", &dir.specs_dir(), e))?;
+        for (cap, text) in &checked.specs {
+            all.retain(|(c, _)| c != cap);
+            all.push((cap.clone(), text.clone()));
+        }
+        let order = match ordered(&all) {
+            Ok(o) => o,
+            Err(why) => return Ok(self.retry(s, here, "planner's answer", why)),
+        };
+        if let Some(body) = &checked.proposal {
+            let current = read_optional(&dir.proposal())?.unwrap_or_default();
+            let sections = split_proposal(&current).1;
+            let mut text = body.trim_end().to_owned();
+            text.push('\n');
+            if !sections.is_empty() {
+                text.push('\n');
+                text.push_str(sections);
+            }
+            fsutil::write_atomic(&dir.proposal(), text.as_bytes())
+                .map_err(|e| failed("write", &dir.proposal(), e))?;
+            self.artifact(s, cx, "proposal.md", body.as_bytes())?;
+        }
+        for (cap, text) in order
+            .iter()
+            .filter(|(c, _)| checked.specs.iter().any(|(n, _)| n == c))
+        {
+            let path = dir.delta_spec(cap);
+            fsutil::write_atomic(&path, text.as_bytes()).map_err(|e| failed("write", &path, e))?;
+            self.artifact(s, cx, &format!("spec-{cap}.md"), text.as_bytes())?;
+        }
+        if let Some(tasks) = &checked.tasks {
+            fsutil::write_atomic(&dir.tasks(), tasks.as_bytes())
+                .map_err(|e| failed("write", &dir.tasks(), e))?;
+            self.artifact(s, cx, "tasks.md", tasks.as_bytes())?;
+            if let Ok(list) = crate::change::tasks::parse_tasks(tasks, &s.change_id) {
+                for i in &list.unclassified {
+                    if let Some(t) = list.tasks.get(*i) {
+                        cx.event(EventKind::Note {
+                            text: format!(
+                                "tasks.md line {}: task `{}` has no layer (Data, Logic, Integration, Testing)",
+                                t.line, t.text
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        s.attempts = 0;
+        s.feedback = None;
+        s.phase = Phase::Proposed;
+        self.write_state(s, cx)?;
+        Ok(Transition::Goto(next.to_owned()))
+    }
+
+    /// The challenger judges the whole plan; its verdict is appended to the proposal and moves
+    /// the phase.
+    pub(super) fn challenge(
+        &self,
+        s: &mut PlanState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let dir = self.dir(s)?;
+        let plan = plan_so_far(&dir)?;
+        let prompt = prompts::challenger(&s.change_id, &plan, s.feedback.as_deref());
+        let seq = s.challenger_calls;
+        let answered = match self.caller().call(
+            &mut s.spend,
+            cx,
+            self.challenger.as_ref(),
+            Role::named("challenger"),
+            seq,
+            prompt,
+            &[],
+        )? {
+            Ok(a) => a,
+            Err(stop) => return Ok(stop),
+        };
+        s.challenger_calls += 1;
+        let challenge: Challenge = match parse_json_verdict(&answered.response.text) {
+            Ok(c) => c,
+            Err(e) => {
+                return Ok(self.retry(s, node::CHALLENGE, "challenger's verdict", e.to_string()));
+            }
+        };
+        let round = s.planning_iterations + 1;
+        let heading = format!("## Challenge (round {round})");
+        let current = read_optional(&dir.proposal())?.unwrap_or_default();
+        // A replay after a crash finds its section already there.
+        if !current.contains(&format!("{CHALLENGE_MARKER}\n{heading}\n")) {
+            let mut text = current.trim_end().to_owned();
+            text.push_str(&format!(
+                "\n\n{CHALLENGE_MARKER}\n{}",
+                challenge
+                    .to_markdown()
+                    .replacen("## Challenge", &heading, 1)
+            ));
+            fsutil::write_atomic(&dir.proposal(), text.as_bytes())
+                .map_err(|e| failed("write", &dir.proposal(), e))?;
+        }
+        let artifact = self.artifact(s, cx, "challenge.md", answered.response.text.as_bytes())?;
+        s.challenge_artifact = Some(artifact);
+        s.planning_iterations = round;
+        s.findings = challenge.findings.clone();
+        s.attempts = 0;
+        s.feedback = None;
+        let (verdict, phase) = match challenge.verdict {
+            ChallengeVerdict::Approved => (Verdict::Approved, Phase::Challenged),
+            ChallengeVerdict::NeedsRevision => (Verdict::NeedsRevision, Phase::Proposed),
+            ChallengeVerdict::Rejected => (Verdict::Rejected, Phase::Rejected),
+        };
+        s.last_verdict = Some(verdict);
+        s.phase = phase;
+        self.write_state(s, cx)?;
+        Ok(match challenge.verdict {
+            ChallengeVerdict::Approved => Transition::Goto(node::DECIDE.to_owned()),
+            ChallengeVerdict::NeedsRevision if round < s.max_iterations => {
+                Transition::Goto(node::REPROPOSAL.to_owned())
+            }
+            ChallengeVerdict::NeedsRevision => Transition::Goto(node::DECIDE.to_owned()),
+            ChallengeVerdict::Rejected => Transition::Abort {
+                reason: format!(
+                    "the challenger rejected the plan of `{}` in round {round} (its findings are at the end of {}); edit the proposal, then run `gavel change plan {}` again",
+                    s.change_id,
+                    self.rel(&dir.proposal()),
+                    s.change_id
+                ),
+            },
+        })
+    }
+
+    /// After APPROVED: implement / view. When the rounds ran out: implement / view / continue.
+    pub(super) fn decide(
+        &self,
+        s: &mut PlanState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let approved = s.last_verdict == Some(Verdict::Approved);
+        let dir = self.dir(s)?;
+        let id = s.change_id.clone();
+        let Some(answer) = cx.answer()? else {
+            let title = if approved {
+                format!("The plan of `{id}` was approved: implement it, or view it first")
+            } else {
+                format!(
+                    "The plan of `{id}` still needs revision after {} round(s): implement it as it is, view it, or continue revising",
+                    s.planning_iterations
+                )
+            };
+            let mut choices = vec![
+                Choice::new("implement", 'I', "accept the plan; next: gavel change impl"),
+                Choice::new("view", 'V', "stop here and read the plan first"),
+            ];
+            if !approved {
+                choices.push(Choice::new(
+                    "continue",
+                    'C',
+                    "one more revision and challenge",
+                ));
+            }
+            let mut gate = cx.gate("plan-decision", title, choices);
+            if !s.findings.is_empty() {
+                gate.detail = Some(format!("findings:\n- {}", s.findings.join("\n- ")));
+            }
+            gate.artifacts = vec![self.rel(&dir.proposal()), self.rel(&dir.tasks())];
+            gate.present = Box::new(Presentation {
+                preview: s.challenge_artifact.clone(),
+                ..Presentation::default()
+            });
+            return Ok(Transition::Gate(gate));
+        };
+        match answer.choice.as_str() {
+            "implement" => {
+                if !approved {
+                    s.phase = Phase::Challenged;
+                    cx.event(EventKind::Note {
+                        text: format!(
+                            "a person accepted the plan with open findings after {} round(s)",
+                            s.planning_iterations
+                        ),
+                    });
+                    self.write_state(s, cx)?;
+                }
+                Ok(Transition::Done {
+                    summary: format!(
+                        "the plan of `{id}` is accepted (phase challenged); next: gavel change impl {id}"
+                    ),
+                })
+            }
+            "view" => Ok(Transition::Done {
+                summary: format!(
+                    "the plan of `{id}` is in {} (proposal.md, specs/, tasks.md); then {}",
+                    self.rel(&dir.dir()),
+                    if approved {
+                        format!("gavel change impl {id}")
+                    } else {
+                        format!("gavel change plan {id} challenges it again")
+                    }
+                ),
+            }),
+            "continue" if !approved => {
+                s.max_iterations = s.planning_iterations + 1;
+                Ok(Transition::Goto(node::REPROPOSAL.to_owned()))
+            }
+            other => Err(NodeError::Failed(format!(
+                "`{other}` is not an answer to the plan decision"
+            ))),
+        }
+    }
+
+    fn rel(&self, p: &std::path::Path) -> String {
+        p.strip_prefix(&self.settings.repo_root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned()
+    }
+}
