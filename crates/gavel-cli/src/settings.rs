@@ -1,6 +1,7 @@
 //! Arguments, then `gavel.toml`, then the environment, resolved into one [`Settings`] value
 //! before any command runs. The engine and workflows never see clap types or raw config.
 
+pub mod changes;
 mod context;
 mod credentials;
 mod implement;
@@ -64,21 +65,13 @@ struct ConfigFile {
     #[serde(default)]
     implement: ImplementConfig,
     #[serde(default)]
-    changes: ChangesConfig,
+    changes: changes::ChangesConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StorageConfig {
     fsync: Option<bool>,
-}
-
-/// `[changes]`: spec-driven changes (the workflow's settings grow here).
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ChangesConfig {
-    /// Where changes live, repository-relative (`openspec`, OpenSpec's own layout).
-    root: Option<String>,
 }
 
 /// `[roles]`: role name → provider string, for every workflow that has the role.
@@ -136,8 +129,8 @@ pub struct Settings {
     pub context: gavel_workflows::context::ContextSettings,
     /// `[implement]`: test and lint commands, runner, retries, timeouts, sandbox.
     pub implement: ImplementSettingsToml,
-    /// `[changes] root`: where spec-driven changes live (`openspec`), repository-relative.
-    pub changes_root: PathBuf,
+    /// `[changes]`: where spec-driven changes live, their rounds and retries.
+    pub changes: changes::ChangeSettings,
     /// `[tracker]`, with `--tracker` applied.
     pub tracker: TrackerSettings,
     pub lineage_dir: PathBuf,
@@ -208,11 +201,20 @@ impl Settings {
         };
         let roles = RoleTable {
             overrides: overrides.roles.clone(),
-            per_workflow: config
-                .workflows
-                .iter()
-                .map(|(w, c)| (w.clone(), c.roles.clone()))
-                .collect(),
+            per_workflow: {
+                let mut m: BTreeMap<String, BTreeMap<String, String>> = config
+                    .workflows
+                    .iter()
+                    .map(|(w, c)| (w.clone(), c.roles.clone()))
+                    .collect();
+                for w in changes::CHANGE_WORKFLOWS {
+                    let roles = m.entry((*w).to_owned()).or_default();
+                    for (r, p) in &config.changes.roles {
+                        roles.entry(r.clone()).or_insert_with(|| p.clone());
+                    }
+                }
+                m
+            },
             global: config.roles.clone(),
         };
         let default_max_iterations = config
@@ -236,14 +238,7 @@ impl Settings {
         let tracker = config.tracker.resolve(&path, relative)?;
         let context = config.context.resolve(&path)?;
         let implement = config.implement.resolve(&path)?;
-        let changes_root = relative(
-            "changes.root",
-            config
-                .changes
-                .root
-                .as_deref()
-                .unwrap_or(gavel_workflows::change::DEFAULT_ROOT),
-        )?;
+        let changes = config.changes.resolve(relative)?;
         let money = usd;
         let budget_micros = config
             .limits
@@ -288,7 +283,7 @@ impl Settings {
             drafter_reads_repo,
             context,
             implement,
-            changes_root,
+            changes,
             tracker,
             lineage_dir: relative(
                 "paths.lineage",
@@ -364,6 +359,14 @@ impl Settings {
     /// reviewer only; the implementer defaults to the drafter). A bad string is a usage error
     /// naming the role.
     pub fn role(&self, workflow: &str, role: &str) -> Result<ProviderSpec, CliError> {
+        if changes::CHANGE_WORKFLOWS.contains(&workflow)
+            && !self.role_is_set(workflow, role)
+            && let Some(default) = changes::default_role(role)
+        {
+            return default
+                .parse::<ProviderSpec>()
+                .map_err(|e| CliError::usage(format!("the {role} role is invalid: {e}")));
+        }
         if role == "implementer" && !self.role_is_set(workflow, role) {
             return self.role(workflow, "drafter");
         }

@@ -16,7 +16,8 @@ use gavel_store::SqliteStore;
 use crate::error::CliError;
 use crate::exit::Exit;
 
-use change::CHANGE_ARCHIVE;
+pub use change::plan_workflow as change_plan_workflow;
+use change::{CHANGE_ARCHIVE, CHANGE_PLAN};
 pub use document::{ISSUE, LLD, workflow as doc_workflow};
 pub use implement::{IMPLEMENT, preflight as implement_preflight, workflow as implement_workflow};
 
@@ -66,7 +67,7 @@ pub trait WorkflowKind: Sync {
 }
 
 /// Every kind this gavel knows.
-static KINDS: &[&dyn WorkflowKind] = &[&ISSUE, &LLD, &IMPLEMENT, &CHANGE_ARCHIVE];
+static KINDS: &[&dyn WorkflowKind] = &[&ISSUE, &LLD, &IMPLEMENT, &CHANGE_PLAN, &CHANGE_ARCHIVE];
 
 /// The kind that drives runs of `workflow`, or an error naming it.
 pub fn find(workflow: &str) -> Result<&'static dyn WorkflowKind, CliError> {

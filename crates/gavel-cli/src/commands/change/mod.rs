@@ -1,9 +1,11 @@
 //! `gavel change`: spec-driven changes in OpenSpec's layout (`[changes] root`, default
-//! `openspec`). `list` and `status` read them (`status.rs`); `archive` merges a complete
+//! `openspec`). `list` and `status` read them (`status.rs`); `plan` plans and challenges one
+//! (`plan.rs`); `archive` merges a complete
 //! change's specs and archives it (`archive.rs`). Each subcommand decides by the change's
 //! `STATE.yaml` phase alone.
 
 mod archive;
+mod plan;
 mod status;
 
 use clap::{Args, Subcommand};
@@ -34,6 +36,9 @@ pub enum ChangeCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Plan a change: the planner writes proposal.md, the delta specs and tasks.md, the
+    /// challenger judges the plan (up to [changes] planning_iterations rounds), you decide.
+    Plan(plan::PlanArgs),
     /// Merge a complete change's delta specs into the living specs (after you see the diff
     /// and type `approve`), move it to the archive, and commit.
     Archive(archive::ArchiveArgs),
@@ -41,6 +46,7 @@ pub enum ChangeCommand {
 
 pub fn cmd_change(args: &ChangeArgs, ctx: Context) -> Result<Exit, CliError> {
     match &args.command {
+        ChangeCommand::Plan(a) => plan::cmd_plan(a, ctx),
         ChangeCommand::Archive(a) => archive::cmd_archive(a, ctx),
         other => status::cmd_status(other, ctx),
     }

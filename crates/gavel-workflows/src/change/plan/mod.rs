@@ -41,6 +41,28 @@ pub const WORKFLOW: &str = "change-plan";
 /// The default number of challenge rounds (WF-R3's `planning_iterations`).
 pub const DEFAULT_PLANNING_ITERATIONS: u32 = 3;
 
+/// The lineage file recording the proposal a challenger rejected (`NNN-rejected.json`).
+pub const REJECTED_SUFFIX: &str = "rejected.json";
+
+/// Whether the proposal was edited since the challenger last rejected it: `None` when no
+/// rejection is recorded in the change's lineage.
+pub fn edited_since_rejection(dir: &ChangeDir) -> Option<bool> {
+    let lineage = dir.dir().join("lineage");
+    let mut records: Vec<String> = std::fs::read_dir(&lineage)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(&format!("-{REJECTED_SUFFIX}")))
+        .collect();
+    records.sort_by_key(|n| n.split('-').next().and_then(|k| k.parse::<u64>().ok()));
+    let latest = records.last()?;
+    let text = std::fs::read_to_string(lineage.join(latest)).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let rejected = value["proposal_sha256"].as_str()?.to_owned();
+    let now = std::fs::read(dir.proposal()).ok()?;
+    Some(gavel_core::ContentHash::of(&now).to_string() != rejected)
+}
+
 /// Node names, in graph order.
 pub mod node {
     pub const PROPOSAL: &str = "P1_proposal";
@@ -78,6 +100,13 @@ pub struct PlanState {
     /// What the person asked for (a new change).
     pub description: Option<String>,
     pub started_at: String,
+    /// The planner's and the challenger's provider strings (a resume keeps them).
+    pub planner: String,
+    pub challenger: String,
+    /// Notes for the timeline from before the run existed (what `STATE.yaml` said, a
+    /// person's edit honoured), recorded by the first node.
+    #[serde(default)]
+    pub start_notes: Vec<String>,
     /// The change's `STATE.yaml`, as this run keeps it.
     pub phase: Phase,
     pub planning_iterations: u32,
@@ -108,9 +137,13 @@ impl PlanState {
         state: &ChangeState,
         description: Option<String>,
         max_iterations: u32,
+        roles: (String, String),
         now: &str,
     ) -> Self {
         Self {
+            planner: roles.0,
+            challenger: roles.1,
+            start_notes: Vec::new(),
             run_key,
             change_id: state.change_id.clone(),
             changes_root: changes_root.to_owned(),
@@ -206,6 +239,9 @@ impl Workflow for PlanWorkflow {
         s: &mut PlanState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
+        for text in std::mem::take(&mut s.start_notes) {
+            cx.event(EventKind::Note { text });
+        }
         match name {
             node::PROPOSAL => self.generate(s, cx, files::Expect::Proposal),
             node::SPECS => self.generate(s, cx, files::Expect::Specs),

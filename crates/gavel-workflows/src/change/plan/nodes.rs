@@ -226,6 +226,21 @@ impl PlanWorkflow {
         };
         s.last_verdict = Some(verdict);
         s.phase = phase;
+        if phase == Phase::Rejected {
+            // What was rejected, so that `plan` can tell when a person has edited it.
+            let proposal =
+                std::fs::read(dir.proposal()).map_err(|e| failed("read", &dir.proposal(), e))?;
+            let record = serde_json::json!({
+                "proposal_sha256": gavel_core::ContentHash::of(&proposal).to_string(),
+                "round": round,
+            });
+            self.artifact(
+                s,
+                cx,
+                super::REJECTED_SUFFIX,
+                format!("{record:#}\n").as_bytes(),
+            )?;
+        }
         self.write_state(s, cx)?;
         Ok(match challenge.verdict {
             ChallengeVerdict::Approved => Transition::Goto(node::DECIDE.to_owned()),
