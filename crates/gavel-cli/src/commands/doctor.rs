@@ -54,6 +54,9 @@ struct RoleRow {
     role: &'static str,
     provider: String,
     ready: bool,
+    /// Whether the role must be ready for doctor to pass (a change workflow's roles only
+    /// count in a repository that has changes).
+    required: bool,
     problem: Option<String>,
     fix: Option<String>,
 }
@@ -137,42 +140,56 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
             })
         })
         .collect();
-    // Every document workflow's roles ([workflows.NAME.roles] may differ from [roles]).
-    let workflows = [
-        gavel_workflows::issue::WORKFLOW,
-        gavel_workflows::lld::WORKFLOW,
+    // Every workflow's roles ([workflows.NAME.roles] may differ from [roles]), as (author,
+    // judge) pairs. The change workflows' roles count towards "ready" only in a repository
+    // that has changes.
+    let has_changes = s.repo_root.join(&s.changes.root).join("changes").is_dir();
+    let pairs: [(&'static str, &'static str, &'static str, bool); 3] = [
+        (
+            gavel_workflows::issue::WORKFLOW,
+            "drafter",
+            "reviewer",
+            true,
+        ),
+        (gavel_workflows::lld::WORKFLOW, "drafter", "reviewer", true),
+        (
+            gavel_workflows::change::plan::WORKFLOW,
+            "planner",
+            "challenger",
+            has_changes,
+        ),
     ];
-    let specs: Vec<(&'static str, &'static str, Result<ProviderSpec, CliError>)> = workflows
-        .into_iter()
-        .flat_map(|w| ["drafter", "reviewer"].map(|role| (w, role, s.role(w, role))))
-        .collect();
-    let roles: Vec<RoleRow> = specs
-        .iter()
-        .map(|(workflow, role, spec)| match spec {
-            Ok(spec) => role_row(workflow, role, spec, ctx.provider(spec).as_ref()),
-            Err(e) => RoleRow {
-                workflow,
-                role,
-                provider: String::new(),
-                ready: false,
-                problem: Some(e.message.clone()),
-                fix: Some(format!(
-                    "set the role in gavel.toml ([roles] or [workflows.{workflow}.roles])"
-                )),
-            },
-        })
-        .collect();
+    let mut roles: Vec<RoleRow> = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
-    for pair in specs.chunks(2) {
-        if let [(w, _, Ok(drafter)), (_, _, Ok(reviewer))] = pair
+    for (workflow, author, judge, required) in pairs {
+        let specs = [author, judge].map(|role| (role, s.role(workflow, role)));
+        for (role, spec) in &specs {
+            let mut row = match spec {
+                Ok(spec) => role_row(workflow, role, spec, ctx.provider(spec).as_ref()),
+                Err(e) => RoleRow {
+                    workflow,
+                    role,
+                    provider: String::new(),
+                    ready: false,
+                    required,
+                    problem: Some(e.message.clone()),
+                    fix: Some(format!(
+                        "set the role in gavel.toml ([roles] or [workflows.{workflow}.roles])"
+                    )),
+                },
+            };
+            row.required = required;
+            roles.push(row);
+        }
+        if let [(_, Ok(a)), (_, Ok(j))] = &specs
             && let Some(warning) = gavel_workflows::roles::same_model_warning(
-                "reviewer",
-                &reviewer.to_string(),
-                "drafter",
-                &drafter.to_string(),
+                judge,
+                &j.to_string(),
+                author,
+                &a.to_string(),
             )
         {
-            let warning = format!("{w}: {warning}");
+            let warning = format!("{workflow}: {warning}");
             if !warnings.contains(&warning) {
                 warnings.push(warning);
             }
@@ -180,7 +197,7 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
     }
     let tracker = tracker_row(&ctx);
     let leftover_worktrees = leftover_worktrees(&ctx);
-    let ready = roles.iter().all(|r| r.ready) && tracker.ready;
+    let ready = roles.iter().all(|r| r.ready || !r.required) && tracker.ready;
     let report = Report {
         clis,
         keys,
@@ -282,6 +299,7 @@ fn role_row(
             role,
             provider: spec.to_string(),
             ready: true,
+            required: true,
             problem: None,
             fix: None,
         },
@@ -290,6 +308,7 @@ fn role_row(
             role,
             provider: spec.to_string(),
             ready: false,
+            required: true,
             problem: Some(e.to_string()),
             fix: e.hint().map(String::from).or_else(|| {
                 tools::cli_tool(spec.kind()).map(|t| format!("{}; {}", t.install(), t.login))
@@ -348,11 +367,21 @@ fn print(ctx: &Context, r: &Report) {
                 role.provider
             ));
         } else {
+            let label = if role.required {
+                "NOT READY"
+            } else {
+                "not ready"
+            };
             ui.out(&format!(
-                "  NOT READY {:<13} = {}: {}",
+                "  {label} {:<13} = {}: {}{}",
                 format!("{} {}", role.workflow, role.role),
                 role.provider,
-                sanitize(role.problem.as_deref().unwrap_or_default())
+                sanitize(role.problem.as_deref().unwrap_or_default()),
+                if role.required {
+                    ""
+                } else {
+                    " (no changes in this repository yet, so not counted)"
+                }
             ));
             if let Some(fix) = &role.fix {
                 ui.out(&format!("           fix: {fix}"));

@@ -333,3 +333,37 @@ fn plan_refuses_wrong_phases_bad_ids_and_bad_state_files_writing_nothing() {
     );
     assert!(env.runs().is_empty());
 }
+
+#[test]
+fn doctor_checks_the_change_roles_and_warns_when_the_challenger_is_the_planner() {
+    let env = Env::new();
+    setup(&env, &[], &[], 3);
+    // Without changes the change roles are shown but not counted.
+    let out = env.run(&["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("doctor JSON");
+    let plan_rows: Vec<&Value> = report["roles"]
+        .as_array()
+        .expect("roles")
+        .iter()
+        .filter(|r| r["workflow"] == "change-plan")
+        .collect();
+    assert_eq!(plan_rows.len(), 2, "{report}");
+    assert!(plan_rows.iter().all(|r| r["required"] == false), "{report}");
+    env.write("openspec/changes/.keep", "");
+    let out = env.run(&["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("doctor JSON");
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("change-plan: the challenger is the same provider and model as the planner"),
+        "{report}"
+    );
+    assert!(
+        report["roles"]
+            .as_array()
+            .expect("roles")
+            .iter()
+            .filter(|r| r["workflow"] == "change-plan")
+            .all(|r| r["required"] == true)
+    );
+}
