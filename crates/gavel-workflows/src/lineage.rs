@@ -26,6 +26,15 @@ impl Lineage {
         }
     }
 
+    /// The folder `rel` (repository-relative) in `repo_root`: a lineage kept elsewhere than
+    /// under the lineage folder (a spec-driven change keeps its own in `lineage/`).
+    pub fn at(repo_root: &Path, rel: impl Into<PathBuf>) -> Self {
+        Self {
+            root: repo_root.to_path_buf(),
+            rel: rel.into(),
+        }
+    }
+
     /// The folder a filed run moves to.
     pub fn done_rel(lineage_dir: &Path, issue: u64, slug: &str) -> PathBuf {
         lineage_dir.join("done").join(format!("{issue}-{slug}"))

@@ -5,7 +5,6 @@
 use gavel_workflows::caller::CallerSettings;
 use gavel_workflows::implement::{
     CommandSettings, ImplementSettings, ImplementState, ImplementWorkflow, RunnerKind, WORKFLOW,
-    worktree_name,
 };
 
 use super::{Resume, WorkflowKind, state_of};
@@ -57,14 +56,11 @@ impl WorkflowKind for ImplementKind {
         run: gavel_core::RunId,
     ) -> Option<String> {
         let state: ImplementState = state_of(store, run).ok()?;
-        let branch = format!("gavel/{}", worktree_name(state.issue));
-        let lineage = ctx.settings.lineage_dir_for(WORKFLOW);
+        let name = state.worktree_name();
+        let branch = format!("gavel/{name}");
+        let lineage = state.lineage_rel(&ctx.settings.lineage_dir_for(WORKFLOW));
         Some(
-            match gavel_workflows::implement::discard(
-                &ctx.settings.repo_root,
-                &lineage,
-                state.issue,
-            ) {
+            match gavel_workflows::implement::discard(&ctx.settings.repo_root, &lineage, &name) {
                 Ok(Some(kept)) => format!(
                     "its worktree and branch {branch} were removed; its lineage is kept in {}",
                     kept.display()

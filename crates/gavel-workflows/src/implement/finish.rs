@@ -27,7 +27,7 @@ impl ImplementWorkflow {
     ) -> Result<Transition, NodeError> {
         let worktree = self.worktree(s)?;
         let wt = Git::at(&worktree);
-        let lineage = format!(":!{}", self.settings.lineage_dir.display());
+        let lineage = self.without_lineage(s)?;
         let base = s.base_commit.clone();
         let staged: Result<String, StepError<GitError>> = cx.step("stage", || {
             wt.run(&["reset", "--soft", "--quiet", &base])?;
@@ -52,10 +52,16 @@ impl ImplementWorkflow {
         )?;
         match reviewed {
             Reviewed::Waiting(Transition::Gate(mut gate)) => {
-                gate.title = format!(
-                    "Issue #{}: review the change before it is merged ({})",
-                    s.issue, gate.title
-                );
+                gate.title = match &s.change {
+                    Some(c) => format!(
+                        "Change `{}`: review the code before it is merged ({})",
+                        c.id, gate.title
+                    ),
+                    None => format!(
+                        "Issue #{}: review the change before it is merged ({})",
+                        s.issue, gate.title
+                    ),
+                };
                 let mut detail = self.summary(s);
                 if let Some(d) = &gate.detail {
                     detail.push_str(&format!("\n{d}"));
@@ -69,8 +75,12 @@ impl ImplementWorkflow {
                 goto(node::MERGE)
             }
             Reviewed::Rejected { .. } => {
-                let kept = discard(self.root(), &self.settings.lineage_dir, s.issue)
-                    .map_err(NodeError::Failed)?;
+                let kept = discard(
+                    self.root(),
+                    &s.lineage_rel(&self.settings.lineage_dir),
+                    &s.worktree_name(),
+                )
+                .map_err(NodeError::Failed)?;
                 Ok(Transition::Abort {
                     reason: format!(
                         "a person rejected the change at the diff gate; the worktree and branch {BRANCH_PREFIX}{} are removed{}",
@@ -112,14 +122,23 @@ impl ImplementWorkflow {
         let wt = Git::at(&worktree);
         let person = Git::at(self.root());
         let branch = format!("{BRANCH_PREFIX}{}", s.worktree_name());
-        let lineage_spec = format!(":!{}", self.settings.lineage_dir.display());
-        let message = format!(
-            "gavel: implement #{} {}\n\nLLD: {}\nGavel-Run: gavel-{}",
-            s.issue,
-            s.issue_title.trim(),
-            s.lld_path,
-            s.run_key
-        );
+        let lineage_spec = self.without_lineage(s)?;
+        let message = match &s.change {
+            Some(c) => format!(
+                "gavel: implement change {} {}\n\nChange: {}\nGavel-Run: gavel-{}",
+                c.id,
+                s.issue_title.trim(),
+                s.lld_path,
+                s.run_key
+            ),
+            None => format!(
+                "gavel: implement #{} {}\n\nLLD: {}\nGavel-Run: gavel-{}",
+                s.issue,
+                s.issue_title.trim(),
+                s.lld_path,
+                s.run_key
+            ),
+        };
         let committed: Result<String, StepError<GitError>> = cx.step("commit-impl", || {
             wt.run(&["add", "--all", "--", ".", &lineage_spec])?;
             let staged = wt.run(&["diff", "--cached", "--name-only"])?;
@@ -130,6 +149,9 @@ impl ImplementWorkflow {
         });
         let commit = committed
             .map_err(|e| NodeError::Failed(format!("cannot commit in the worktree: {e}")))?;
+        if s.change.is_some() {
+            return self.merge_change(s, cx, commit);
+        }
         let how = match self.merge_into_base(s, &person, &branch, &commit)? {
             Ok(how) => how,
             Err(halt) => return Ok(halt),
@@ -194,6 +216,73 @@ impl ImplementWorkflow {
             how,
             lineage: done_rel.to_string_lossy().into_owned(),
             lineage_commit: Some(lineage_commit),
+        });
+        Ok(Transition::Done { summary })
+    }
+
+    /// A change's merge: its lineage committed on the branch too, the STATE.yaml gavel wrote
+    /// in the person's checkout put back to the committed one, then the merge (which brings
+    /// the change folder as the run left it: tasks checked, REVIEW.md, phase `complete`).
+    fn merge_change(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+        commit: String,
+    ) -> Result<Transition, NodeError> {
+        let Some(c) = s.change.clone() else {
+            return Err(NodeError::Failed("not a change run".into()));
+        };
+        let worktree = self.worktree(s)?;
+        let wt = Git::at(&worktree);
+        let person = Git::at(self.root());
+        let branch = format!("{BRANCH_PREFIX}{}", s.worktree_name());
+        let lineage_rel = s.lineage_rel(&self.settings.lineage_dir);
+        let lineage = lineage_rel.to_string_lossy().into_owned();
+        let message = format!(
+            "gavel: lineage of the implementation of change {}\n\nLineage: {lineage}\nGavel-Run: gavel-{}",
+            c.id, s.run_key
+        );
+        let head: Result<String, StepError<GitError>> = cx.step("commit-lineage", || {
+            wt.run(&["add", "--all", "--", &lineage])?;
+            let staged = wt.run(&["diff", "--cached", "--name-only"])?;
+            if !staged.trim().is_empty() {
+                wt.run(&["commit", "--quiet", "--no-verify", "-m", &message])?;
+            }
+            Ok(wt.head()?.unwrap_or_default())
+        });
+        let head =
+            head.map_err(|e| NodeError::Failed(format!("cannot commit the lineage: {e}")))?;
+        let state_rel = PathBuf::from(&c.changes_root)
+            .join("changes")
+            .join(&c.id)
+            .join("STATE.yaml");
+        let state_abs = self.root().join(&state_rel);
+        if let (Some(written), Ok(now)) = (&c.checkout_state, std::fs::read(&state_abs))
+            && gavel_core::ContentHash::of(&now).to_string() == *written
+        {
+            person
+                .run(&["checkout", "HEAD", "--", &state_rel.to_string_lossy()])
+                .map_err(|e| {
+                    NodeError::Failed(format!("cannot put back {}: {e}", state_rel.display()))
+                })?;
+        }
+        let how = match self.merge_into_base(s, &person, &branch, &head)? {
+            Ok(how) => how,
+            Err(halt) => return Ok(halt),
+        };
+        self.remove_worktree(s)?;
+        let summary = format!(
+            "change `{}` implemented and merged into {} ({how}, {}); phase complete; next: gavel change archive {}",
+            c.id,
+            s.base_branch,
+            &commit[..commit.len().min(12)],
+            c.id
+        );
+        s.merged = Some(Merged {
+            commit,
+            how,
+            lineage,
+            lineage_commit: Some(head),
         });
         Ok(Transition::Done { summary })
     }
@@ -271,17 +360,18 @@ impl ImplementWorkflow {
     }
 }
 
-/// Ends an implementation run's worktree without merging: its lineage is copied to the
-/// person's `{lineage}/active/{n}-impl/` (where an aborted run's lineage stays, as for every
-/// workflow), then the worktree and its branch are removed. Returns where the lineage went.
+/// Ends an implementation run's worktree `name` without merging: its lineage (`rel` in the
+/// worktree, see [`ImplementState::lineage_rel`](super::ImplementState::lineage_rel)) is copied
+/// to the same place in the person's checkout (where an aborted run's lineage stays, as for
+/// every workflow), then the worktree and its branch are removed. Returns where the lineage
+/// went.
 pub fn discard(
     root: &std::path::Path,
-    lineage_dir: &std::path::Path,
-    issue: u64,
+    rel: &std::path::Path,
+    name: &str,
 ) -> Result<Option<PathBuf>, String> {
     let git = Git::at(root);
-    let name = super::worktree_name(issue);
-    let rel = lineage_dir.join("active").join(&name);
+    let rel = rel.to_path_buf();
     let in_worktree = git
         .worktrees()
         .map_err(|e| e.to_string())?
@@ -295,7 +385,7 @@ pub fn discard(
         }
         _ => None,
     };
-    git.worktree_remove(&name)
+    git.worktree_remove(name)
         .map_err(|e| format!("cannot remove the worktree: {e}"))?;
     let _ = git.run(&["branch", "-D", &format!("{BRANCH_PREFIX}{name}")]);
     Ok(kept)

@@ -324,8 +324,8 @@ impl ImplementWorkflow {
         name: &str,
     ) -> Result<(), NodeError> {
         let wt = Git::at(&self.worktree(s)?);
-        let lineage = format!(":!{}", self.settings.lineage_dir.display());
-        let message = format!("gavel: {name} for #{} ({})", s.issue, s.issue_title.trim());
+        let lineage = self.without_lineage(s)?;
+        let message = format!("gavel: {name} for {}", s.subject());
         let done: Result<String, StepError<gavel_exec::git::GitError>> =
             cx.step(&format!("commit-{name}"), || {
                 wt.run(&["add", "--all", "--", ".", &lineage])?;

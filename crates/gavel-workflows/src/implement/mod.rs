@@ -164,6 +164,37 @@ pub struct ImplementState {
     #[serde(flatten)]
     pub spend: crate::caller::Spend,
     pub merged: Option<Merged>,
+    /// Set when the run implements a spec-driven change (`gavel change impl`) instead of an
+    /// issue's LLD: the plan stands in for the LLD, a code review follows the lint, and the
+    /// change's tasks, REVIEW.md and STATE.yaml move with the code.
+    #[serde(default)]
+    pub change: Option<ChangeTarget>,
+}
+
+/// The spec-driven change a run implements, and its review loop (seed 003, WF-R4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeTarget {
+    pub id: String,
+    /// The OpenSpec tree, repository-relative.
+    pub changes_root: String,
+    /// The reviewer's provider string (a resume keeps it).
+    pub reviewer: String,
+    /// Review rounds allowed (`implementation_iterations`; a person's `fix` adds one).
+    pub max_rounds: u32,
+    /// Review rounds so far (STATE.yaml's `implementation_iterations`).
+    pub rounds: u32,
+    /// Carried into STATE.yaml unchanged.
+    pub planning_iterations: u32,
+    pub reviewer_calls: u32,
+    /// The last review's verdict.
+    pub verdict: Option<crate::change::state::Verdict>,
+    /// The last REVIEW.md, as a lineage file.
+    pub review_artifact: Option<String>,
+    /// The open tasks were checked off (once the tests passed).
+    pub tasks_checked: bool,
+    /// The hash of the STATE.yaml gavel wrote in the person's checkout, put back to the
+    /// committed one just before the merge (which brings the new one).
+    pub checkout_state: Option<String>,
 }
 
 impl ImplementState {
@@ -210,13 +241,40 @@ impl ImplementState {
             green_tree: None,
             spend: crate::caller::Spend::default(),
             merged: None,
+            change: None,
         }
     }
 
     /// The worktree's name (its folder under the worktree home, and `gavel/{name}`).
     pub fn worktree_name(&self) -> String {
-        worktree_name(self.issue)
+        match &self.change {
+            Some(c) => change_worktree_name(&c.id),
+            None => worktree_name(self.issue),
+        }
     }
+
+    /// The lineage folder, relative to the worktree (and to the person's checkout, where a
+    /// discarded run's lineage is kept): `{lineage}/active/{n}-impl`, or a change's own.
+    pub fn lineage_rel(&self, lineage_dir: &Path) -> PathBuf {
+        match &self.change {
+            Some(c) => change_lineage_rel(c),
+            None => lineage_dir.join("active").join(self.worktree_name()),
+        }
+    }
+
+    /// What the run implements, for prompts and messages: `issue #12 (Title)` or
+    /// `change `add-x` (Title)`.
+    pub fn subject(&self) -> String {
+        match &self.change {
+            Some(c) => format!("change `{}` ({})", c.id, self.issue_title.trim()),
+            None => format!("issue #{} ({})", self.issue, self.issue_title.trim()),
+        }
+    }
+}
+
+/// The worktree's name for change `id`: `change-{id}` (branch `gavel/change-{id}`).
+pub fn change_worktree_name(id: &str) -> String {
+    format!("change-{id}")
 }
 
 /// The worktree's name for issue `n`: `{n}-impl` (branch `gavel/{n}-impl`).
@@ -244,13 +302,18 @@ impl ImplementWorkflow {
             .ok_or_else(|| NodeError::Failed("the run has no worktree yet".into()))
     }
 
-    /// The run's lineage folder, inside the worktree until the merge.
+    /// The run's lineage folder, inside the worktree until the merge (a change's is its own
+    /// `lineage/` folder).
     fn lineage(&self, s: &ImplementState) -> Result<Lineage, NodeError> {
-        Ok(Lineage::active(
+        Ok(Lineage::at(
             &self.worktree(s)?,
-            &self.settings.lineage_dir,
-            &s.worktree_name(),
+            s.lineage_rel(&self.settings.lineage_dir),
         ))
+    }
+
+    /// The git pathspec that leaves the lineage out (of a diff, a commit).
+    fn without_lineage(&self, s: &ImplementState) -> Result<String, NodeError> {
+        Ok(format!(":!{}", self.lineage(s)?.rel().display()))
     }
 
     /// Writes a numbered lineage file and records it in the timeline.
@@ -300,6 +363,14 @@ impl Workflow for ImplementWorkflow {
             ))),
         }
     }
+}
+
+/// A change's lineage folder, repository-relative: `{root}/changes/ID/lineage`.
+pub fn change_lineage_rel(c: &ChangeTarget) -> PathBuf {
+    PathBuf::from(&c.changes_root)
+        .join("changes")
+        .join(&c.id)
+        .join("lineage")
 }
 
 /// One test run's record: its report, for the lineage.

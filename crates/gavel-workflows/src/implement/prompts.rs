@@ -8,8 +8,10 @@ use super::guard::Step;
 /// What a step's prompt is made of.
 pub(super) struct StepInput<'a> {
     pub step: Step,
-    pub issue: u64,
-    pub title: &'a str,
+    /// `issue #12 (Title)` or `change `add-x` (Title)`.
+    pub subject: &'a str,
+    /// The design is a change's plan (proposal, delta specs, tasks), not an LLD.
+    pub plan: bool,
     pub lld: &'a str,
     pub context: Option<&'a str>,
     pub feedback: Option<&'a str>,
@@ -23,23 +25,26 @@ pub(super) struct StepInput<'a> {
 /// The prompt of a scaffold or implementation step.
 pub(super) fn step_prompt(i: &StepInput<'_>) -> String {
     let mut p = String::new();
+    let design = if i.plan { "plan" } else { "low-level design" };
     match i.step {
         Step::Scaffold => p.push_str(&format!(
-            "You write the failing tests for issue #{} ({}) from its low-level design, test first: write ONLY test files (files matching {}), no implementation. The tests must fail now, because the code they test does not exist yet, and pass once the design is implemented. They run with `{}`.\n",
-            i.issue,
-            i.title.trim(),
+            "You write the failing tests for {} from its {design}, test first: write ONLY test files (files matching {}), no implementation. The tests must fail now, because the code they test does not exist yet, and pass once the design is implemented. They run with `{}`.\n",
+            i.subject,
             i.test_globs.join(", "),
             i.test_command
         )),
         Step::Implement => p.push_str(&format!(
-            "You implement issue #{} ({}) from its low-level design so that the tests pass (`{}`). Do NOT create, change or delete any test file (files matching {}): changes to tests are refused and put back.\n",
-            i.issue,
-            i.title.trim(),
+            "You implement {} from its {design} so that the tests pass (`{}`). Do NOT create, change or delete any test file (files matching {}): changes to tests are refused and put back.\n",
+            i.subject,
             i.test_command,
             i.test_globs.join(", ")
         )),
     }
-    p.push_str("\n## Low-level design\n\n");
+    p.push_str(if i.plan {
+        "\n## The plan (proposal, delta specs, open tasks)\n\n"
+    } else {
+        "\n## Low-level design\n\n"
+    });
     p.push_str(i.lld.trim());
     p.push('\n');
     if let Some(c) = i.context.filter(|c| !c.trim().is_empty()) {
@@ -79,8 +84,8 @@ mod tests {
         let files = vec!["calc.py".to_owned()];
         let input = |step, agent| StepInput {
             step,
-            issue: 7,
-            title: "Add",
+            subject: "issue #7 (Add)",
+            plan: false,
             lld: "# Design",
             context: None,
             feedback: Some("1 failed"),

@@ -164,7 +164,7 @@ impl ImplementWorkflow {
         let changes = wt
             .changes(&snap, &after)
             .map_err(|e| NodeError::Failed(format!("cannot diff the worktree: {e}")))?;
-        let lineage_prefix = format!("{}/", self.settings.lineage_dir.display());
+        let lineage_prefix = format!("{}/", self.lineage(s)?.rel().display());
         let changes: Vec<_> = changes
             .into_iter()
             .filter(|c| !c.path.starts_with(&lineage_prefix))
@@ -267,8 +267,8 @@ impl ImplementWorkflow {
         };
         Ok(super::prompts::step_prompt(&super::prompts::StepInput {
             step,
-            issue: s.issue,
-            title: &s.issue_title,
+            subject: &s.subject(),
+            plan: s.change.is_some(),
             lld: &lld,
             context: context.as_deref(),
             feedback: feedback.as_deref(),
