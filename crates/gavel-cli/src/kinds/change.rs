@@ -1,10 +1,14 @@
 //! The spec-driven change workflows as the CLI drives them: `change-plan` with its planner
-//! and challenger (a resume keeps the run's own), and `change-archive`, which has no model
+//! and challenger (a resume keeps the run's own), `change-impl` (the implementation workflow
+//! with a reviewer), and `change-archive`, which has no model
 //! role and needs only the repository it runs in.
 
 use gavel_workflows::caller::CallerSettings;
 use gavel_workflows::change::archive::{ArchiveWorkflow, WORKFLOW};
 use gavel_workflows::change::plan::{self, PlanSettings, PlanState, PlanWorkflow};
+use gavel_workflows::implement::{
+    self, CodeReviewer, ImplementState, ImplementWorkflow, McpLaunch,
+};
 
 use super::{Resume, WorkflowKind, state_of};
 use crate::context::Context;
@@ -105,4 +109,83 @@ pub fn plan_workflow(ctx: &Context) -> Result<PlanWorkflow, CliError> {
         challenger: ctx.provider(&challenger),
         observer: Some(std::sync::Arc::new(crate::spinner::Spinner::default())),
     })
+}
+
+/// `gavel change impl`'s entry in the registry: the implementation workflow with a reviewer.
+pub struct ImplKind;
+
+/// The one instance.
+pub static CHANGE_IMPL: ImplKind = ImplKind;
+
+impl WorkflowKind for ImplKind {
+    fn name(&self) -> &'static str {
+        implement::CHANGE_WORKFLOW
+    }
+
+    fn roles(&self) -> &'static [&'static str] {
+        &["implementer", "reviewer"]
+    }
+
+    fn resume(&self, req: Resume<'_>) -> Result<Exit, CliError> {
+        let state: ImplementState = state_of(req.store, req.record.id)?;
+        let mut roles = Vec::new();
+        if let Some(c) = &state.change {
+            roles.push(("reviewer".to_owned(), c.reviewer.clone()));
+        }
+        roles.extend(req.roles);
+        let mut ctx = req.ctx;
+        ctx.settings.apply(&Overrides {
+            state_dir: None,
+            budget: req.budget,
+            roles,
+            tracker: None,
+        })?;
+        let wf = impl_workflow(&ctx, state.test_command.clone(), state.lint_command.clone())?;
+        driver::drive(
+            &ctx,
+            req.store,
+            &wf,
+            req.record.id,
+            req.answer,
+            GateMode::for_ui(&ctx),
+        )
+    }
+
+    fn after_abort(
+        &self,
+        ctx: &Context,
+        store: &dyn gavel_core::Store,
+        run: gavel_core::RunId,
+    ) -> Option<String> {
+        super::implement::discard_after_abort(ctx, store, run)
+    }
+}
+
+/// The implementation workflow for a change: the `change-impl` implementer, and the reviewer,
+/// which gets gavel's MCP server when it is an agent CLI.
+pub fn impl_workflow(
+    ctx: &Context,
+    test: Option<String>,
+    lint: Option<String>,
+) -> Result<ImplementWorkflow, CliError> {
+    let mut wf = super::implement::workflow_for(ctx, implement::CHANGE_WORKFLOW, test, lint)?;
+    let spec = ctx.settings.role(implement::CHANGE_WORKFLOW, "reviewer")?;
+    let mcp = if gavel_llm::tools::cli_tool(spec.kind()).is_some() {
+        let program = std::env::current_exe().map_err(|e| {
+            CliError::error(format!(
+                "cannot find gavel's own program to serve the reviewer's MCP tools: {e}"
+            ))
+        })?;
+        Some(McpLaunch {
+            program,
+            args: vec!["mcp".into()],
+        })
+    } else {
+        None
+    };
+    wf.reviewer = Some(CodeReviewer {
+        provider: ctx.provider(&spec),
+        mcp,
+    });
+    Ok(wf)
 }

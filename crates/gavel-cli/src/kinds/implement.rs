@@ -55,27 +55,47 @@ impl WorkflowKind for ImplementKind {
         store: &dyn gavel_core::Store,
         run: gavel_core::RunId,
     ) -> Option<String> {
-        let state: ImplementState = state_of(store, run).ok()?;
-        let name = state.worktree_name();
-        let branch = format!("gavel/{name}");
-        let lineage = state.lineage_rel(&ctx.settings.lineage_dir_for(WORKFLOW));
-        Some(
-            match gavel_workflows::implement::discard(&ctx.settings.repo_root, &lineage, &name) {
-                Ok(Some(kept)) => format!(
-                    "its worktree and branch {branch} were removed; its lineage is kept in {}",
-                    kept.display()
-                ),
-                Ok(None) => format!("its worktree and branch {branch} were removed"),
-                Err(e) => format!("its worktree could not be removed ({e}); see `gavel doctor`"),
-            },
-        )
+        discard_after_abort(ctx, store, run)
     }
+}
+
+/// What `gavel abort` does for an implementation run (of an issue or a change): its worktree
+/// and branch removed, its lineage kept in the person's checkout.
+pub fn discard_after_abort(
+    ctx: &Context,
+    store: &dyn gavel_core::Store,
+    run: gavel_core::RunId,
+) -> Option<String> {
+    let state: ImplementState = state_of(store, run).ok()?;
+    let name = state.worktree_name();
+    let branch = format!("gavel/{name}");
+    let lineage = state.lineage_rel(&ctx.settings.lineage_dir_for(WORKFLOW));
+    Some(
+        match gavel_workflows::implement::discard(&ctx.settings.repo_root, &lineage, &name) {
+            Ok(Some(kept)) => format!(
+                "its worktree and branch {branch} were removed; its lineage is kept in {}",
+                kept.display()
+            ),
+            Ok(None) => format!("its worktree and branch {branch} were removed"),
+            Err(e) => format!("its worktree could not be removed ({e}); see `gavel doctor`"),
+        },
+    )
 }
 
 /// The workflow wired to this repository: `test`/`lint` are this invocation's commands (or the
 /// run's own on resume), over `[implement]`.
 pub fn workflow(
     ctx: &Context,
+    test: Option<String>,
+    lint: Option<String>,
+) -> Result<ImplementWorkflow, CliError> {
+    workflow_for(ctx, WORKFLOW, test, lint)
+}
+
+/// [`workflow`] with the implementer of `workflow_name`'s roles (`implement`, `change-impl`).
+pub fn workflow_for(
+    ctx: &Context,
+    workflow_name: &str,
     test: Option<String>,
     lint: Option<String>,
 ) -> Result<ImplementWorkflow, CliError> {
@@ -87,7 +107,7 @@ pub fn workflow(
         )
     })?;
     let runner = i.runner.unwrap_or_else(|| RunnerKind::detect(&test));
-    let spec = s.role(WORKFLOW, "implementer")?;
+    let spec = s.role(workflow_name, "implementer")?;
     let agent = gavel_llm::tools::cli_tool(spec.kind()).is_some();
     // Landlock confines the agent's edits and every test and lint run (untrusted code).
     let confine = if i.sandbox == Sandbox::Landlock {
@@ -141,6 +161,7 @@ pub fn workflow(
             output_limit: 256 * 1024,
         },
         implementer: ctx.provider(&spec),
+        reviewer: None,
         observer: Some(std::sync::Arc::new(crate::spinner::Spinner::default())),
     })
 }

@@ -16,8 +16,8 @@ use gavel_store::SqliteStore;
 use crate::error::CliError;
 use crate::exit::Exit;
 
-pub use change::plan_workflow as change_plan_workflow;
-use change::{CHANGE_ARCHIVE, CHANGE_PLAN};
+use change::{CHANGE_ARCHIVE, CHANGE_IMPL, CHANGE_PLAN};
+pub use change::{impl_workflow as change_impl_workflow, plan_workflow as change_plan_workflow};
 pub use document::{ISSUE, LLD, workflow as doc_workflow};
 pub use implement::{IMPLEMENT, preflight as implement_preflight, workflow as implement_workflow};
 
@@ -67,7 +67,14 @@ pub trait WorkflowKind: Sync {
 }
 
 /// Every kind this gavel knows.
-static KINDS: &[&dyn WorkflowKind] = &[&ISSUE, &LLD, &IMPLEMENT, &CHANGE_PLAN, &CHANGE_ARCHIVE];
+static KINDS: &[&dyn WorkflowKind] = &[
+    &ISSUE,
+    &LLD,
+    &IMPLEMENT,
+    &CHANGE_PLAN,
+    &CHANGE_IMPL,
+    &CHANGE_ARCHIVE,
+];
 
 /// The kind that drives runs of `workflow`, or an error naming it.
 pub fn find(workflow: &str) -> Result<&'static dyn WorkflowKind, CliError> {

@@ -1,5 +1,5 @@
-//! `[changes]`: where spec-driven changes live, their roles, and how many rounds the planning
-//! loop gets. The roles default to the seed's choice (Gemini plans, Codex challenges and reviews,
+//! `[changes]`: where spec-driven changes live, their roles, and how many rounds their loops
+//! get. The roles default to the seed's choice (Gemini plans, Codex challenges and reviews,
 //! Claude implements); `[changes.roles]` sets them for every change workflow.
 
 use std::collections::BTreeMap;
@@ -20,6 +20,8 @@ pub(super) struct ChangesConfig {
     pub(super) roles: BTreeMap<String, String>,
     /// Challenge rounds of `gavel change plan` (default 3).
     planning_iterations: Option<u32>,
+    /// Review rounds of `gavel change impl` (default 3).
+    implementation_iterations: Option<u32>,
     /// Extra attempts of a model step whose answer was refused (default 2).
     retries: Option<u32>,
 }
@@ -30,6 +32,7 @@ pub struct ChangeSettings {
     /// Repository-relative.
     pub root: PathBuf,
     pub planning_iterations: u32,
+    pub implementation_iterations: u32,
     pub retries: u32,
 }
 
@@ -73,6 +76,11 @@ impl ChangesConfig {
                 "planning_iterations",
                 self.planning_iterations,
                 gavel_workflows::change::plan::DEFAULT_PLANNING_ITERATIONS,
+            )?,
+            implementation_iterations: at_least_one(
+                "implementation_iterations",
+                self.implementation_iterations,
+                3,
             )?,
             retries: self.retries.unwrap_or(2),
         })

@@ -45,7 +45,7 @@ pub(crate) fn setup(env: &Env, planner: &[String], challenger: &[String], rounds
     );
     let mut toml = env.read("gavel.toml");
     toml.push_str(&format!(
-        "\n[changes]\nplanning_iterations = {rounds}\nretries = 1\n\n[changes.roles]\nplanner = \"scripted:script.yaml\"\nchallenger = \"scripted:script.yaml\"\n"
+        "\n[changes]\nplanning_iterations = {rounds}\nretries = 1\n\n[changes.roles]\nplanner = \"scripted:script.yaml\"\nchallenger = \"scripted:script.yaml\"\nimplementer = \"scripted:script.yaml\"\nreviewer = \"scripted:script.yaml\"\n"
     ));
     env.write("gavel.toml", &toml);
 }

@@ -6,6 +6,7 @@ mod agents_tools;
 mod bad_input;
 mod change;
 mod change_archive;
+mod change_impl;
 mod change_plan;
 mod confine;
 mod crash;

@@ -90,6 +90,7 @@ impl ImplementWorkflow {
         let (report, record) = self.run_gate(s, cx, Which::Green)?;
         match &report.outcome {
             TestOutcome::Passed => {
+                self.tick_tasks(s, cx)?;
                 self.milestone(s, cx, "green")?;
                 s.green = Some(record);
                 goto(node::LINT)
@@ -127,13 +128,13 @@ impl ImplementWorkflow {
             cx.event(EventKind::Note {
                 text: "lint skipped: no lint command is configured (not a pass)".into(),
             });
-            return goto(node::REVIEW);
+            return goto(self.after_lint(s));
         }
         let (report, record) = self.run_gate(s, cx, Which::Lint)?;
         match &report.outcome {
             TestOutcome::Passed => {
                 s.lint = Some(record);
-                goto(node::REVIEW)
+                goto(self.after_lint(s))
             }
             TestOutcome::TimedOut | TestOutcome::Failed => {
                 self.failed_attempt(

@@ -58,7 +58,12 @@ impl ImplementWorkflow {
         }
         s.worktree = Some(worktree.path.to_string_lossy().into_owned());
         s.file_counter = 0;
-        self.artifact(s, cx, "lld.md", lld.as_bytes())?;
+        let design = if s.change.is_some() {
+            "plan.md"
+        } else {
+            "lld.md"
+        };
+        self.artifact(s, cx, design, lld.as_bytes())?;
         if let Some(manifest) = s.context_manifest.take() {
             self.artifact(s, cx, "context.json", manifest.as_bytes())?;
         }
@@ -66,6 +71,7 @@ impl ImplementWorkflow {
             Fingerprint::of(&git)
                 .map_err(|e| NodeError::Failed(format!("cannot fingerprint the checkout: {e}")))?,
         );
+        self.start_change(s, cx)?;
         goto(node::SCAFFOLD)
     }
 }

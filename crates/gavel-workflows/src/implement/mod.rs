@@ -18,6 +18,7 @@
 //! nodes in `load.rs`, `step.rs`, `gates.rs` and `finish.rs`.
 
 pub mod answer;
+mod code_review;
 pub mod fingerprint;
 mod finish;
 mod gates;
@@ -29,6 +30,7 @@ mod step;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use code_review::{CodeReviewer, McpLaunch};
 pub use finish::discard;
 use gavel_core::{ContentHash, NodeCtx, NodeError, Transition, Workflow};
 use gavel_exec::git::TreeId;
@@ -43,6 +45,10 @@ use crate::lineage::Lineage;
 /// The workflow's name as stored with each run.
 pub const WORKFLOW: &str = "implement";
 
+/// The name of runs that implement a spec-driven change (`gavel change impl`): the same
+/// workflow with a reviewer.
+pub const CHANGE_WORKFLOW: &str = "change-impl";
+
 /// Node names, in graph order.
 pub mod node {
     pub const LOAD: &str = "N0_load";
@@ -51,6 +57,12 @@ pub mod node {
     pub const IMPLEMENT: &str = "N3_implement";
     pub const GREEN: &str = "N4_green_gate";
     pub const LINT: &str = "N5_lint";
+    /// Change runs only: the reviewer's structured review.
+    pub const CODE_REVIEW: &str = "N5b_code_review";
+    /// Change runs only: MAJOR_ISSUES or no fix rounds left; a person decides.
+    pub const REVIEW_STOP: &str = "N5c_review_stop";
+    /// Change runs only: no readable review; the run halts.
+    pub const REVIEW_HALT: &str = "N5d_review_halt";
     pub const REVIEW: &str = "N6_review";
     pub const MERGE: &str = "N7_merge";
 }
@@ -195,6 +207,12 @@ pub struct ChangeTarget {
     /// The hash of the STATE.yaml gavel wrote in the person's checkout, put back to the
     /// committed one just before the merge (which brings the new one).
     pub checkout_state: Option<String>,
+    /// Reviews in a row that could not be read.
+    #[serde(default)]
+    pub review_attempts: u32,
+    /// Why the review loop stopped (for the halt).
+    #[serde(default)]
+    pub stop_reason: Option<String>,
 }
 
 impl ImplementState {
@@ -286,6 +304,8 @@ pub fn worktree_name(n: u64) -> String {
 pub struct ImplementWorkflow {
     pub settings: ImplementSettings,
     pub implementer: Box<dyn Provider>,
+    /// Set for a change run (its runs are `change-impl`): the code review after the lint.
+    pub reviewer: Option<CodeReviewer>,
     pub observer: Option<std::sync::Arc<dyn CallObserver>>,
 }
 
@@ -309,6 +329,15 @@ impl ImplementWorkflow {
             &self.worktree(s)?,
             s.lineage_rel(&self.settings.lineage_dir),
         ))
+    }
+
+    /// Where the lint sends the run: the code review of a change, else the diff gate.
+    fn after_lint(&self, s: &ImplementState) -> &'static str {
+        if s.change.is_some() {
+            node::CODE_REVIEW
+        } else {
+            node::REVIEW
+        }
     }
 
     /// The git pathspec that leaves the lineage out (of a diff, a commit).
@@ -340,7 +369,11 @@ impl Workflow for ImplementWorkflow {
     type State = ImplementState;
 
     fn name(&self) -> &'static str {
-        WORKFLOW
+        if self.reviewer.is_some() {
+            CHANGE_WORKFLOW
+        } else {
+            WORKFLOW
+        }
     }
 
     fn run_node(
@@ -356,6 +389,9 @@ impl Workflow for ImplementWorkflow {
             node::IMPLEMENT => self.model_step(s, cx, guard::Step::Implement),
             node::GREEN => self.green_gate(s, cx),
             node::LINT => self.lint(s, cx),
+            node::CODE_REVIEW => self.code_review(s, cx),
+            node::REVIEW_STOP => self.review_stop(s, cx),
+            node::REVIEW_HALT => self.review_halt(s, cx),
             node::REVIEW => self.review(s, cx),
             node::MERGE => self.merge(s, cx),
             other => Err(NodeError::Failed(format!(

@@ -1,10 +1,11 @@
 //! `gavel change`: spec-driven changes in OpenSpec's layout (`[changes] root`, default
 //! `openspec`). `list` and `status` read them (`status.rs`); `plan` plans and challenges one
-//! (`plan.rs`); `archive` merges a complete
+//! (`plan.rs`); `impl` implements and reviews it (`implement.rs`); `archive` merges a complete
 //! change's specs and archives it (`archive.rs`). Each subcommand decides by the change's
 //! `STATE.yaml` phase alone.
 
 mod archive;
+mod implement;
 mod plan;
 mod status;
 
@@ -39,6 +40,9 @@ pub enum ChangeCommand {
     /// Plan a change: the planner writes proposal.md, the delta specs and tasks.md, the
     /// challenger judges the plan (up to [changes] planning_iterations rounds), you decide.
     Plan(plan::PlanArgs),
+    /// Implement a challenged change: code and tests in a worktree (test first, the real test
+    /// runner), the reviewer's structured review (REVIEW.md), the diff gate, your `approve`.
+    Impl(implement::ImplArgs),
     /// Merge a complete change's delta specs into the living specs (after you see the diff
     /// and type `approve`), move it to the archive, and commit.
     Archive(archive::ArchiveArgs),
@@ -47,6 +51,7 @@ pub enum ChangeCommand {
 pub fn cmd_change(args: &ChangeArgs, ctx: Context) -> Result<Exit, CliError> {
     match &args.command {
         ChangeCommand::Plan(a) => plan::cmd_plan(a, ctx),
+        ChangeCommand::Impl(a) => implement::cmd_impl(a, ctx),
         ChangeCommand::Archive(a) => archive::cmd_archive(a, ctx),
         other => status::cmd_status(other, ctx),
     }

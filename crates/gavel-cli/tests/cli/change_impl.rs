@@ -1,0 +1,280 @@
+//! `gavel change impl`: a challenged change implemented with the implementation workflow (a
+//! worktree, test first, the real pytest), then the reviewer's structured review (REVIEW.md)
+//! driving the phase: NEEDS_FIX loops back to the implementer, MAJOR_ISSUES stops for a person,
+//! an unreadable review halts, APPROVED goes to the diff gate and, after a typed `approve`,
+//! the merge with the phase `complete`. And the whole life of a change: plan, impl, archive.
+
+use serde_json::{Value, json};
+
+use crate::change_plan;
+use crate::implement::{CODE, PYTEST, TESTS};
+use crate::util::*;
+
+const ID: &str = "add-calc";
+
+/// The fix the reviewer asked for.
+const FIXED: &str = "=== gavel:write calc.py\ndef add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    return a + b\n=== gavel:end\n";
+const DIR: &str = "openspec/changes/add-calc";
+
+fn review(verdict: &str, issues: &[&str]) -> String {
+    let issues: Vec<Value> = issues
+        .iter()
+        .map(|t| json!({"severity": "major", "title": t, "description": t, "file": "calc.py", "line": 1, "recommendation": "fix it"}))
+        .collect();
+    format!(
+        "Reviewed.\n\n```json\n{}\n```\n",
+        json!({"verdict": verdict, "summary": format!("{verdict} summary"), "issues": issues, "test_results": {"passed": 1, "failed": 0}})
+    )
+}
+
+/// The change's roles point at the script, which answers `implementer` and `reviewer`.
+fn script(env: &Env, implementer: &[&str], reviewer: &[String]) {
+    let entries =
+        |v: Vec<String>| -> Vec<Value> { v.into_iter().map(|t| json!({"text": t})).collect() };
+    env.script(
+        &json!({
+            "roles": {
+                "implementer": entries(implementer.iter().map(|s| (*s).to_owned()).collect()),
+                "reviewer": entries(reviewer.to_vec()),
+            },
+            "record_prompts": true,
+        })
+        .to_string(),
+    );
+    let mut toml = env.read("gavel.toml");
+    if !toml.contains("[changes.roles]") {
+        toml.push_str("\n[changes]\nretries = 1\n\n[changes.roles]\nimplementer = \"scripted:script.yaml\"\nreviewer = \"scripted:script.yaml\"\nplanner = \"scripted:script.yaml\"\nchallenger = \"scripted:script.yaml\"\n");
+        env.write("gavel.toml", &toml);
+    }
+}
+
+/// A committed, challenged change: `calc.py` gets `add`.
+fn challenged_change(env: &Env) {
+    env.write(
+        &format!("{DIR}/proposal.md"),
+        "# Change: Add numbers\n\n## Why\nPeople need to add two numbers, and nothing in this project does it yet.\n\n## What Changes\n- `calc.add(a, b)`\n",
+    );
+    env.write(
+        &format!("{DIR}/specs/calc/spec.md"),
+        "## ADDED Requirements\n### Requirement: Addition\nThe system SHALL add two numbers.\n\n#### Scenario: Two and three\n- **WHEN** add(2, 3) is called\n- **THEN** it returns 5\n",
+    );
+    env.write(
+        &format!("{DIR}/tasks.md"),
+        "## 1. Logic Layer\n- [ ] 1.1 add(a, b) in calc.py\n\n## 2. Testing\n- [ ] 2.1 A test for add\n",
+    );
+    env.write(
+        &format!("{DIR}/STATE.yaml"),
+        "format: 1\nchange_id: add-calc\nphase: challenged\nupdated_at: 2026-01-30T14:00:00Z\nplanning_iterations: 1\nlast_verdict: APPROVED\n",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "plan add-calc"]);
+}
+
+fn impl_run(env: &Env) -> std::process::Output {
+    env.run(&["change", "impl", ID, "--test-cmd", PYTEST])
+}
+
+fn approve(env: &Env, run: &str) {
+    crate::implement::approve_in_a_terminal(env, run);
+}
+
+#[test]
+fn review_needs_fix_loops_then_approved_code_is_merged_with_the_phase_complete() {
+    let env = Env::new();
+    script(
+        &env,
+        &[TESTS, CODE, FIXED],
+        &[
+            review("NEEDS_FIX", &["No docstring"]),
+            review("APPROVED", &[]),
+        ],
+    );
+    challenged_change(&env);
+    let out = impl_run(&env);
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(text.contains("review round 1: NEEDS_FIX"), "{text}");
+    assert!(text.contains("review round 2: APPROVED"), "{text}");
+    assert!(text.contains("type one of: approve, reject"), "{text}");
+    // The fix round told the implementer what the reviewer found.
+    let fix = env.prompt(gavel_llm::Role::named("implementer"), 2);
+    assert!(fix.contains("No docstring"), "{fix}");
+    let st = env.read(&format!("{DIR}/STATE.yaml"));
+    assert!(
+        st.contains("phase: implementing"),
+        "in the checkout while the run works: {st}"
+    );
+    approve(&env, "1");
+    assert!(env.exists("calc.py"));
+    let st = env.read(&format!("{DIR}/STATE.yaml"));
+    assert!(
+        st.contains("phase: complete") && st.contains("implementation_iterations: 2"),
+        "{st}"
+    );
+    let tasks = env.read(&format!("{DIR}/tasks.md"));
+    assert!(
+        tasks.contains("- [x] 1.1") && tasks.contains("- [x] 2.1"),
+        "{tasks}"
+    );
+    let review_md = env.read(&format!("{DIR}/REVIEW.md"));
+    assert!(review_md.contains("verdict: APPROVED"), "{review_md}");
+    let lineage = env.ls(&format!("{DIR}/lineage"));
+    assert!(
+        lineage
+            .iter()
+            .filter(|n| n.ends_with("-review.md") && !n.contains("diff"))
+            .count()
+            == 2,
+        "{lineage:?}"
+    );
+    let log = env.git(&["log", "--format=%s"]);
+    assert!(
+        log.contains("gavel: implement change add-calc Add numbers"),
+        "{log}"
+    );
+    assert_eq!(env.status(), "", "everything is committed");
+    assert_eq!(env.runs()[0]["workflow"], "change-impl");
+}
+
+#[test]
+fn major_issues_stop_for_a_person_who_fixes_once_more() {
+    let env = Env::new();
+    script(
+        &env,
+        &[TESTS, CODE, FIXED],
+        &[
+            review("MAJOR_ISSUES", &["Wrong approach"]),
+            review("APPROVED", &[]),
+        ],
+    );
+    challenged_change(&env);
+    let out = impl_run(&env);
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(
+        text.contains("MAJOR_ISSUES") && text.contains("--choice fix"),
+        "{text}"
+    );
+    assert!(
+        env.read(&format!("{DIR}/STATE.yaml"))
+            .contains("phase: implementing")
+    );
+    let out = env.run(&["resume", "1", "--choice", "fix"]);
+    assert_exit(&out, 3);
+    assert!(
+        show_output(&out).contains("review round 2: APPROVED"),
+        "{}",
+        show_output(&out)
+    );
+}
+
+#[test]
+fn an_unreadable_review_halts_with_the_phase_still_implementing() {
+    let env = Env::new();
+    script(
+        &env,
+        &[TESTS, CODE],
+        &[
+            "Looks good to me, APPROVED.".to_owned(),
+            "```json\n{\"verdict\": \"APPROVED\"}\n```\n".to_owned(),
+        ],
+    );
+    challenged_change(&env);
+    let out = impl_run(&env);
+    assert_exit(&out, 4);
+    let text = show_output(&out);
+    assert!(
+        text.contains("the reviewer gave no structured review"),
+        "{text}"
+    );
+    assert!(
+        env.read(&format!("{DIR}/STATE.yaml"))
+            .contains("phase: implementing")
+    );
+    assert!(!env.exists("calc.py"), "nothing merged");
+}
+
+#[test]
+fn impl_refuses_wrong_phases_and_an_uncommitted_plan() {
+    let env = Env::new();
+    script(&env, &[], &[]);
+    challenged_change(&env);
+    env.write(
+        &format!("{DIR}/tasks.md"),
+        "- [ ] 1.1 Changed after the commit\n",
+    );
+    let out = impl_run(&env);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("not committed"),
+        "{}",
+        show_output(&out)
+    );
+    env.git(&["checkout", "--", DIR]);
+    env.write(
+        &format!("{DIR}/STATE.yaml"),
+        "format: 1\nchange_id: add-calc\nphase: proposed\nupdated_at: 2026-01-30T14:00:00Z\n",
+    );
+    env.git(&["commit", "-qam", "back to proposed"]);
+    let out = impl_run(&env);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("gavel change plan add-calc"),
+        "{}",
+        show_output(&out)
+    );
+    assert!(env.runs().is_empty());
+}
+
+#[test]
+fn a_change_is_planned_implemented_and_archived() {
+    let env = Env::new();
+    // Plan (the planner and the challenger), then commit the plan.
+    change_plan::setup(
+        &env,
+        &[
+            "=== gavel:write proposal.md\n# Change: Add numbers\n\n## Why\nPeople need to add two numbers, and nothing in this project does it yet.\n\n## What Changes\n- calc.add\n=== gavel:end\n".to_owned(),
+            "=== gavel:write specs/calc/spec.md\n## ADDED Requirements\n### Requirement: Addition\nThe system SHALL add two numbers.\n\n#### Scenario: Two and three\n- **WHEN** add(2, 3) is called\n- **THEN** it returns 5\n=== gavel:end\n".to_owned(),
+            "=== gavel:write tasks.md\n## 1. Logic Layer\n- [ ] 1.1 add in calc.py\n\n## 2. Testing\n- [ ] 2.1 A test\n=== gavel:end\n".to_owned(),
+        ],
+        &[change_plan::verdict("APPROVED", &[])],
+        3,
+    );
+    assert_exit(&env.run(&["change", "plan", ID, "Add two numbers"]), 3);
+    assert_exit(&env.run(&["resume", "1", "--choice", "implement"]), 0);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "plan add-calc"]);
+    // Implement and review.
+    script(&env, &[TESTS, CODE], &[review("APPROVED", &[])]);
+    assert_exit(&impl_run(&env), 3);
+    approve(&env, "2");
+    assert!(
+        env.read(&format!("{DIR}/STATE.yaml"))
+            .contains("phase: complete")
+    );
+    // Archive: the spec merged into the living specs, the folder archived, one commit.
+    let out = env.run(&["change", "archive", ID]);
+    assert_exit(&out, 3);
+    let editor = crate::pty::fake_editor(&env);
+    let mut p = crate::pty::spawn(&env, &["resume", "3"], &editor.to_string_lossy());
+    p.exp_string("Your choice [approve/reject/P]: ")
+        .expect("asked");
+    p.send_line("approve").expect("approve");
+    p.exp_eof().expect("eof");
+    assert_eq!(crate::pty::exit_code(&p), 0);
+    let living = env.read("openspec/specs/calc/spec.md");
+    assert!(living.contains("### Requirement: Addition"), "{living}");
+    let archived = "openspec/changes/archive/2026-01-30-add-calc";
+    assert!(
+        env.read(&format!("{archived}/STATE.yaml"))
+            .contains("phase: archived")
+    );
+    assert!(env.exists(&format!("{archived}/REVIEW.md")));
+    assert_eq!(env.status(), "");
+    let workflows: Vec<String> = env
+        .runs()
+        .iter()
+        .map(|r| r["workflow"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(workflows, ["change-plan", "change-impl", "change-archive"]);
+}

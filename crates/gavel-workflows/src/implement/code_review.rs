@@ -1,0 +1,387 @@
+//! The code review of a spec-driven change (seed 003, WF-R4), between the lint and the diff
+//! gate, and what a change run keeps in its folder: the phase in `STATE.yaml`, the tasks
+//! ticked once the tests pass, and `REVIEW.md`.
+//!
+//! The reviewer gets the plan, the diff against the base and the test results. An agent CLI
+//! gets gavel's MCP server (`gavel mcp`, for the worktree's change folder, for this call only)
+//! and submits its review with `create_review`, which writes `REVIEW.md`; a text-only
+//! reviewer answers with the same structure as one JSON block, and gavel writes `REVIEW.md`.
+//! `REVIEW.md` is removed before the call, so only this call's review is ever read. No review
+//! (after the retries) halts the run: the phase stays `implementing`, never an approval.
+//! APPROVED goes on to the diff gate with the phase `complete` in the worktree's STATE.yaml;
+//! NEEDS_FIX goes back to the implementer with the findings, up to `max_rounds`; MAJOR_ISSUES,
+//! or NEEDS_FIX once the rounds are used, stops at a gate for a person.
+
+use std::path::{Path, PathBuf};
+
+use gavel_core::{Choice, ContentHash, EventKind, NodeCtx, NodeError, Transition};
+use gavel_llm::{AgentProfile, McpServer, Role};
+use gavel_mcp::{Review, ReviewVerdict, read_review};
+
+use super::{ChangeTarget, ImplementState, ImplementWorkflow, goto, io_failed, node};
+use crate::change::ChangeDir;
+use crate::change::state::{ChangeState, Phase, Verdict, save_state};
+use crate::change::structured::parse_json_verdict;
+use crate::change::tasks::{check_off, parse_tasks};
+use crate::fsutil;
+
+/// How to start gavel's MCP server for an agent reviewer: the program and the arguments
+/// before `--change-dir` (`gavel`, `["mcp"]`).
+#[derive(Debug, Clone)]
+pub struct McpLaunch {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+/// The reviewer of a change run.
+pub struct CodeReviewer {
+    pub provider: Box<dyn gavel_llm::Provider>,
+    /// Set for an agent CLI: it gets the MCP server and calls `create_review`.
+    pub mcp: Option<McpLaunch>,
+}
+
+/// The most of the diff a reviewer is shown.
+const DIFF_LIMIT: usize = 200 * 1024;
+
+fn change_of(s: &ImplementState) -> Result<ChangeTarget, NodeError> {
+    s.change
+        .clone()
+        .ok_or_else(|| NodeError::Failed("this run implements no change".into()))
+}
+
+impl ImplementWorkflow {
+    fn change_dir(&self, base: &Path, c: &ChangeTarget) -> Result<ChangeDir, NodeError> {
+        ChangeDir::new(base.join(&c.changes_root), &c.id)
+            .map_err(|e| NodeError::Failed(e.to_string()))
+    }
+
+    /// Writes STATE.yaml in `base` (the checkout or the worktree); returns its hash.
+    fn write_change_state(
+        &self,
+        base: &Path,
+        c: &ChangeTarget,
+        phase: Phase,
+        cx: &NodeCtx<'_>,
+    ) -> Result<String, NodeError> {
+        let path = self.change_dir(base, c)?.state();
+        let state = ChangeState {
+            change_id: c.id.clone(),
+            phase,
+            updated_at: cx.clock().now(),
+            planning_iterations: c.planning_iterations,
+            implementation_iterations: c.rounds,
+            last_verdict: c.verdict,
+        };
+        save_state(&path, &state).map_err(|e| NodeError::Failed(e.to_string()))?;
+        let bytes = std::fs::read(&path).map_err(|e| io_failed("read", &path, e))?;
+        Ok(ContentHash::of(&bytes).to_string())
+    }
+
+    /// N0, for a change: the person's STATE.yaml says `implementing` while the run works.
+    pub(super) fn start_change(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<(), NodeError> {
+        let Some(c) = s.change.as_mut() else {
+            return Ok(());
+        };
+        let c2 = c.clone();
+        c.checkout_state =
+            Some(self.write_change_state(self.root(), &c2, Phase::Implementing, cx)?);
+        cx.event(EventKind::Note {
+            text: format!("change `{}`: phase implementing", c2.id),
+        });
+        Ok(())
+    }
+
+    /// After a green gate: the change's open tasks ticked in the worktree, once.
+    pub(super) fn tick_tasks(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<(), NodeError> {
+        let Some(c) = s.change.clone() else {
+            return Ok(());
+        };
+        if c.tasks_checked {
+            return Ok(());
+        }
+        let dir = self.change_dir(&self.worktree(s)?, &c)?;
+        let path = dir.tasks();
+        let mut text = std::fs::read_to_string(&path).map_err(|e| io_failed("read", &path, e))?;
+        let list = parse_tasks(&text, &c.id).map_err(|e| NodeError::Failed(e.to_string()))?;
+        for task in list.open_tasks() {
+            match &task.id {
+                Some(id) => {
+                    text = check_off(&text, id).map_err(|e| NodeError::Failed(e.to_string()))?;
+                    cx.event(EventKind::Note {
+                        text: format!("task {id} done (the tests pass): {}", task.text),
+                    });
+                }
+                None => cx.event(EventKind::Note {
+                    text: format!(
+                        "task `{}` (tasks.md line {}) has no number, so gavel cannot tick it",
+                        task.text, task.line
+                    ),
+                }),
+            }
+        }
+        fsutil::write_atomic(&path, text.as_bytes()).map_err(|e| io_failed("write", &path, e))?;
+        if let Some(c) = s.change.as_mut() {
+            c.tasks_checked = true;
+        }
+        Ok(())
+    }
+
+    /// N5b: the reviewer's structured review decides where the run goes.
+    pub(super) fn code_review(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let c = change_of(s)?;
+        let Some(reviewer) = &self.reviewer else {
+            return Err(NodeError::Failed("a change run needs a reviewer".into()));
+        };
+        let worktree = self.worktree(s)?;
+        let dir = self.change_dir(&worktree, &c)?;
+        let review_path = dir.review();
+        if !cx.has_step("call")? && review_path.exists() {
+            std::fs::remove_file(&review_path).map_err(|e| io_failed("remove", &review_path, e))?;
+        }
+        let prompt = self.review_prompt(s, &worktree, &dir, reviewer.mcp.is_some())?;
+        let mut profile = AgentProfile::text_only();
+        if let Some(launch) = &reviewer.mcp {
+            let home = self.root().join(gavel_exec::git::DEFAULT_WORKTREE_HOME);
+            let journal = home
+                .join(format!(".{}.mcp", s.worktree_name()))
+                .join(format!("review-{}.jsonl", c.reviewer_calls));
+            let mut args = launch.args.clone();
+            args.extend([
+                "--change-dir".to_owned(),
+                dir.dir().to_string_lossy().into_owned(),
+                "--change-id".to_owned(),
+                c.id.clone(),
+                "--journal".to_owned(),
+                journal.to_string_lossy().into_owned(),
+            ]);
+            profile = profile.with_mcp_server(McpServer {
+                name: "gavel".into(),
+                command: launch.program.to_string_lossy().into_owned(),
+                args,
+                env: Vec::new(),
+            });
+        }
+        let caller = crate::caller::ModelCaller {
+            settings: &self.settings.calls,
+            observer: self.observer.clone(),
+            profile,
+        };
+        let answered = match caller.call(
+            &mut s.spend,
+            cx,
+            reviewer.provider.as_ref(),
+            Role::named("reviewer"),
+            c.reviewer_calls,
+            prompt,
+            &[],
+        )? {
+            Ok(a) => a,
+            Err(stop) => return Ok(stop),
+        };
+        let mut c = c;
+        c.reviewer_calls += 1;
+        let review = if review_path.exists() {
+            read_review(&review_path).map_err(|e| e.to_string())
+        } else {
+            parse_json_verdict::<Review>(&answered.response.text)
+                .map_err(|e| e.to_string())
+                .and_then(|r| {
+                    fsutil::write_atomic(&review_path, r.to_markdown(&c.id).as_bytes())
+                        .map(|()| r)
+                        .map_err(|e| format!("cannot write {}: {e}", review_path.display()))
+                })
+        };
+        let review = match review {
+            Ok(r) => r,
+            Err(why) => {
+                c.review_attempts += 1;
+                let retry = c.review_attempts <= self.settings.implement_retries;
+                s.change = Some(c);
+                cx.event(EventKind::Note {
+                    text: format!("the reviewer gave no structured review: {why}"),
+                });
+                if retry {
+                    return goto(node::CODE_REVIEW);
+                }
+                if let Some(c) = s.change.as_mut() {
+                    c.stop_reason = Some(format!(
+                        "the reviewer gave no structured review ({why}); the phase stays implementing"
+                    ));
+                }
+                return goto(node::REVIEW_HALT);
+            }
+        };
+        let text = std::fs::read(&review_path).map_err(|e| io_failed("read", &review_path, e))?;
+        c.review_artifact = Some(self.artifact(s, cx, "review.md", &text)?);
+        c.review_attempts = 0;
+        c.rounds += 1;
+        let verdict = match review.verdict {
+            ReviewVerdict::Approved => Verdict::Approved,
+            ReviewVerdict::NeedsFix => Verdict::NeedsFix,
+            ReviewVerdict::MajorIssues => Verdict::MajorIssues,
+        };
+        c.verdict = Some(verdict);
+        cx.event(EventKind::Note {
+            text: format!(
+                "review round {}: {} ({})",
+                c.rounds,
+                review.verdict.as_str(),
+                review.confirmation()
+            ),
+        });
+        c.checkout_state =
+            Some(self.write_change_state(self.root(), &c, Phase::Implementing, cx)?);
+        let next = match review.verdict {
+            ReviewVerdict::Approved => {
+                self.write_change_state(&worktree, &c, Phase::Complete, cx)?;
+                node::REVIEW
+            }
+            ReviewVerdict::NeedsFix if c.rounds < c.max_rounds => {
+                let why = format!(
+                    "the reviewer asks for fixes (review round {}):\n\n{}",
+                    c.rounds,
+                    String::from_utf8_lossy(&text)
+                );
+                s.feedback = Some(cx.put_blob(why.as_bytes())?);
+                s.implement_attempts = 0;
+                node::IMPLEMENT
+            }
+            _ => node::REVIEW_STOP,
+        };
+        s.change = Some(c);
+        goto(next)
+    }
+
+    /// N5c: MAJOR_ISSUES, or NEEDS_FIX with no rounds left: a person decides.
+    pub(super) fn review_stop(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        let mut c = change_of(s)?;
+        let worktree = self.worktree(s)?;
+        let review = self.change_dir(&worktree, &c)?.review();
+        let Some(answer) = cx.answer()? else {
+            let verdict = c.verdict.map_or("no verdict", |v| match v {
+                Verdict::MajorIssues => "MAJOR_ISSUES",
+                _ => "NEEDS_FIX",
+            });
+            let mut gate = cx.gate(
+                "review-stop",
+                format!(
+                    "Change `{}`: the reviewer says {verdict} after {} round(s); fix it by hand in {} and review again, or let the implementer try once more",
+                    c.id,
+                    c.rounds,
+                    worktree.display()
+                ),
+                vec![
+                    Choice::new("review", 'R', "review the worktree again (after your fixes)"),
+                    Choice::new("fix", 'F', "one more implementation round with the findings"),
+                ],
+            );
+            gate.artifacts = vec![review.to_string_lossy().into_owned()];
+            gate.present.preview = Some(review.to_string_lossy().into_owned());
+            return Ok(Transition::Gate(gate));
+        };
+        match answer.choice.as_str() {
+            "review" => goto(node::CODE_REVIEW),
+            "fix" => {
+                let text =
+                    std::fs::read_to_string(&review).map_err(|e| io_failed("read", &review, e))?;
+                let why = format!("the reviewer asks for fixes:\n\n{text}");
+                s.feedback = Some(cx.put_blob(why.as_bytes())?);
+                s.implement_attempts = 0;
+                c.max_rounds = c.rounds + 1;
+                s.change = Some(c);
+                goto(node::IMPLEMENT)
+            }
+            other => Err(NodeError::Failed(format!(
+                "`{other}` is not an answer to the review stop"
+            ))),
+        }
+    }
+
+    /// N5h: the run halts (fail closed) with the reason; `gavel resume` asks the reviewer again.
+    pub(super) fn review_halt(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+    ) -> Result<Transition, NodeError> {
+        if cx.has_step("halted")? {
+            if let Some(c) = s.change.as_mut() {
+                c.stop_reason = None;
+                c.review_attempts = 0;
+            }
+            return goto(node::CODE_REVIEW);
+        }
+        cx.mark("halted")?;
+        let reason = s
+            .change
+            .as_ref()
+            .and_then(|c| c.stop_reason.clone())
+            .unwrap_or_else(|| "the review did not decide".into());
+        Ok(Transition::Halt {
+            reason: format!("{reason}; `gavel resume` asks the reviewer again"),
+        })
+    }
+
+    fn review_prompt(
+        &self,
+        s: &ImplementState,
+        worktree: &Path,
+        dir: &ChangeDir,
+        tools: bool,
+    ) -> Result<String, NodeError> {
+        let wt = gavel_exec::git::Git::at(worktree);
+        let lineage = self.without_lineage(s)?;
+        let mut diff = wt
+            .run(&["diff", &s.base_commit, "--", ".", &lineage])
+            .map_err(|e| NodeError::Failed(format!("cannot diff the worktree: {e}")))?;
+        if diff.len() > DIFF_LIMIT {
+            let mut at = DIFF_LIMIT;
+            while !diff.is_char_boundary(at) {
+                at -= 1;
+            }
+            diff.truncate(at);
+            diff.push_str("\n[... the diff is cut here ...]\n");
+        }
+        let mut p = format!(
+            "You review the implementation of {} against its plan. Judge whether the code does what the delta specs require, whether the tests prove it, and what is wrong. Verdict APPROVED (ready to merge), NEEDS_FIX (the implementer can fix the issues you list) or MAJOR_ISSUES (a person must step in).\n",
+            s.subject()
+        );
+        for (name, path) in [("proposal.md", dir.proposal()), ("tasks.md", dir.tasks())] {
+            if let Ok(t) = std::fs::read_to_string(&path) {
+                p.push_str(&format!("\n## {name}\n\n{}\n", t.trim_end()));
+            }
+        }
+        if let Ok(specs) = crate::change::plan::files::read_specs(dir) {
+            for (cap, t) in specs {
+                p.push_str(&format!("\n## specs/{cap}/spec.md\n\n{}\n", t.trim_end()));
+            }
+        }
+        if let Some(g) = &s.green {
+            p.push_str(&format!("\n## Test results\n\n{}\n", g.summary));
+        }
+        p.push_str(&format!(
+            "\n## The diff against the base\n\n```diff\n{diff}\n```\n"
+        ));
+        if tools {
+            p.push_str("\nSubmit your review by calling the `create_review` tool of the `gavel` MCP server exactly once (verdict, summary, issues with severity, title, description, file, line and recommendation, test_results, next_steps). Nothing else is read.\n");
+        } else {
+            p.push_str("\nEnd your answer with exactly one JSON block, and no other JSON block:\n\n```json\n{\"verdict\": \"APPROVED\" | \"NEEDS_FIX\" | \"MAJOR_ISSUES\", \"summary\": \"...\", \"issues\": [{\"severity\": \"critical\" | \"major\" | \"minor\" | \"info\", \"title\": \"...\", \"description\": \"...\", \"file\": \"path\", \"line\": 1, \"recommendation\": \"...\"}], \"test_results\": {\"passed\": 0, \"failed\": 0, \"notes\": \"...\"}, \"next_steps\": [\"...\"]}\n```\n");
+        }
+        Ok(p)
+    }
+}
