@@ -76,6 +76,9 @@ impl Journal {
             path: self.path.clone(),
             source,
         };
+        if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(parent).map_err(|e| io("create the folder of", e))?;
+        }
         let mut file = OpenOptions::new()
             .create(true)
             .append(true)

@@ -278,3 +278,60 @@ fn a_change_is_planned_implemented_and_archived() {
         .collect();
     assert_eq!(workflows, ["change-plan", "change-impl", "change-archive"]);
 }
+
+#[test]
+fn a_change_implementation_killed_around_its_review_resumes_and_merges_once() {
+    for point in [
+        "after:N4_green_gate",
+        "before:N5b_code_review",
+        "after:N5b_code_review",
+        "after-journal:commit-lineage",
+    ] {
+        let env = Env::new();
+        script(&env, &[TESTS, CODE], &[review("APPROVED", &[])]);
+        challenged_change(&env);
+        let mut cmd = env.gavel(&["change", "impl", ID, "--test-cmd", PYTEST]);
+        cmd.env("GAVEL_CRASH_AT", point);
+        if point.contains("commit-lineage") {
+            // Past the diff gate: that needs the typed word, so the crash comes on approval.
+            assert_exit(&impl_run(&env), 3);
+            let editor = crate::pty::fake_editor(&env);
+            let mut c = env.gavel(&["resume", "1"]);
+            c.env("EDITOR", &editor)
+                .env("TERM", "dumb")
+                .env("GAVEL_CRASH_AT", point);
+            let mut p = rexpect::session::spawn_command(c, Some(60_000)).expect("pty");
+            p.exp_string("Your choice [approve/reject/P]: ")
+                .expect("asked");
+            p.send_line("approve").expect("approve");
+            p.exp_eof().expect("eof");
+            let out = env.run(&["resume", "1"]);
+            assert_exit(&out, 0);
+        } else {
+            let out = cmd.output().expect("run");
+            assert_eq!(
+                out.status.code(),
+                None,
+                "{point}: killed\n{}",
+                show_output(&out)
+            );
+            assert_exit(&env.run(&["resume", "1"]), 3);
+            approve(&env, "1");
+        }
+        env.assert_no_finished_call_repeated();
+        let log = env.git(&["log", "--format=%s"]);
+        assert_eq!(
+            log.matches("gavel: implement change add-calc").count(),
+            1,
+            "{point}: {log}"
+        );
+        let st = env.read(&format!("{DIR}/STATE.yaml"));
+        assert!(st.contains("phase: complete"), "{point}: {st}");
+        assert!(
+            env.read(&format!("{DIR}/REVIEW.md"))
+                .contains("verdict: APPROVED"),
+            "{point}"
+        );
+        assert_eq!(env.status(), "", "{point}");
+    }
+}

@@ -116,10 +116,15 @@ fn checkout_files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 
 /// The tool results Claude Code sent back, in order.
 fn tool_results(server: &FakeServer) -> Vec<Value> {
+    tool_results_of(server, MODEL)
+}
+
+/// The tool results Claude Code (asking for `model`) sent back, in order.
+fn tool_results_of(server: &FakeServer, model: &str) -> Vec<Value> {
     let requests: Vec<Recorded> = server
         .requests()
         .into_iter()
-        .filter(|r| r.api == Some(Api::Anthropic) && r.model == MODEL)
+        .filter(|r| r.api == Some(Api::Anthropic) && r.model == model)
         .collect();
     let mut out = Vec::new();
     for r in &requests {

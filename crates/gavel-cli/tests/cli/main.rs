@@ -8,6 +8,7 @@ mod change;
 mod change_archive;
 mod change_impl;
 mod change_plan;
+mod change_review_mcp;
 mod confine;
 mod crash;
 mod credentials;

@@ -147,16 +147,28 @@ impl ImplementWorkflow {
         let worktree = self.worktree(s)?;
         let dir = self.change_dir(&worktree, &c)?;
         let review_path = dir.review();
-        if !cx.has_step("call")? && review_path.exists() {
-            std::fs::remove_file(&review_path).map_err(|e| io_failed("remove", &review_path, e))?;
+        let home = self.root().join(gavel_exec::git::DEFAULT_WORKTREE_HOME);
+        let journal = home
+            .join(format!(".{}.mcp", s.worktree_name()))
+            .join(format!("review-{}.jsonl", c.reviewer_calls));
+        // Only this call's review is read: an older REVIEW.md (or one a model wrote) goes,
+        // and so does the MCP journal of an attempt that never finished, so that the attempt
+        // made now records its review (once).
+        if !cx.has_step("call")? {
+            for stale in [&review_path, &journal] {
+                match std::fs::remove_file(stale) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(io_failed("remove", stale, e)),
+                }
+            }
         }
         let prompt = self.review_prompt(s, &worktree, &dir, reviewer.mcp.is_some())?;
         let mut profile = AgentProfile::text_only();
         if let Some(launch) = &reviewer.mcp {
-            let home = self.root().join(gavel_exec::git::DEFAULT_WORKTREE_HOME);
-            let journal = home
-                .join(format!(".{}.mcp", s.worktree_name()))
-                .join(format!("review-{}.jsonl", c.reviewer_calls));
+            if let Some(parent) = journal.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| io_failed("create", parent, e))?;
+            }
             let mut args = launch.args.clone();
             args.extend([
                 "--change-dir".to_owned(),
