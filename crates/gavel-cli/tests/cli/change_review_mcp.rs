@@ -101,10 +101,13 @@ fn claude_code_submits_the_review_through_gavels_mcp_server_and_the_phase_moves(
         "{offered:?}"
     );
     // The person's own Claude Code configuration was never touched.
+    let global = std::fs::read_to_string(env.home().join(".claude.json")).unwrap_or_default();
+    assert!(!global.contains("gavel mcp"), "{global}");
+    approve_in_a_terminal(&env, "1");
+    let state = env.read(&format!("{DIR}/STATE.yaml"));
+    assert!(state.contains("phase: complete"), "{state}");
     assert!(
-        !env.home().join(".claude.json").exists()
-            || !std::fs::read_to_string(env.home().join(".claude.json"))
-                .unwrap_or_default()
-                .contains("gavel")
+        env.read(&format!("{DIR}/REVIEW.md"))
+            .contains("verdict: APPROVED")
     );
 }
