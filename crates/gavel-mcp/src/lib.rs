@@ -37,6 +37,8 @@ pub struct ServerConfig {
     pub change_id: String,
     /// Where tool calls are recorded by request id (a JSON lines file in gavel's state folder).
     pub journal: Option<PathBuf>,
+    /// Serve only these tools (`None`: all three). A reviewer is given `create_review` alone.
+    pub tools: Option<Vec<String>>,
 }
 
 /// Why the server, or one of its tools, could not do what was asked.
@@ -50,6 +52,8 @@ pub enum McpError {
     NotADir(PathBuf),
     #[error("invalid change id {0:?}: use a-z, 0-9 and '-', at most 64 characters")]
     InvalidChangeId(String),
+    #[error("unknown tool {0:?}: the tools are create_review, submit_challenge and get_change")]
+    UnknownTool(String),
     #[error("{0} not found in the change folder")]
     Missing(&'static str),
     #[error("could not {action} {path}")]

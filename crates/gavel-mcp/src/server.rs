@@ -48,13 +48,36 @@ impl GavelMcp {
     pub fn new(config: ServerConfig) -> Result<Self, McpError> {
         validate_change_id(&config.change_id)?;
         let dir = ChangeDir::open(&config.change_dir)?;
+        let mut tool_router = Self::tool_router();
+        if let Some(only) = &config.tools {
+            if let Some(unknown) = only.iter().find(|t| !tool_router.has_route(t)) {
+                return Err(McpError::UnknownTool(unknown.clone()));
+            }
+            let all: Vec<String> = tool_router
+                .list_all()
+                .into_iter()
+                .map(|t| t.name.to_string())
+                .collect();
+            for name in all.iter().filter(|n| !only.contains(n)) {
+                tool_router.remove_route(name);
+            }
+        }
         Ok(Self {
             dir,
             change_id: config.change_id,
             journal: config.journal.map(Journal::new),
             lock: Arc::new(tokio::sync::Mutex::new(())),
-            tool_router: Self::tool_router(),
+            tool_router,
         })
+    }
+
+    /// The names of the tools this server serves.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tool_router
+            .list_all()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect()
     }
 
     /// `create_review`'s work: writes REVIEW.md, returns the confirmation.
@@ -121,7 +144,7 @@ fn internal(e: impl std::fmt::Display) -> ErrorData {
     ErrorData::internal_error(e.to_string(), None)
 }
 
-#[tool_handler]
+#[tool_handler(router = self.tool_router)]
 impl ServerHandler for GavelMcp {
     fn get_info(&self) -> rmcp::model::ServerConfig {
         rmcp::model::ServerConfig::new(ServerCapabilities::builder().enable_tools().build())

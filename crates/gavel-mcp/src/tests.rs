@@ -18,6 +18,7 @@ fn server(dir: &Path) -> GavelMcp {
         change_dir: dir.to_owned(),
         change_id: "add-login".into(),
         journal: None,
+        tools: None,
     })
     .expect("server")
 }
@@ -128,6 +129,7 @@ fn a_change_dir_that_is_a_symlink_is_refused() {
         change_dir: link,
         change_id: "add-login".into(),
         journal: None,
+        tools: None,
     })
     .expect_err("symlink refused");
     assert!(matches!(err, McpError::Symlink(_)), "{err:?}");
@@ -139,6 +141,7 @@ fn a_relative_change_dir_and_bad_ids_are_refused() {
         change_dir: "changes/x".into(),
         change_id: "x".into(),
         journal: None,
+        tools: None,
     });
     assert!(matches!(rel, Err(McpError::RelativeChangeDir(_))));
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -148,6 +151,7 @@ fn a_relative_change_dir_and_bad_ids_are_refused() {
             change_dir: tmp.path().to_owned(),
             change_id: id.into(),
             journal: None,
+            tools: None,
         });
         assert!(matches!(r, Err(McpError::InvalidChangeId(_))), "{id:?}");
     }
@@ -309,4 +313,26 @@ fn severity_and_verdict_names_match_the_wire() {
         assert_eq!(s.as_str(), name);
     }
     assert_eq!(ChallengeVerdict::NeedsRevision.as_str(), "NEEDS_REVISION");
+}
+
+#[test]
+fn a_server_for_a_reviewer_serves_create_review_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let only = GavelMcp::new(ServerConfig {
+        change_dir: dir.path().to_owned(),
+        change_id: "add-login".into(),
+        journal: None,
+        tools: Some(vec!["create_review".into()]),
+    })
+    .expect("server");
+    assert_eq!(only.tool_names(), ["create_review"]);
+    assert_eq!(server(dir.path()).tool_names().len(), 3);
+    let err = GavelMcp::new(ServerConfig {
+        change_dir: dir.path().to_owned(),
+        change_id: "add-login".into(),
+        journal: None,
+        tools: Some(vec!["rm_rf".into()]),
+    })
+    .expect_err("unknown tool");
+    assert!(matches!(err, McpError::UnknownTool(t) if t == "rm_rf"));
 }

@@ -144,7 +144,7 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
     // judge) pairs. The change workflows' roles count towards "ready" only in a repository
     // that has changes.
     let has_changes = s.repo_root.join(&s.changes.root).join("changes").is_dir();
-    let pairs: [(&'static str, &'static str, &'static str, bool); 3] = [
+    let pairs: [(&'static str, &'static str, &'static str, bool); 4] = [
         (
             gavel_workflows::issue::WORKFLOW,
             "drafter",
@@ -156,6 +156,12 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
             gavel_workflows::change::plan::WORKFLOW,
             "planner",
             "challenger",
+            has_changes,
+        ),
+        (
+            gavel_workflows::implement::CHANGE_WORKFLOW,
+            "implementer",
+            "reviewer",
             has_changes,
         ),
     ];

@@ -23,6 +23,9 @@ pub struct McpArgs {
     /// Record each tool call here by request id, so a repeated call is answered from the record.
     #[arg(long, value_name = "PATH")]
     pub journal: Option<PathBuf>,
+    /// Serve only this tool (repeatable; default: all three).
+    #[arg(long = "tool", value_name = "NAME")]
+    pub tools: Vec<String>,
 }
 
 pub fn cmd_mcp(args: McpArgs) -> Result<Exit, CliError> {
@@ -48,11 +51,14 @@ pub fn cmd_mcp(args: McpArgs) -> Result<Exit, CliError> {
         change_dir,
         change_id,
         journal,
+        tools: (!args.tools.is_empty()).then_some(args.tools),
     };
     gavel_mcp::serve_stdio(config).map_err(|e| {
         let err = CliError::from_error(&e);
         match e {
-            gavel_mcp::McpError::InvalidChangeId(_) => err.with_exit(Exit::Usage),
+            gavel_mcp::McpError::InvalidChangeId(_) | gavel_mcp::McpError::UnknownTool(_) => {
+                err.with_exit(Exit::Usage)
+            }
             gavel_mcp::McpError::Symlink(_) => {
                 err.hint("pass the change folder itself, not a symbolic link to it")
             }

@@ -60,7 +60,7 @@ fn challenged_change(env: &Env) {
     );
     env.write(
         &format!("{DIR}/tasks.md"),
-        "## 1. Logic Layer\n- [ ] 1.1 add(a, b) in calc.py\n\n## 2. Testing\n- [ ] 2.1 A test for add\n",
+        "## 1. Data Layer\n- [ ] 1.1 Numbers in, a number out\n\n## 2. Logic Layer\n- [ ] 2.1 add(a, b) in calc.py\n\n## 3. Testing\n- [ ] 3.1 A test for add\n",
     );
     env.write(
         &format!("{DIR}/STATE.yaml"),
@@ -94,6 +94,9 @@ fn review_needs_fix_loops_then_approved_code_is_merged_with_the_phase_complete()
     assert_exit(&out, 3);
     let text = show_output(&out);
     assert!(text.contains("review round 1: NEEDS_FIX"), "{text}");
+    // WF-R5: no front matter, layers from the headings.
+    assert!(text.contains("task 1.1 (Data layer) done"), "{text}");
+    assert!(text.contains("task 3.1 (Testing layer) done"), "{text}");
     assert!(text.contains("review round 2: APPROVED"), "{text}");
     assert!(text.contains("type one of: approve, reject"), "{text}");
     // The fix round told the implementer what the reviewer found.
@@ -113,7 +116,7 @@ fn review_needs_fix_loops_then_approved_code_is_merged_with_the_phase_complete()
     );
     let tasks = env.read(&format!("{DIR}/tasks.md"));
     assert!(
-        tasks.contains("- [x] 1.1") && tasks.contains("- [x] 2.1"),
+        tasks.contains("- [x] 1.1") && tasks.contains("- [x] 2.1") && tasks.contains("- [x] 3.1"),
         "{tasks}"
     );
     let review_md = env.read(&format!("{DIR}/REVIEW.md"));
@@ -227,14 +230,19 @@ fn impl_refuses_wrong_phases_and_an_uncommitted_plan() {
 }
 
 #[test]
-fn a_change_is_planned_implemented_and_archived() {
+fn a_change_is_planned_implemented_and_archived_in_a_repository_made_by_openspec_init() {
     let env = Env::new();
+    let out = openspec(&env, &["init", "--tools", "none", "."]);
+    assert!(out.status.success(), "openspec init: {}", show_output(&out));
+    assert!(env.exists("openspec/changes") && env.exists("openspec/specs"));
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "openspec init"]);
     // Plan (the planner and the challenger), then commit the plan.
     change_plan::setup(
         &env,
         &[
             "=== gavel:write proposal.md\n# Change: Add numbers\n\n## Why\nPeople need to add two numbers, and nothing in this project does it yet.\n\n## What Changes\n- calc.add\n=== gavel:end\n".to_owned(),
-            "=== gavel:write specs/calc/spec.md\n## ADDED Requirements\n### Requirement: Addition\nThe system SHALL add two numbers.\n\n#### Scenario: Two and three\n- **WHEN** add(2, 3) is called\n- **THEN** it returns 5\n=== gavel:end\n".to_owned(),
+            "=== gavel:write specs/calc/spec.md\n## Purpose\nArithmetic on two numbers, for every caller of the calc module.\n\n## ADDED Requirements\n### Requirement: Addition\nThe system SHALL add two numbers.\n\n#### Scenario: Two and three\n- **WHEN** add(2, 3) is called\n- **THEN** it returns 5\n=== gavel:end\n".to_owned(),
             "=== gavel:write tasks.md\n## 1. Logic Layer\n- [ ] 1.1 add in calc.py\n\n## 2. Testing\n- [ ] 2.1 A test\n=== gavel:end\n".to_owned(),
         ],
         &[change_plan::verdict("APPROVED", &[])],
@@ -277,6 +285,26 @@ fn a_change_is_planned_implemented_and_archived() {
         .map(|r| r["workflow"].as_str().unwrap_or_default().to_owned())
         .collect();
     assert_eq!(workflows, ["change-plan", "change-impl", "change-archive"]);
+    let out = openspec(&env, &["validate", "--all", "--strict", "--no-interactive"]);
+    assert!(
+        out.status.success(),
+        "openspec validate: {}",
+        show_output(&out)
+    );
+}
+
+/// Runs the real OpenSpec CLI in the repository.
+fn openspec(env: &Env, args: &[&str]) -> std::process::Output {
+    let bin = gavel_fakeapi::npm_tool_bin("openspec")
+        .expect("the OpenSpec CLI")
+        .join("openspec");
+    let mut cmd = std::process::Command::new(bin);
+    env.clean_env(&mut cmd);
+    cmd.args(args)
+        .current_dir(&env.repo)
+        .env("OPENSPEC_TELEMETRY", "0")
+        .output()
+        .expect("run openspec")
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The structured review through the REAL Claude Code CLI: gavel gives the reviewer its MCP
 //! server for the one call (`--strict-mcp-config --mcp-config`), the fake Messages API
 //! answers with a `tool_use` of `mcp__gavel__create_review`, Claude Code starts `gavel mcp`,
-//! calls the tool, and gavel's server writes REVIEW.md; the verdict moves the phase.
+//! calls the tool (the only one it is given), and gavel's server writes REVIEW.md; the
+//! verdict moves the phase.
 
 use gavel_fakeapi::{Api, FakeServer, Reply};
 use serde_json::json;
@@ -99,6 +100,12 @@ fn claude_code_submits_the_review_through_gavels_mcp_server_and_the_phase_moves(
     assert!(
         offered.iter().any(|n| n == "mcp__gavel__create_review"),
         "{offered:?}"
+    );
+    assert!(
+        !offered
+            .iter()
+            .any(|n| n.starts_with("mcp__gavel__") && n != "mcp__gavel__create_review"),
+        "only create_review is served to a reviewer: {offered:?}"
     );
     // The person's own Claude Code configuration was never touched.
     let global = std::fs::read_to_string(env.home().join(".claude.json")).unwrap_or_default();

@@ -191,13 +191,15 @@ impl ArchiveWorkflow {
                     )));
                 }
             };
+            // A new capability takes the delta's `## Purpose` (as OpenSpec's archive does), or a
+            // placeholder that `openspec validate --strict` will ask a person to replace.
             let base = before.clone().unwrap_or_else(|| {
                 new_living_spec(
                     capability,
-                    &format!(
-                        "What `{capability}` does (created by change `{}`).",
+                    &delta_purpose(delta_text).unwrap_or_else(|| format!(
+                        "TBD: created when change `{}` was archived; say here what this capability is for.",
                         s.change_id
-                    ),
+                    )),
                 )
             });
             let after = match merge(&base, &delta) {
@@ -377,6 +379,23 @@ impl ArchiveWorkflow {
         s.commit = Some(commit);
         Ok(Transition::Done { summary })
     }
+}
+
+/// The text of a delta spec's `## Purpose` section, if it has one.
+fn delta_purpose(text: &str) -> Option<String> {
+    let headings = super::spec::outline(text).headings;
+    let at = headings
+        .iter()
+        .position(|h| h.level == 2 && h.title.trim() == "Purpose")?;
+    let start = text[headings[at].start..]
+        .find('\n')
+        .map_or(text.len(), |n| headings[at].start + n + 1);
+    let end = headings[at + 1..]
+        .iter()
+        .find(|h| h.level <= 2)
+        .map_or(text.len(), |h| h.start);
+    let purpose = text.get(start..end)?.trim();
+    (!purpose.is_empty()).then(|| purpose.to_owned())
 }
 
 /// Every delta spec of the change: `(capability, text)`, sorted by capability.

@@ -86,6 +86,9 @@ impl ImplementWorkflow {
         let Some(c) = s.change.as_mut() else {
             return Ok(());
         };
+        if let Some(text) = c.start_note.take() {
+            cx.event(EventKind::Note { text });
+        }
         let c2 = c.clone();
         c.checkout_state =
             Some(self.write_change_state(self.root(), &c2, Phase::Implementing, cx)?);
@@ -115,8 +118,11 @@ impl ImplementWorkflow {
             match &task.id {
                 Some(id) => {
                     text = check_off(&text, id).map_err(|e| NodeError::Failed(e.to_string()))?;
+                    let layer = task
+                        .layer
+                        .map_or_else(|| "no layer".to_owned(), |l| format!("{l:?} layer"));
                     cx.event(EventKind::Note {
-                        text: format!("task {id} done (the tests pass): {}", task.text),
+                        text: format!("task {id} ({layer}) done, the tests pass: {}", task.text),
                     });
                 }
                 None => cx.event(EventKind::Note {
@@ -177,6 +183,8 @@ impl ImplementWorkflow {
                 c.id.clone(),
                 "--journal".to_owned(),
                 journal.to_string_lossy().into_owned(),
+                "--tool".to_owned(),
+                "create_review".to_owned(),
             ]);
             profile = profile.with_mcp_server(McpServer {
                 name: "gavel".into(),

@@ -213,6 +213,9 @@ pub struct ChangeTarget {
     /// Why the review loop stopped (for the halt).
     #[serde(default)]
     pub stop_reason: Option<String>,
+    /// What `STATE.yaml` said when the command started, for the timeline.
+    #[serde(default)]
+    pub start_note: Option<String>,
 }
 
 impl ImplementState {

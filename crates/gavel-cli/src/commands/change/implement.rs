@@ -179,6 +179,11 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
         checkout_state: None,
         review_attempts: 0,
         stop_reason: None,
+        start_note: Some(format!(
+            "STATE.yaml at the start: phase {}, {} review round(s) so far",
+            state.phase.as_str(),
+            state.implementation_iterations
+        )),
     });
     let engine = gavel_core::Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder());
     let run = engine
