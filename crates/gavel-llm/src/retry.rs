@@ -57,6 +57,22 @@ impl Retrying {
     }
 }
 
+/// What an agent CLI's error says when the CLI stopped reading its prompt (a broken pipe):
+/// such a call is retried once, not `max_retries` times (seed 003, "BrokenPipe"), because a
+/// CLI that closes its input at once usually does it again.
+pub(crate) const STDIN_CLOSED: &str = "while reading the prompt";
+
+impl Retrying {
+    /// The retries allowed after an error with `message`.
+    fn limit(&self, message: &str) -> u32 {
+        if message.contains(STDIN_CLOSED) {
+            self.policy.max_retries.min(1)
+        } else {
+            self.policy.max_retries
+        }
+    }
+}
+
 impl Provider for Retrying {
     fn describe(&self) -> String {
         self.inner.describe()
@@ -91,9 +107,11 @@ impl Provider for Retrying {
                     response.attempts = attempt;
                     return Ok(response);
                 }
-                Err(ProviderError::Transient { retry_after_ms, .. })
-                    if attempt <= self.policy.max_retries =>
-                {
+                Err(ProviderError::Transient {
+                    retry_after_ms,
+                    ref message,
+                    ..
+                }) if attempt <= self.limit(message) => {
                     let wait = self.policy.delay(
                         attempt,
                         retry_after_ms.map(Duration::from_millis),
@@ -238,6 +256,24 @@ mod tests {
             e.is_transient() && e.to_string().contains("gave up after 4 attempts"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_closed_input_is_retried_once() {
+        let closed = || ProviderError::Transient {
+            provider: "claude".into(),
+            message: format!("claude exited with exit status: 1 {STDIN_CLOSED} (Broken pipe)"),
+            retry_after_ms: None,
+            quota: false,
+        };
+        let p = Retrying::new(
+            Box::new(Flaky(Mutex::new((0..4).map(|_| closed()).collect()))),
+            FAST,
+        );
+        let e = p
+            .complete(&req(), &Call::new(&|| false))
+            .expect_err("two failures");
+        assert!(e.to_string().contains("gave up after 2 attempts"), "{e}");
     }
 
     #[test]

@@ -235,6 +235,9 @@ impl CliAgent for Gemini {
             _ => None,
         };
         let detail = p.error.unwrap_or_else(|| {
+            if out.stdin_error.is_some() {
+                return super::no_answer("gemini", out, "an answer");
+            }
             let d = last_line(&out.stderr);
             if d.is_empty() {
                 format!("gemini exited with {} without an answer", out.status)

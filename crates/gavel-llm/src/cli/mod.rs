@@ -218,8 +218,9 @@ pub(crate) fn no_answer(kind: &str, out: &ProcessOutput, missing: &str) -> Strin
     };
     match &out.stdin_error {
         Some(pipe) => format!(
-            "{kind} exited with {} while reading the prompt ({pipe}): {detail}",
-            out.status
+            "{kind} exited with {} {} ({pipe}): {detail}",
+            out.status,
+            crate::retry::STDIN_CLOSED
         ),
         None => format!(
             "{kind} exited with {} without {missing}: {detail}",
@@ -268,6 +269,58 @@ mod tests {
             preflight(tool, &elsewhere),
             Err(ProviderError::Permanent { ref message, .. }) if message.contains("is not installed")
         ));
+    }
+
+    #[test]
+    fn a_cli_that_closes_its_input_early_is_retried_once_then_named() {
+        // A `claude` that exits at once without reading the prompt: writing a prompt bigger
+        // than a pipe's buffer then fails with a broken pipe.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let runs = dir.path().join("runs");
+        let program = dir.path().join("claude");
+        std::fs::write(
+            &program,
+            format!("#!/bin/sh\necho run >> {}\nexit 1\n", runs.display()),
+        )
+        .expect("write");
+        let mut perms = std::fs::metadata(&program).expect("meta").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&program, perms).expect("chmod");
+        let settings = CliSettings {
+            env: vec![(
+                "PATH".into(),
+                format!("{}:/usr/bin:/bin", dir.path().display()),
+            )],
+            workdir: Some(dir.path().to_owned()),
+            ..CliSettings::default()
+        };
+        let provider = crate::Retrying::new(
+            Box::new(super::provider::CliProvider::claude("sonnet", settings)),
+            crate::RetryPolicy {
+                max_retries: 3,
+                base_delay: std::time::Duration::from_millis(1),
+                max_delay: std::time::Duration::from_millis(5),
+            },
+        );
+        let request = crate::Request {
+            role: crate::Role::DRAFTER,
+            prompt: "x".repeat(4 * 1024 * 1024),
+            seq: 0,
+            step_id: "s".into(),
+            max_output_tokens: 100,
+            profile: crate::AgentProfile::text_only(),
+        };
+        let e = crate::Provider::complete(&provider, &request, &crate::Call::new(&|| false))
+            .expect_err("no answer");
+        let text = e.to_string();
+        assert!(text.contains("claude"), "the error names the CLI: {text}");
+        assert!(text.contains(crate::retry::STDIN_CLOSED), "{text}");
+        assert!(
+            text.contains("gave up after 2 attempts"),
+            "retried once: {text}"
+        );
+        let ran = std::fs::read_to_string(&runs).unwrap_or_default();
+        assert_eq!(ran.lines().count(), 2, "{ran}");
     }
 
     #[test]
