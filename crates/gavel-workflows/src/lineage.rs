@@ -63,6 +63,24 @@ impl Lineage {
     }
 }
 
+/// The highest artifact number in the folder `dir` (0 when it is empty or missing): a run
+/// that adds to a lineage other runs wrote (a spec-driven change's) numbers on from there.
+pub fn highest_number(dir: &Path) -> u32 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.split_once('-')
+                        .and_then(|(n, _)| n.parse::<u32>().ok())
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0)
+}
+
 /// `NNN-suffix`, zero-padded to three digits (more digits past 999).
 pub fn artifact_name(n: u32, suffix: &str) -> String {
     format!("{n:03}-{suffix}")

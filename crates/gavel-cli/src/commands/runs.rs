@@ -50,8 +50,15 @@ pub fn cmd_runs(args: &RunsArgs, ctx: Context) -> Result<Exit, CliError> {
             .out("no runs yet; start one with `gavel issue BRIEF.md`");
         return Ok(Exit::Success);
     }
+    // The workflow column fits the longest name listed (`change-archive`).
+    let w = rows
+        .iter()
+        .map(|r| r.workflow.len())
+        .max()
+        .unwrap_or(0)
+        .max(9);
     ctx.ui.out(&format!(
-        "{:<5} {:<9} {:<24} {:<12} {:>10} {:>5}  WHERE",
+        "{:<5} {:<w$} {:<24} {:<12} {:>10} {:>5}  WHERE",
         "ID", "WORKFLOW", "SLUG", "STATUS", "COST", "CALLS"
     ));
     for r in rows {
@@ -61,7 +68,7 @@ pub fn cmd_runs(args: &RunsArgs, ctx: Context) -> Result<Exit, CliError> {
             ""
         };
         ctx.ui.out(&format!(
-            "{:<5} {:<9} {:<24} {:<12} {:>10} {:>5}  {}{warn}",
+            "{:<5} {:<w$} {:<24} {:<12} {:>10} {:>5}  {}{warn}",
             r.id,
             r.workflow,
             sanitize(&r.slug),

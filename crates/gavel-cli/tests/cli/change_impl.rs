@@ -278,6 +278,21 @@ fn a_change_is_planned_implemented_and_archived_in_a_repository_made_by_openspec
             .contains("phase: archived")
     );
     assert!(env.exists(&format!("{archived}/REVIEW.md")));
+    // One lineage for the whole life of the change, numbered on across its three runs.
+    let lineage = env.ls(&format!("{archived}/lineage"));
+    assert_gap_free(&lineage);
+    assert!(
+        lineage.iter().any(|n| n.ends_with("-tasks.md")),
+        "{lineage:?}"
+    );
+    assert!(
+        lineage.iter().any(|n| n.ends_with("-review.md")),
+        "{lineage:?}"
+    );
+    assert!(
+        lineage.last().is_some_and(|n| n.ends_with("-spec-diff.md")),
+        "{lineage:?}"
+    );
     assert_eq!(env.status(), "");
     let workflows: Vec<String> = env
         .runs()

@@ -57,7 +57,13 @@ impl ImplementWorkflow {
             });
         }
         s.worktree = Some(worktree.path.to_string_lossy().into_owned());
-        s.file_counter = 0;
+        // A change's lineage holds its earlier runs' files (the plan's): number on from them.
+        s.file_counter = match &s.change {
+            Some(c) => {
+                crate::lineage::highest_number(&worktree.path.join(super::change_lineage_rel(c)))
+            }
+            None => 0,
+        };
         let design = if s.change.is_some() {
             "plan.md"
         } else {

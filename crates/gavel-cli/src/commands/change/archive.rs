@@ -29,12 +29,13 @@ pub fn cmd_archive(args: &ArchiveArgs, ctx: Context) -> Result<Exit, CliError> {
     let wf = ArchiveWorkflow {
         repo_root: ctx.settings.repo_root.clone(),
     };
-    let state = ArchiveState::new(
+    let mut state = ArchiveState::new(
         gavel_core::random_key(),
         &args.id,
         &ctx.settings.changes.root.to_string_lossy(),
         ctx.clock.now(),
     );
+    state.file_counter = gavel_workflows::lineage::highest_number(&dir.dir().join("lineage"));
     let engine = gavel_core::Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder());
     let run = engine
         .start_claiming_slug(&args.id, &state, node::LOAD)

@@ -105,6 +105,7 @@ pub fn cmd_plan(args: &PlanArgs, mut ctx: Context) -> Result<Exit, CliError> {
         &ctx.clock.now_rfc3339(),
     );
     s.start_notes = notes;
+    s.file_counter = gavel_workflows::lineage::highest_number(&dir.dir().join("lineage"));
     s.spend.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
     let engine = gavel_core::Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder());
     let run = engine
