@@ -41,6 +41,61 @@ const MIN_COMPRESS: usize = 64;
 const CACHE_ENTRIES: usize = 16;
 const CACHE_BYTES: usize = 8 << 20;
 
+/// The `blobs` table of one backend, as the codec layer needs it (SQLite's connection, a
+/// PostgreSQL transaction): the codec is the same for every backend.
+pub(crate) trait BlobTable {
+    /// Whether blob `hash` has a row.
+    fn has(&self, hash: &ContentHash) -> Result<bool, StoreError>;
+    /// Blob `hash`'s `(data, codec)`.
+    fn row(&self, hash: &ContentHash) -> Result<Option<(Vec<u8>, i64)>, StoreError>;
+    /// Blob `hash`'s delta depth.
+    fn depth(&self, hash: &ContentHash) -> Result<Option<i64>, StoreError>;
+    /// Adds the row of blob `hash` (it has none yet).
+    fn put(
+        &self,
+        hash: &ContentHash,
+        data: &[u8],
+        codec: i64,
+        depth: i64,
+    ) -> Result<(), StoreError>;
+}
+
+impl BlobTable for Connection {
+    fn has(&self, hash: &ContentHash) -> Result<bool, StoreError> {
+        self.prepare_cached("SELECT 1 FROM blobs WHERE hash = ?1")
+            .and_then(|mut stmt| stmt.exists([hash.as_str()]))
+            .map_err(|e| StoreError::backend("looking up a blob", e))
+    }
+
+    fn row(&self, hash: &ContentHash) -> Result<Option<(Vec<u8>, i64)>, StoreError> {
+        self.prepare_cached("SELECT data, codec FROM blobs WHERE hash = ?1")
+            .and_then(|mut stmt| {
+                stmt.query_row([hash.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .optional()
+            })
+            .map_err(|e| StoreError::backend("reading a blob", e))
+    }
+
+    fn depth(&self, hash: &ContentHash) -> Result<Option<i64>, StoreError> {
+        self.prepare_cached("SELECT depth FROM blobs WHERE hash = ?1")
+            .and_then(|mut stmt| stmt.query_row([hash.as_str()], |r| r.get(0)).optional())
+            .map_err(|e| StoreError::backend("reading a blob", e))
+    }
+
+    fn put(
+        &self,
+        hash: &ContentHash,
+        data: &[u8],
+        codec: i64,
+        depth: i64,
+    ) -> Result<(), StoreError> {
+        self.prepare_cached("INSERT INTO blobs (hash, data, codec, depth) VALUES (?1, ?2, ?3, ?4)")
+            .and_then(|mut stmt| stmt.execute(params![hash.as_str(), data, codec, depth]))
+            .map(|_| ())
+            .map_err(|e| StoreError::backend("storing a blob", e))
+    }
+}
+
 /// A delta as it would be stored: `(data, codec, depth, bytes copied from bases)`.
 type Encoded = (Vec<u8>, i64, i64, usize);
 
@@ -50,28 +105,18 @@ pub(crate) struct Blobs {
     cache: Mutex<Vec<(ContentHash, Arc<[u8]>)>>,
 }
 
-/// A stored blob's row, as read.
-struct Row {
-    data: Vec<u8>,
-    codec: i64,
-}
-
 impl Blobs {
     /// Stores `bytes` (idempotent), as a delta against `bases` when that pays off.
     pub(crate) fn insert(
         &self,
-        conn: &Connection,
+        conn: &dyn BlobTable,
         bytes: &[u8],
         bases: &[ContentHash],
     ) -> Result<ContentHash, StoreError> {
         let hash = ContentHash::of(bytes);
-        if !exists(conn, &hash)? {
+        if !conn.has(&hash)? {
             let (data, codec, depth) = self.encode(conn, bytes, bases)?;
-            conn.prepare_cached(
-                "INSERT INTO blobs (hash, data, codec, depth) VALUES (?1, ?2, ?3, ?4)",
-            )
-            .and_then(|mut stmt| stmt.execute(params![hash.as_str(), data, codec, depth]))
-            .map_err(|e| StoreError::backend("storing a blob", e))?;
+            conn.put(&hash, &data, codec, depth)?;
         }
         self.remember(&hash, Arc::from(bytes));
         Ok(hash)
@@ -80,7 +125,7 @@ impl Blobs {
     /// The content of blob `hash`, or `None` if there is no such blob.
     pub(crate) fn read(
         &self,
-        conn: &Connection,
+        conn: &dyn BlobTable,
         hash: &ContentHash,
     ) -> Result<Option<Arc<[u8]>>, StoreError> {
         self.read_at(conn, hash, 0)
@@ -88,33 +133,23 @@ impl Blobs {
 
     fn read_at(
         &self,
-        conn: &Connection,
+        conn: &dyn BlobTable,
         hash: &ContentHash,
         level: i64,
     ) -> Result<Option<Arc<[u8]>>, StoreError> {
         if let Some(hit) = self.cached(hash) {
             // Only a blob that is in the table counts: the cache may remember one whose
             // transaction was rolled back.
-            if exists(conn, hash)? {
+            if conn.has(hash)? {
                 return Ok(Some(hit));
             }
         }
-        let row = conn
-            .prepare_cached("SELECT data, codec FROM blobs WHERE hash = ?1")
-            .and_then(|mut stmt| {
-                stmt.query_row([hash.as_str()], |row| {
-                    Ok(Row {
-                        data: row.get(0)?,
-                        codec: row.get(1)?,
-                    })
-                })
-                .optional()
-            })
-            .map_err(|e| StoreError::backend("reading a blob", e))?;
-        let Some(row) = row else { return Ok(None) };
-        let content: Arc<[u8]> = match row.codec {
-            RAW => Arc::from(row.data),
-            DEFLATE => Arc::from(inflate(&row.data).map_err(|e| damaged(hash, &e))?),
+        let Some((data, codec)) = conn.row(hash)? else {
+            return Ok(None);
+        };
+        let content: Arc<[u8]> = match codec {
+            RAW => Arc::from(data),
+            DEFLATE => Arc::from(inflate(&data).map_err(|e| damaged(hash, &e))?),
             DELTA | DELTA_PLAIN => {
                 if level >= MAX_DEPTH {
                     return Err(damaged(
@@ -122,9 +157,9 @@ impl Blobs {
                         &"its deltas nest deeper than gavel writes them",
                     ));
                 }
-                let plain = match row.codec {
-                    DELTA => inflate(&row.data).map_err(|e| damaged(hash, &e))?,
-                    _ => row.data,
+                let plain = match codec {
+                    DELTA => inflate(&data).map_err(|e| damaged(hash, &e))?,
+                    _ => data,
                 };
                 let built = self.rebuild(conn, hash, &plain, level)?;
                 if ContentHash::of(&built) != *hash {
@@ -143,7 +178,7 @@ impl Blobs {
 
     fn rebuild(
         &self,
-        conn: &Connection,
+        conn: &dyn BlobTable,
         hash: &ContentHash,
         plain: &[u8],
         level: i64,
@@ -169,7 +204,7 @@ impl Blobs {
     /// `(data, codec, depth)` for a new blob.
     fn encode(
         &self,
-        conn: &Connection,
+        conn: &dyn BlobTable,
         bytes: &[u8],
         bases: &[ContentHash],
     ) -> Result<(Vec<u8>, i64, i64), StoreError> {
@@ -196,7 +231,7 @@ impl Blobs {
     /// or nothing is shared.
     fn delta(
         &self,
-        conn: &Connection,
+        conn: &dyn BlobTable,
         bytes: &[u8],
         bases: &[ContentHash],
     ) -> Result<Option<Encoded>, StoreError> {
@@ -205,10 +240,7 @@ impl Blobs {
             if usable.iter().any(|(h, _, _)| h == base) || from_hex(base).is_none() {
                 continue;
             }
-            let depth: Option<i64> = conn
-                .prepare_cached("SELECT depth FROM blobs WHERE hash = ?1")
-                .and_then(|mut stmt| stmt.query_row([base.as_str()], |r| r.get(0)).optional())
-                .map_err(|e| StoreError::backend("reading a blob", e))?;
+            let depth = conn.depth(base)?;
             let Some(depth) = depth.filter(|d| *d < MAX_DEPTH) else {
                 continue;
             };
@@ -278,12 +310,6 @@ impl Blobs {
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
     }
-}
-
-fn exists(conn: &Connection, hash: &ContentHash) -> Result<bool, StoreError> {
-    conn.prepare_cached("SELECT 1 FROM blobs WHERE hash = ?1")
-        .and_then(|mut stmt| stmt.exists([hash.as_str()]))
-        .map_err(|e| StoreError::backend("looking up a blob", e))
 }
 
 thread_local! {
