@@ -94,6 +94,7 @@ fn run() -> Result<String, String> {
             let clock = FixedClock(ts);
             let holder = LockInfo {
                 pid: std::process::id(),
+                host: String::new(),
                 command: "gavel-bench".into(),
                 since: String::new(),
             };

@@ -93,6 +93,7 @@ impl Context {
             .join(" ");
         LockInfo {
             pid: std::process::id(),
+            host: gavel_exec::process::host_name(),
             command,
             since: self.clock.now_rfc3339(),
         }

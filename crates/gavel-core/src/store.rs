@@ -18,6 +18,9 @@ use crate::run::{Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LockInfo {
     pub pid: u32,
+    /// The holder's machine (empty when unknown: a lock written by an older gavel).
+    #[serde(default)]
+    pub host: String,
     /// The command line of the holder (for example `gavel resume 3`).
     pub command: String,
     /// When the lock was taken (RFC 3339).
@@ -30,11 +33,11 @@ impl fmt::Display for LockInfo {
             // The store could not read a name (the holder died while writing it).
             return f.write_str(&self.command);
         }
-        write!(
-            f,
-            "pid {} (`{}`, since {})",
-            self.pid, self.command, self.since
-        )
+        write!(f, "pid {}", self.pid)?;
+        if !self.host.is_empty() {
+            write!(f, " on {}", self.host)?;
+        }
+        write!(f, " (`{}`, since {})", self.command, self.since)
     }
 }
 

@@ -21,12 +21,15 @@ pub mod conformance;
 mod delta;
 mod lock;
 mod memory;
+mod postgres;
 mod schema;
 mod sqlite;
+pub mod testing;
 
 use gavel_core::{CHECKPOINT_FORMAT, Checkpoint, StoreError};
 
 pub use memory::MemoryStore;
+pub use postgres::{PgStore, redact as redact_url};
 pub use sqlite::SqliteStore;
 
 /// Checks that `cp` may follow a head at seq `head`, before anything is written.

@@ -131,6 +131,7 @@ fn read_holder(file: &mut File) -> LockInfo {
 fn unknown_holder() -> LockInfo {
     LockInfo {
         pid: 0,
+        host: String::new(),
         command: "a process that has not written its name".into(),
         since: String::new(),
     }
@@ -143,6 +144,7 @@ mod tests {
     fn holder(pid: u32) -> LockInfo {
         LockInfo {
             pid,
+            host: String::new(),
             command: format!("gavel resume {pid}"),
             since: "2026-01-30T14:33:20Z".into(),
         }

@@ -241,3 +241,11 @@ fn tail(buf: &Mutex<Capped>) -> String {
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     buf.tail_text(ERROR_TAIL)
 }
+
+/// This machine's host name, to name who holds a run's lock in a shared store; empty when the
+/// system will not say.
+pub fn host_name() -> String {
+    nix::unistd::gethostname()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}

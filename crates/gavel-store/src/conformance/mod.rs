@@ -183,6 +183,7 @@ fn gate() -> GateRequest {
 fn holder(pid: u32) -> LockInfo {
     LockInfo {
         pid,
+        host: "ci-runner".into(),
         command: format!("gavel resume (pid {pid})"),
         since: T0.into(),
     }

@@ -20,6 +20,7 @@ const NOW: &str = "2026-01-30T14:33:20Z";
 fn holder(pid: u32, command: &str) -> LockInfo {
     LockInfo {
         pid,
+        host: String::new(),
         command: command.into(),
         since: NOW.into(),
     }
@@ -47,6 +48,16 @@ fn next_checkpoint(run: RunId, seq: u64, state: &[u8]) -> Checkpoint {
 #[test]
 fn memory_store_passes_the_conformance_suite() {
     conformance::run_all(&|| Box::new(MemoryStore::new()));
+}
+
+#[test]
+fn postgres_store_passes_the_conformance_suite() {
+    let pg = gavel_store::testing::TempPostgres::shared();
+    conformance::run_all(&|| {
+        Box::new(
+            gavel_store::PgStore::open(&pg.fresh_database()).expect("open the PostgreSQL store"),
+        )
+    });
 }
 
 #[test]

@@ -10,7 +10,7 @@ use crate::engine_toy::{
     strings,
 };
 
-on_both_stores!(
+on_every_store!(
     a_run_checkpoints_every_node_until_it_is_done,
     a_journaled_effect_is_not_repeated_after_a_crash,
     an_effect_that_crashed_before_its_journal_runs_again,

@@ -14,7 +14,7 @@ use crate::engine_toy::{
     holder, node_event, note, strings,
 };
 
-on_both_stores!(
+on_every_store!(
     a_halt_keeps_the_last_checkpoint_and_reruns_the_node,
     a_cancelled_token_interrupts_before_any_node_runs,
     a_node_that_sees_the_cancel_interrupts_without_a_checkpoint,

@@ -13,7 +13,7 @@ use crate::engine_toy::{
     Bench, FINISH, GATE, GATE_KIND, START, STOP_REASON, WORK, answer, crash, expect_crash, strings,
 };
 
-on_both_stores!(
+on_every_store!(
     a_gate_waits_with_a_stable_id_until_answered,
     wrong_answers_are_refused_and_the_run_keeps_waiting,
     a_loop_answer_works_again_under_new_step_and_gate_ids,

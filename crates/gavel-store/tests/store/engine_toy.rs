@@ -35,10 +35,11 @@ pub const HALT_REASON: &str = "work halted on purpose";
 pub const FAILURE: &str = "work failed after its effect";
 pub const STOP_REASON: &str = "stopped at the gate";
 
-/// Runs each named `fn(&dyn Store)` as two tests, `memory::NAME` and `sqlite::NAME` (on a fresh
-/// `state.db` in a temporary directory), so a failure names the backend. Attributes written
-/// before a name (for example `#[ignore = "..."]`) apply to both tests.
-macro_rules! on_both_stores {
+/// Runs each named `fn(&dyn Store)` as three tests, `memory::NAME`, `sqlite::NAME` (on a fresh
+/// `state.db` in a temporary directory) and `postgres::NAME` (on a fresh database of the test
+/// binary's PostgreSQL cluster), so a failure names the backend. Attributes written
+/// before a name (for example `#[ignore = "..."]`) apply to all three.
+macro_rules! on_every_store {
     ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
         mod memory {
             $(
@@ -57,6 +58,18 @@ macro_rules! on_both_stores {
                     let dir = tempfile::tempdir().expect("tempdir");
                     let store = gavel_store::SqliteStore::open(&dir.path().join("state.db"))
                         .expect("open the SQLite store");
+                    super::$name(&store);
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                $(#[$attr])*
+                #[test]
+                fn $name() {
+                    let pg = gavel_store::testing::TempPostgres::shared();
+                    let store = gavel_store::PgStore::open(&pg.fresh_database())
+                        .expect("open the PostgreSQL store");
                     super::$name(&store);
                 }
             )*
@@ -191,6 +204,7 @@ fn decide(cx: &mut NodeCtx<'_>) -> Result<Transition, NodeError> {
 pub fn holder(pid: u32, command: &str) -> LockInfo {
     LockInfo {
         pid,
+        host: String::new(),
         command: command.into(),
         since: NOW.into(),
     }

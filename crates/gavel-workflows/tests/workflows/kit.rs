@@ -86,6 +86,7 @@ impl Kit {
             &self.clock,
             LockInfo {
                 pid: 1,
+                host: String::new(),
                 command: "kit".into(),
                 since: String::new(),
             },

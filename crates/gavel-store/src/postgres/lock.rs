@@ -1,0 +1,123 @@
+//! Run locks that the server frees when their holder dies.
+//!
+//! A run's lock is the session-level advisory lock `(LOCK_CLASS, run id)`, taken on a
+//! connection opened only for it and kept for as long as the holder drives the run. When the
+//! holder drops the lock, exits or is killed (`kill -9`, a lost machine), its connection closes
+//! and PostgreSQL releases the lock: no lease to expire, no stale row to clean. Two machines can
+//! never both hold it. The holder's name goes to `run_holders` with the server process id of its
+//! lock connection, so someone refused (or a listing) names the live holder, never a previous
+//! one whose row was left behind.
+
+use std::time::{Duration, Instant};
+
+use gavel_core::{LockInfo, RunId, RunLock, StoreError};
+use postgres::Client;
+
+use super::PgStore;
+use super::schema::LOCK_CLASS;
+use crate::lock::CONTENDED_FOR;
+
+/// The lock's connection: dropping it ends the session, which releases the lock.
+struct Held {
+    _client: Client,
+}
+
+/// The advisory-lock key of `run`: lock keys are 32-bit.
+fn key(run: RunId) -> Result<i32, StoreError> {
+    i32::try_from(run.0).map_err(|e| {
+        StoreError::backend(
+            format!("run id {run} is too large for a PostgreSQL run lock"),
+            e,
+        )
+    })
+}
+
+/// Takes `run`'s lock for `holder`, or names whoever holds it.
+pub(crate) fn lock_run(
+    store: &PgStore,
+    run: RunId,
+    holder: &LockInfo,
+) -> Result<RunLock, StoreError> {
+    let key = key(run)?;
+    let mut client = store.connect()?;
+    let started = Instant::now();
+    loop {
+        let got: bool = client
+            .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&LOCK_CLASS, &key])
+            .map_err(|e| store.backend_error("locking a run", e))?
+            .get(0);
+        if got {
+            let pid = i64::from(holder.pid);
+            client
+                .execute(
+                    "INSERT INTO run_holders (run_id, backend_pid, pid, host, command, since)
+                     VALUES ($1, pg_backend_pid(), $2, $3, $4, $5)
+                     ON CONFLICT (run_id) DO UPDATE SET backend_pid = EXCLUDED.backend_pid,
+                         pid = EXCLUDED.pid, host = EXCLUDED.host,
+                         command = EXCLUDED.command, since = EXCLUDED.since",
+                    &[&run.0, &pid, &holder.host, &holder.command, &holder.since],
+                )
+                .map_err(|e| store.backend_error("naming a run's holder", e))?;
+            return Ok(RunLock::new(Box::new(Held { _client: client })));
+        }
+        // A holder that is just exiting releases the lock a moment after it says so.
+        if started.elapsed() >= CONTENDED_FOR {
+            let named = probe(store, &mut client, run)?;
+            return Err(StoreError::Locked {
+                run,
+                holder: named.unwrap_or_else(unknown_holder),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether someone holds `run`'s lock, and who, without taking it.
+pub(crate) fn holder(store: &PgStore, run: RunId) -> Result<Option<LockInfo>, StoreError> {
+    let mut client = store.connect()?;
+    probe(store, &mut client, run)
+}
+
+fn probe(store: &PgStore, client: &mut Client, run: RunId) -> Result<Option<LockInfo>, StoreError> {
+    // `pg_locks` keys are OIDs (u32); gavel's keys are positive.
+    let class = LOCK_CLASS.cast_unsigned();
+    let objid = key(run)?.cast_unsigned();
+    let started = Instant::now();
+    loop {
+        let row = client
+            .query_opt(
+                "SELECT h.pid, h.host, h.command, h.since
+                 FROM pg_locks l
+                 LEFT JOIN run_holders h ON h.run_id = $3 AND h.backend_pid = l.pid
+                 WHERE l.locktype = 'advisory' AND l.classid = $1 AND l.objid = $2
+                   AND l.objsubid = 2 AND l.granted",
+                &[&class, &objid, &run.0],
+            )
+            .map_err(|e| store.backend_error("looking for a run's holder", e))?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        if let Some(pid) = row.get::<_, Option<i64>>(0) {
+            return Ok(Some(LockInfo {
+                pid: u32::try_from(pid).unwrap_or(0),
+                host: row.get::<_, Option<String>>(1).unwrap_or_default(),
+                command: row.get::<_, Option<String>>(2).unwrap_or_default(),
+                since: row.get::<_, Option<String>>(3).unwrap_or_default(),
+            }));
+        }
+        // The holder has the lock but has not written its name yet.
+        if started.elapsed() >= Duration::from_millis(200) {
+            return Ok(Some(unknown_holder()));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn unknown_holder() -> LockInfo {
+    LockInfo {
+        pid: 0,
+        host: String::new(),
+        command: "a process that has not written its name".into(),
+        since: String::new(),
+    }
+}

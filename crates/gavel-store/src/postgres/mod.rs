@@ -1,0 +1,322 @@
+//! The PostgreSQL store a team shares: every run of every clone in one database.
+//!
+//! It keeps the SQLite store's promises with PostgreSQL's tools. Each write is one transaction
+//! that first locks its run's row (`SELECT ... FOR UPDATE`), so a checkpoint, its events and the
+//! run's status land together or not at all and two writers of one run queue up instead of
+//! interleaving; creating a run while claiming its slug holds a transaction-level advisory lock,
+//! so exactly one of several machines gets the slug. Blobs go through the same codec as SQLite's
+//! ([`crate::blobs`]): same content addressing, same deltas. Run locks are session-level advisory
+//! locks on a connection of their own ([`lock`]), so the server frees them the moment their
+//! holder's connection drops, a `kill -9` included.
+//!
+//! One [`PgStore`] holds one connection behind a mutex. A connection the server dropped (a
+//! restart) is replaced on the next call, so a long-lived process recovers once the server is
+//! back; the call that met the dead connection fails and says so. The URL's password is never
+//! shown: errors and [`PgStore::shown`] use [`redact`].
+
+mod lock;
+mod schema;
+mod store;
+mod tx;
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use gavel_core::StoreError;
+use postgres::error::SqlState;
+use postgres::{Client, Config, NoTls, Statement};
+
+use crate::blobs::Blobs;
+
+pub(crate) use tx::Tx;
+
+/// How long connecting may take before gavel says the server cannot be reached.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How many times a write is tried when PostgreSQL aborts it for a deadlock or a serialization
+/// failure (both mean "try again", never "this is wrong").
+const WRITE_ATTEMPTS: u32 = 4;
+
+/// A [`gavel_core::Store`] in a PostgreSQL database.
+pub struct PgStore {
+    config: Config,
+    shown: String,
+    conn: Mutex<Option<Conn>>,
+    blobs: Blobs,
+}
+
+/// One open connection and the statements prepared on it.
+pub(crate) struct Conn {
+    client: Client,
+    stmts: HashMap<&'static str, Statement>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("url", &self.shown)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (`postgres://user:password@host:port/db?...`, or the
+    /// `key=value` form) and brings its schema up to date, refusing one newer than this gavel.
+    pub fn open(url: &str) -> Result<Self, StoreError> {
+        let shown = redact(url);
+        let mut config: Config = url.parse().map_err(|e| StoreError::Backend {
+            message: format!("`{shown}` is not a PostgreSQL URL: {e}"),
+            source: None,
+        })?;
+        if config.get_application_name().is_none() {
+            config.application_name("gavel");
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        let store = Self {
+            config,
+            shown,
+            conn: Mutex::new(None),
+            blobs: Blobs::default(),
+        };
+        {
+            let mut guard = store.conn()?;
+            let conn = guard.as_mut().ok_or_else(|| store.gone())?;
+            schema::migrate(&mut conn.client, &store.shown)?;
+        }
+        Ok(store)
+    }
+
+    /// The database's URL with its password hidden.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// A new connection to the database, for a run lock's own session.
+    pub(crate) fn connect(&self) -> Result<Client, StoreError> {
+        self.config
+            .connect(NoTls)
+            .map_err(|e| self.backend_error("connecting", e))
+    }
+
+    /// The store's connection, reconnecting first when there is none or the server dropped it.
+    fn conn(&self) -> Result<MutexGuard<'_, Option<Conn>>, StoreError> {
+        // A panic while holding the connection rolled its transaction back (Transaction's drop).
+        let mut guard = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        if guard.as_ref().is_none_or(|c| c.client.is_closed()) {
+            *guard = None;
+            let client = self.connect()?;
+            *guard = Some(Conn {
+                client,
+                stmts: HashMap::new(),
+            });
+        }
+        Ok(guard)
+    }
+
+    fn gone(&self) -> StoreError {
+        StoreError::Backend {
+            message: format!("the connection to PostgreSQL at {} was lost", self.shown),
+            source: None,
+        }
+    }
+
+    /// Runs `work` in one transaction and commits it; retried from the start when PostgreSQL
+    /// aborts it for a deadlock or a serialization failure. Reads use it too, so that every
+    /// query of one read sees the same committed writes.
+    pub(crate) fn tx<T>(
+        &self,
+        doing: &str,
+        work: impl Fn(&Tx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut attempt = 1;
+        loop {
+            match self.once(doing, &work) {
+                Err(Retry::Again(_)) if attempt < WRITE_ATTEMPTS => attempt += 1,
+                Err(Retry::Again(e)) => return Err(self.backend_error(doing, e)),
+                Err(Retry::Fail(e)) => return Err(e),
+                Ok(value) => return Ok(value),
+            }
+        }
+    }
+
+    fn once<T>(
+        &self,
+        doing: &str,
+        work: &impl Fn(&Tx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, Retry> {
+        let mut guard = self.conn().map_err(Retry::Fail)?;
+        let conn = guard.as_mut().ok_or_else(|| Retry::Fail(self.gone()))?;
+        let Conn { client, stmts } = conn;
+        let tx = client
+            .transaction()
+            .map_err(|e| Retry::Fail(self.backend_error(doing, e)))?;
+        let tx = Tx::new(tx, stmts, &self.shown);
+        let value = work(&tx).map_err(|e| match tx.take_retryable() {
+            Some(db) => Retry::Again(db),
+            None => Retry::Fail(e),
+        })?;
+        tx.commit().map_err(|e| {
+            if is_retryable(&e) {
+                Retry::Again(e)
+            } else {
+                Retry::Fail(self.backend_error(&format!("committing ({doing})"), e))
+            }
+        })?;
+        Ok(value)
+    }
+
+    /// A PostgreSQL failure while `doing` something, naming the database (never its password).
+    pub(crate) fn backend_error(&self, doing: &str, e: postgres::Error) -> StoreError {
+        backend_error(&self.shown, doing, e)
+    }
+
+    pub(crate) fn blobs(&self) -> &Blobs {
+        &self.blobs
+    }
+}
+
+/// Why one attempt of a write ended without a commit.
+enum Retry {
+    /// PostgreSQL aborted it for a reason that a new attempt can get past.
+    Again(postgres::Error),
+    Fail(StoreError),
+}
+
+/// Whether PostgreSQL aborted a transaction only because of a concurrent one.
+pub(crate) fn is_retryable(e: &postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE
+    )
+}
+
+/// A PostgreSQL failure as a store error: what gavel was doing, where, and the server's words.
+pub(crate) fn backend_error(shown: &str, doing: &str, e: postgres::Error) -> StoreError {
+    let why = match e.as_db_error() {
+        Some(db) => db.message().to_owned(),
+        None if e.is_closed() => "the server closed the connection".to_owned(),
+        None => std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string()),
+    };
+    StoreError::Backend {
+        message: format!("{doing} (PostgreSQL at {shown}): {why}"),
+        source: Some(Box::new(e)),
+    }
+}
+
+/// `url` with its password replaced by `***`, in either URL or `key=value` form.
+pub fn redact(url: &str) -> String {
+    if let Some(rest) = url
+        .strip_prefix("postgres://")
+        .map(|r| ("postgres://", r))
+        .or_else(|| {
+            url.strip_prefix("postgresql://")
+                .map(|r| ("postgresql://", r))
+        })
+    {
+        let (scheme, rest) = rest;
+        let end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        let authority = match authority.rfind('@') {
+            Some(at) => {
+                let (userinfo, host) = authority.split_at(at);
+                match userinfo.split_once(':') {
+                    Some((user, _)) => format!("{user}:***{host}"),
+                    None => authority.to_owned(),
+                }
+            }
+            None => authority.to_owned(),
+        };
+        return format!("{scheme}{authority}{}", redact_query(tail));
+    }
+    redact_key_values(url)
+}
+
+/// Hides a `password=` parameter of a URL's query.
+fn redact_query(tail: &str) -> String {
+    let Some((path, query)) = tail.split_once('?') else {
+        return tail.to_owned();
+    };
+    let params: Vec<String> = query
+        .split('&')
+        .map(|p| match p.split_once('=') {
+            Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+            _ => p.to_owned(),
+        })
+        .collect();
+    format!("{path}?{}", params.join("&"))
+}
+
+/// Hides the value of `password` in a `key=value key='v a l'` string.
+fn redact_key_values(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find("password") {
+        let (before, after) = rest.split_at(at);
+        out.push_str(before);
+        let after_key = &after["password".len()..];
+        let trimmed = after_key.trim_start();
+        let starts_word = before.is_empty() || before.ends_with(char::is_whitespace);
+        if !(starts_word && trimmed.starts_with('=')) {
+            out.push_str("password");
+            rest = after_key;
+            continue;
+        }
+        let value = trimmed[1..].trim_start();
+        out.push_str("password=***");
+        rest = skip_value(value);
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What follows one `key=value` value (quoted with `'` and `\` escapes, or up to a space).
+fn skip_value(value: &str) -> &str {
+    if let Some(quoted) = value.strip_prefix('\'') {
+        let mut escaped = false;
+        for (i, c) in quoted.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '\'' => return &quoted[i + 1..],
+                _ => {}
+            }
+        }
+        return "";
+    }
+    let end = value.find(char::is_whitespace).unwrap_or(value.len());
+    &value[end..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn passwords_are_hidden_in_every_form() {
+        assert_eq!(
+            redact("postgres://ann:s3cret@db.example:5432/gavel?sslmode=require"),
+            "postgres://ann:***@db.example:5432/gavel?sslmode=require"
+        );
+        assert_eq!(
+            redact("postgresql://ann:p%40ss@db/gavel"),
+            "postgresql://ann:***@db/gavel"
+        );
+        assert_eq!(redact("postgres://ann@db/gavel"), "postgres://ann@db/gavel");
+        assert_eq!(
+            redact("postgres:///gavel?host=/run/pg&password=hunter2"),
+            "postgres:///gavel?host=/run/pg&password=***"
+        );
+        assert_eq!(
+            redact("host=/tmp user=ann password='a b\\'c' dbname=gavel"),
+            "host=/tmp user=ann password=*** dbname=gavel"
+        );
+        assert_eq!(redact("host=db password = hunter2"), "host=db password=***");
+        assert_eq!(
+            redact("host=db dbname=mypassword"),
+            "host=db dbname=mypassword"
+        );
+    }
+}

@@ -1,0 +1,120 @@
+//! The PostgreSQL schema and its versioned migrations.
+//!
+//! The version lives in `gavel_schema`. Migrations run in one transaction that first takes a
+//! transaction-level advisory lock, so two processes opening a fresh database at once cannot
+//! both apply them, and a failure leaves the old schema intact. A database whose schema is newer
+//! than this gavel is refused before anything is written to it.
+
+use gavel_core::StoreError;
+use postgres::Client;
+
+/// The schema version this build writes and understands.
+pub(crate) const SCHEMA_VERSION: i32 = 1;
+
+/// The advisory-lock class of gavel's keys (`pg_advisory_lock(CLASS, key)`): "gavl".
+pub(crate) const LOCK_CLASS: i32 = 0x6761_766c;
+
+/// The key of the migration lock within [`LOCK_CLASS`] (run locks use run ids, from 1).
+const MIGRATION_KEY: i32 = 0;
+
+/// The key every slug claim queues on within [`LOCK_CLASS`].
+pub(crate) const CLAIM_KEY: i32 = -1;
+
+/// `MIGRATIONS[n]` takes the schema from version `n` to `n + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 -> 1: the same tables as SQLite's schema version 2, and who holds each run.
+    "
+    CREATE TABLE runs (
+        id          BIGSERIAL PRIMARY KEY,
+        workflow    TEXT NOT NULL,
+        slug        TEXT NOT NULL,
+        status      TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        head_seq    BIGINT NOT NULL
+    );
+    CREATE INDEX runs_by_slug ON runs (workflow, slug);
+    CREATE TABLE blobs (
+        hash   TEXT PRIMARY KEY,
+        data   BYTEA NOT NULL,
+        codec  BIGINT NOT NULL DEFAULT 0,
+        depth  BIGINT NOT NULL DEFAULT 0
+    );
+    CREATE TABLE checkpoints (
+        run_id      BIGINT NOT NULL REFERENCES runs(id),
+        seq         BIGINT NOT NULL,
+        parent_seq  BIGINT,
+        node        TEXT,
+        next_node   TEXT,
+        state_hash  TEXT NOT NULL REFERENCES blobs(hash),
+        format      INTEGER NOT NULL,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    CREATE TABLE writes (
+        run_id      BIGINT NOT NULL REFERENCES runs(id),
+        step_id     TEXT NOT NULL,
+        value_hash  TEXT NOT NULL REFERENCES blobs(hash),
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (run_id, step_id)
+    );
+    CREATE TABLE events (
+        run_id  BIGINT NOT NULL REFERENCES runs(id),
+        seq     BIGINT NOT NULL,
+        json    TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    CREATE TABLE run_holders (
+        run_id       BIGINT PRIMARY KEY REFERENCES runs(id),
+        backend_pid  INTEGER NOT NULL,
+        pid          BIGINT NOT NULL,
+        host         TEXT NOT NULL,
+        command      TEXT NOT NULL,
+        since        TEXT NOT NULL
+    );
+    ",
+];
+
+/// Brings the database's schema to [`SCHEMA_VERSION`], or refuses a newer one.
+pub(crate) fn migrate(client: &mut Client, shown: &str) -> Result<(), StoreError> {
+    let err = |doing: &'static str| {
+        move |e: postgres::Error| StoreError::backend(format!("{doing} ({shown})"), e)
+    };
+    let mut tx = client
+        .transaction()
+        .map_err(err("starting the migration"))?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, $2)",
+        &[&LOCK_CLASS, &MIGRATION_KEY],
+    )
+    .map_err(err("locking the schema"))?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS gavel_schema (version INTEGER NOT NULL)")
+        .map_err(err("reading the schema version"))?;
+    let version: i32 = tx
+        .query_opt("SELECT version FROM gavel_schema", &[])
+        .map_err(err("reading the schema version"))?
+        .map_or(0, |row| row.get(0));
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::Corrupt {
+            path: shown.to_owned(),
+            message: format!(
+                "its schema is version {version}, newer than this gavel understands ({SCHEMA_VERSION}); use a newer gavel"
+            ),
+        });
+    }
+    if version == SCHEMA_VERSION {
+        return tx.commit().map_err(err("finishing the schema check"));
+    }
+    for step in &MIGRATIONS[usize::try_from(version).unwrap_or(0)..] {
+        tx.batch_execute(step)
+            .map_err(err("migrating the schema"))?;
+    }
+    tx.execute("DELETE FROM gavel_schema", &[])
+        .map_err(err("recording the schema version"))?;
+    tx.execute(
+        "INSERT INTO gavel_schema (version) VALUES ($1)",
+        &[&SCHEMA_VERSION],
+    )
+    .map_err(err("recording the schema version"))?;
+    tx.commit().map_err(err("committing the migration"))
+}
