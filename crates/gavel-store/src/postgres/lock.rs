@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use gavel_core::{LockInfo, RunId, RunLock, StoreError};
-use postgres::Client;
+use postgres::{Client, Row};
 
 use super::PgStore;
 use super::schema::LOCK_CLASS;
@@ -62,7 +62,12 @@ pub(crate) fn lock_run(
         }
         // A holder that is just exiting releases the lock a moment after it says so.
         if started.elapsed() >= CONTENDED_FOR {
-            let named = probe(store, &mut client, run)?;
+            let objid = key.cast_unsigned();
+            let named = probe(|| {
+                client
+                    .query_opt(HOLDER_SQL, &[&LOCK_CLASS.cast_unsigned(), &objid, &run.0])
+                    .map_err(|e| store.backend_error("looking for a run's holder", e))
+            })?;
             return Err(StoreError::Locked {
                 run,
                 holder: named.unwrap_or_else(unknown_holder),
@@ -72,29 +77,39 @@ pub(crate) fn lock_run(
     }
 }
 
-/// Whether someone holds `run`'s lock, and who, without taking it.
+/// Who holds a run's lock: one row when the lock is held, its name columns null while the
+/// holder has not written its name yet. `pg_locks` lists every database's locks; its keys are
+/// OIDs (u32), gavel's are positive.
+const HOLDER_SQL: &str = "SELECT h.pid, h.host, h.command, h.since
+     FROM pg_locks l
+     LEFT JOIN run_holders h ON h.run_id = $3 AND h.backend_pid = l.pid
+     WHERE l.locktype = 'advisory' AND l.classid = $1 AND l.objid = $2
+       AND l.objsubid = 2 AND l.granted
+       AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+
+/// Whether someone holds `run`'s lock, and who, without taking it (on the store's connection:
+/// a listing asks this of every run it shows).
 pub(crate) fn holder(store: &PgStore, run: RunId) -> Result<Option<LockInfo>, StoreError> {
-    let mut client = store.connect()?;
-    probe(store, &mut client, run)
+    let objid = key(run)?.cast_unsigned();
+    probe(|| {
+        store.tx("looking for a run's holder", |tx| {
+            tx.query_opt(
+                "looking for a run's holder",
+                HOLDER_SQL,
+                &[&LOCK_CLASS.cast_unsigned(), &objid, &run.0],
+            )
+        })
+    })
 }
 
-fn probe(store: &PgStore, client: &mut Client, run: RunId) -> Result<Option<LockInfo>, StoreError> {
-    // `pg_locks` keys are OIDs (u32); gavel's keys are positive.
-    let class = LOCK_CLASS.cast_unsigned();
-    let objid = key(run)?.cast_unsigned();
+/// Reads the holder with `query` (which runs [`HOLDER_SQL`]), again for a moment while the
+/// holder has not written its name.
+fn probe(
+    mut query: impl FnMut() -> Result<Option<Row>, StoreError>,
+) -> Result<Option<LockInfo>, StoreError> {
     let started = Instant::now();
     loop {
-        let row = client
-            .query_opt(
-                "SELECT h.pid, h.host, h.command, h.since
-                 FROM pg_locks l
-                 LEFT JOIN run_holders h ON h.run_id = $3 AND h.backend_pid = l.pid
-                 WHERE l.locktype = 'advisory' AND l.classid = $1 AND l.objid = $2
-                   AND l.objsubid = 2 AND l.granted",
-                &[&class, &objid, &run.0],
-            )
-            .map_err(|e| store.backend_error("looking for a run's holder", e))?;
-        let Some(row) = row else {
+        let Some(row) = query()? else {
             return Ok(None);
         };
         if let Some(pid) = row.get::<_, Option<i64>>(0) {
@@ -105,7 +120,6 @@ fn probe(store: &PgStore, client: &mut Client, run: RunId) -> Result<Option<Lock
                 since: row.get::<_, Option<String>>(3).unwrap_or_default(),
             }));
         }
-        // The holder has the lock but has not written its name yet.
         if started.elapsed() >= Duration::from_millis(200) {
             return Ok(Some(unknown_holder()));
         }

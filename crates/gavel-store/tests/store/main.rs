@@ -12,4 +12,5 @@ mod engine;
 mod engine_control;
 mod engine_gates;
 mod forward_compat;
+mod postgres;
 mod sqlite_open;
