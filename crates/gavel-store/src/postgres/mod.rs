@@ -42,6 +42,8 @@ const WRITE_ATTEMPTS: u32 = 4;
 pub struct PgStore {
     config: Config,
     shown: String,
+    /// The repository this store's runs belong to: every query is scoped to it.
+    project: String,
     conn: Mutex<Option<Conn>>,
     blobs: Blobs,
 }
@@ -63,12 +65,29 @@ impl std::fmt::Debug for PgStore {
 impl PgStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/db?...`, or the
     /// `key=value` form) and brings its schema up to date, refusing one newer than this gavel.
+    /// Its runs belong to the unnamed project `""`; see [`Self::open_project`].
     pub fn open(url: &str) -> Result<Self, StoreError> {
+        Self::open_project(url, "", None)
+    }
+
+    /// Like [`Self::open`], for the runs of `project` only (a repository's identity, such as
+    /// `github.com/octo/app`): it lists, reads and drives no other project's runs. `password`
+    /// is used when the URL has none (gavel passes `PGPASSWORD`).
+    pub fn open_project(
+        url: &str,
+        project: &str,
+        password: Option<&str>,
+    ) -> Result<Self, StoreError> {
         let shown = redact(url);
         let mut config: Config = url.parse().map_err(|e| StoreError::Backend {
             message: format!("`{shown}` is not a PostgreSQL URL: {e}"),
             source: None,
         })?;
+        if let Some(password) = password
+            && config.get_password().is_none()
+        {
+            config.password(password);
+        }
         if config.get_application_name().is_none() {
             config.application_name("gavel");
         }
@@ -78,6 +97,7 @@ impl PgStore {
         let store = Self {
             config,
             shown,
+            project: project.to_owned(),
             conn: Mutex::new(None),
             blobs: Blobs::default(),
         };
@@ -87,6 +107,11 @@ impl PgStore {
             schema::migrate(&mut conn.client, &store.shown)?;
         }
         Ok(store)
+    }
+
+    /// The project whose runs this store holds.
+    pub fn project(&self) -> &str {
+        &self.project
     }
 
     /// The database's URL with its password hidden.

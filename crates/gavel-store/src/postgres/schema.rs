@@ -22,10 +22,12 @@ pub(crate) const CLAIM_KEY: i32 = -1;
 
 /// `MIGRATIONS[n]` takes the schema from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
-    // 0 -> 1: the same tables as SQLite's schema version 2, and who holds each run.
+    // 0 -> 1: the same tables as SQLite's schema version 2, runs tagged with their project (one
+    // database serves many repositories), and who holds each run.
     "
     CREATE TABLE runs (
         id          BIGSERIAL PRIMARY KEY,
+        project     TEXT NOT NULL,
         workflow    TEXT NOT NULL,
         slug        TEXT NOT NULL,
         status      TEXT NOT NULL,
@@ -33,7 +35,8 @@ const MIGRATIONS: &[&str] = &[
         updated_at  TEXT NOT NULL,
         head_seq    BIGINT NOT NULL
     );
-    CREATE INDEX runs_by_slug ON runs (workflow, slug);
+    CREATE INDEX runs_by_slug ON runs (project, workflow, slug);
+    CREATE INDEX runs_by_project ON runs (project, id);
     CREATE TABLE blobs (
         hash   TEXT PRIMARY KEY,
         data   BYTEA NOT NULL,

@@ -63,8 +63,8 @@ impl PgStore {
     fn lock_head(&self, tx: &Tx<'_>, run: RunId) -> Result<u64, StoreError> {
         let row = tx.query_opt(
             "locking a run",
-            "SELECT head_seq FROM runs WHERE id = $1 FOR UPDATE",
-            &[&run.0],
+            "SELECT head_seq FROM runs WHERE id = $1 AND project = $2 FOR UPDATE",
+            &[&run.0, &self.project()],
         )?;
         self.seq(row.ok_or(StoreError::UnknownRun(run))?.get(0))
     }
@@ -73,8 +73,8 @@ impl PgStore {
     fn head_seq(&self, tx: &Tx<'_>, run: RunId) -> Result<u64, StoreError> {
         let row = tx.query_opt(
             "reading a run",
-            "SELECT head_seq FROM runs WHERE id = $1",
-            &[&run.0],
+            "SELECT head_seq FROM runs WHERE id = $1 AND project = $2",
+            &[&run.0, &self.project()],
         )?;
         self.seq(row.ok_or(StoreError::UnknownRun(run))?.get(0))
     }
@@ -124,8 +124,9 @@ impl PgStore {
                 )?;
                 let holders = tx.query(
                     "looking for runs using a slug",
-                    "SELECT id, status FROM runs WHERE workflow = $1 AND slug = $2 ORDER BY id",
-                    &[&workflow, &slug],
+                    "SELECT id, status FROM runs
+                     WHERE project = $1 AND workflow = $2 AND slug = $3 ORDER BY id",
+                    &[&self.project(), &workflow, &slug],
                 )?;
                 for row in holders {
                     let id: i64 = row.get(0);
@@ -141,9 +142,10 @@ impl PgStore {
             let id: i64 = tx
                 .query_opt(
                     "creating a run",
-                    "INSERT INTO runs (workflow, slug, status, created_at, updated_at, head_seq)
-                     VALUES ($1, $2, $3, $4, $4, 0) RETURNING id",
-                    &[&workflow, &slug, &status, &now],
+                    "INSERT INTO runs
+                         (project, workflow, slug, status, created_at, updated_at, head_seq)
+                     VALUES ($1, $2, $3, $4, $5, $5, 0) RETURNING id",
+                    &[&self.project(), &workflow, &slug, &status, &now],
                 )?
                 .ok_or_else(|| self.corrupt("creating a run returned no id".into()))?
                 .get(0);
@@ -175,6 +177,38 @@ impl PgStore {
 
     fn blob(&self, tx: &Tx<'_>, hash: &ContentHash) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.blobs().read(tx, hash)?.map(|b| b.to_vec()))
+    }
+}
+
+impl PgStore {
+    /// The project run `id` belongs to, whichever it is; `None` when there is no such run. A
+    /// caller that found no run `id` in its own project uses this to say where it is.
+    pub fn project_of(&self, id: RunId) -> Result<Option<String>, StoreError> {
+        let row = self.tx("reading a run", |tx| {
+            tx.query_opt(
+                "reading a run",
+                "SELECT project FROM runs WHERE id = $1",
+                &[&id.0],
+            )
+        })?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    /// The newest `limit` runs of every project in the database, newest first, each with its
+    /// project.
+    pub fn runs_of_all_projects(&self, limit: u32) -> Result<Vec<(String, RunRecord)>, StoreError> {
+        let limit = i64::from(limit);
+        let rows = self.tx("listing runs", |tx| {
+            tx.query(
+                "listing runs",
+                "SELECT id, workflow, slug, status, created_at, updated_at, head_seq, project
+                 FROM runs ORDER BY id DESC LIMIT $1",
+                &[&limit],
+            )
+        })?;
+        rows.iter()
+            .map(|row| Ok((row.get(7), self.record(row)?)))
+            .collect()
     }
 }
 
@@ -216,8 +250,8 @@ impl Store for PgStore {
             tx.query_opt(
                 "reading a run",
                 "SELECT id, workflow, slug, status, created_at, updated_at, head_seq
-                 FROM runs WHERE id = $1",
-                &[&id.0],
+                 FROM runs WHERE id = $1 AND project = $2",
+                &[&id.0, &self.project()],
             )
         })?;
         row.map(|row| self.record(&row)).transpose()
@@ -228,8 +262,8 @@ impl Store for PgStore {
             tx.query(
                 "listing runs",
                 "SELECT id, workflow, slug, status, created_at, updated_at, head_seq
-                 FROM runs ORDER BY id",
-                &[],
+                 FROM runs WHERE project = $1 ORDER BY id",
+                &[&self.project()],
             )
         })?;
         rows.iter().map(|row| self.record(row)).collect()

@@ -318,3 +318,39 @@ fn a_server_that_goes_away_fails_the_call_and_the_store_reconnects_when_it_is_ba
         .expect("the store reconnects");
     assert_eq!(store.head(run).expect("head").expect("head").seq, 2);
 }
+
+#[test]
+fn projects_on_one_database_never_see_each_others_runs() {
+    let url = TempPostgres::shared().fresh_database();
+    let app = PgStore::open_project(&url, "github.com/octo/app", None).expect("open app");
+    let web = PgStore::open_project(&url, "github.com/octo/web", None).expect("open web");
+    let a = app
+        .create_run_claiming_slug("issue", "dark-mode", b"{}", "n", NOW)
+        .expect("app run");
+    // The same slug is free in another project.
+    let w = web
+        .create_run_claiming_slug("issue", "dark-mode", b"{}", "n", NOW)
+        .expect("web run");
+    assert_eq!(app.runs().expect("runs").len(), 1);
+    assert_eq!(web.runs().expect("runs")[0].id, w);
+    assert_eq!(web.run(a).expect("run"), None, "a foreign run is not there");
+    assert!(matches!(
+        web.commit(&checkpoint(a, 1, b"{}"), &[], &RunStatus::Running),
+        Err(StoreError::UnknownRun(_))
+    ));
+    assert!(matches!(
+        web.lock(a, &holder(1, "gavel resume")),
+        Err(StoreError::UnknownRun(_))
+    ));
+    assert_eq!(
+        web.project_of(a).expect("project_of").as_deref(),
+        Some("github.com/octo/app")
+    );
+    let all = web.runs_of_all_projects(50).expect("all projects");
+    let listed: Vec<(&str, RunId)> = all.iter().map(|(p, r)| (p.as_str(), r.id)).collect();
+    assert_eq!(
+        listed,
+        vec![("github.com/octo/web", w), ("github.com/octo/app", a)],
+        "newest first"
+    );
+}
