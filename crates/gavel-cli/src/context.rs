@@ -6,8 +6,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
 
+use crate::store::AnyStore;
 use gavel_core::{CancelToken, Clock, CrashHook, FixedClock, LockInfo, SystemClock};
-use gavel_store::SqliteStore;
 use gavel_workflows::git::Git;
 
 use crate::error::CliError;
@@ -49,21 +49,15 @@ impl Context {
         })
     }
 
-    /// Opens the state database (creating it if needed).
-    pub fn open_store(&self) -> Result<SqliteStore, CliError> {
-        let store = SqliteStore::open(&self.settings.db_path())?;
-        if self.settings.fsync {
-            store.sync_every_commit()?;
-        }
-        Ok(store)
+    /// Opens the store (creating the SQLite database if needed; a PostgreSQL one is migrated).
+    pub fn open_store(&self) -> Result<AnyStore, CliError> {
+        AnyStore::open(&self.settings, true)?
+            .ok_or_else(|| CliError::error("the store could not be opened"))
     }
 
-    /// Opens the state database only if it exists (read-only commands create nothing).
-    pub fn open_existing_store(&self) -> Result<Option<SqliteStore>, CliError> {
-        if !self.settings.db_path().exists() {
-            return Ok(None);
-        }
-        self.open_store().map(Some)
+    /// Opens the store only if there is one (read-only commands create no SQLite file).
+    pub fn open_existing_store(&self) -> Result<Option<AnyStore>, CliError> {
+        AnyStore::open(&self.settings, false)
     }
 
     /// The provider for a role's provider string, with this repository's timeouts, keys,

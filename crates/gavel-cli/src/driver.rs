@@ -1,11 +1,11 @@
 //! Driving a run from the terminal: the engine runs nodes, and at each gate this module either
 //! asks the person (interactive) or stops with the exact `gavel resume` command to continue.
 
+use crate::store::AnyStore;
 use gavel_core::{
     Engine, EventKind, GateAnswer, GateRequest, Outcome, Progress, RunId, RunRecord, Store,
     Workflow,
 };
-use gavel_store::SqliteStore;
 
 use crate::context::{self, Context};
 use crate::editor;
@@ -317,7 +317,7 @@ fn describe_event(kind: &EventKind) -> Option<String> {
 }
 
 /// Opens the existing store and finds the run named by a RUN argument (id or slug).
-pub fn open_run(ctx: &Context, arg: &str) -> Result<(SqliteStore, RunRecord), CliError> {
+pub fn open_run(ctx: &Context, arg: &str) -> Result<(AnyStore, RunRecord), CliError> {
     let store = ctx.open_existing_store()?.ok_or_else(|| {
         CliError::error(format!(
             "run {} does not exist (no runs yet)",
@@ -325,6 +325,12 @@ pub fn open_run(ctx: &Context, arg: &str) -> Result<(SqliteStore, RunRecord), Cl
         ))
         .hint("`gavel runs` lists the runs in this store")
     })?;
+    if let Ok(id) = arg.parse::<RunId>()
+        && store.run(id)?.is_none()
+        && let Some(foreign) = store.foreign_run(id)?
+    {
+        return Err(foreign);
+    }
     let id = resolve_run(&store, arg)?;
     let record = store
         .run(id)?

@@ -15,6 +15,7 @@ pub(crate) mod ledger;
 pub(crate) mod logging;
 pub(crate) mod settings;
 pub(crate) mod spinner;
+pub(crate) mod store;
 pub(crate) mod tracker;
 pub(crate) mod ui;
 

@@ -5,6 +5,7 @@ pub mod changes;
 mod context;
 mod credentials;
 mod implement;
+pub mod storage;
 mod tracker;
 mod workflows;
 
@@ -19,6 +20,7 @@ use self::context::ContextConfig;
 use self::credentials::{KeysConfig, LoginsConfig};
 use self::implement::ImplementConfig;
 pub use self::implement::{ImplementSettingsToml, Sandbox};
+use self::storage::StorageConfig;
 use self::tracker::TrackerConfig;
 pub use self::tracker::{TrackerKind, TrackerSettings};
 use self::workflows::{WorkflowConfig, WorkflowPaths};
@@ -66,12 +68,6 @@ struct ConfigFile {
     implement: ImplementConfig,
     #[serde(default)]
     changes: changes::ChangesConfig,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StorageConfig {
-    fsync: Option<bool>,
 }
 
 /// `[roles]`: role name → provider string, for every workflow that has the role.
@@ -155,6 +151,8 @@ pub struct Settings {
     pub audit_log: PathBuf,
     /// Sync every artifact and every checkpoint to disk (survives power loss, not only kill -9).
     pub fsync: bool,
+    /// Where runs are kept: the SQLite file, or a shared PostgreSQL database.
+    pub backend: storage::Backend,
 }
 
 /// Overrides from the command line.
@@ -323,6 +321,9 @@ impl Settings {
                     .unwrap_or(gavel_diffgate::DEFAULT_AUDIT_LOG),
             )?,
             fsync: config.storage.fsync.unwrap_or(false),
+            backend: config
+                .storage
+                .backend(std::env::var(storage::DATABASE_URL_ENV).ok())?,
         })
     }
 
@@ -478,6 +479,11 @@ ideas = "ideas"
 # Every checkpoint and artifact survives a killed gavel (kill -9) either way. true also syncs
 # each to disk, so an OS crash or power loss loses nothing either (about 10 ms more per run).
 fsync = false
+# Keep runs in a PostgreSQL database the team shares (GAVEL_DATABASE_URL wins over this; put
+# the password there or in PGPASSWORD, never in this file):
+# url = "postgres://gavel@db.example:5432/gavel"
+# project = "github.com/octo/app"   # default: this clone's origin remote
+# reconnect_secs = 30       # how long a call waits for a server that went away (a restart)
 "#
     )
 }

@@ -132,6 +132,14 @@ pub trait Store: Send + Sync {
     /// Every run, oldest first.
     fn runs(&self) -> Result<Vec<RunRecord>, StoreError>;
 
+    /// The newest `limit` runs, newest first: what a listing shows without reading every run.
+    fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        let mut runs = self.runs()?;
+        runs.reverse();
+        runs.truncate(limit);
+        Ok(runs)
+    }
+
     /// Changes a run's status without a new checkpoint, appending `events`.
     fn set_status(
         &self,

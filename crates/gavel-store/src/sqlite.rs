@@ -283,6 +283,21 @@ impl Store for SqliteStore {
         raws.into_iter().map(|raw| self.record(raw)).collect()
     }
 
+    fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let conn = self.conn();
+        let raws = conn
+            .prepare_cached(&format!(
+                "SELECT {RUN_COLUMNS} FROM runs ORDER BY id DESC LIMIT ?1"
+            ))
+            .and_then(|mut stmt| {
+                stmt.query_map([limit], raw_run)?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(self.err("listing runs"))?;
+        raws.into_iter().map(|raw| self.record(raw)).collect()
+    }
+
     fn set_status(
         &self,
         id: RunId,

@@ -291,7 +291,7 @@ fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
 fn act_two(
     dir: &Path,
     ctx: &Context,
-    store: &gavel_store::SqliteStore,
+    store: &crate::store::AnyStore,
     issue: u64,
     interactive: bool,
 ) -> Result<Exit, CliError> {
@@ -363,7 +363,7 @@ fn act_two(
 fn act_three(
     dir: &Path,
     ctx: &Context,
-    store: &gavel_store::SqliteStore,
+    store: &crate::store::AnyStore,
     issue: u64,
     lld: &str,
     interactive: bool,

@@ -72,12 +72,21 @@ struct TrackerRow {
 }
 
 #[derive(Debug, Serialize)]
+struct StoreRow {
+    /// Where runs are kept: the SQLite file, or the database (password hidden) and project.
+    store: String,
+    ready: bool,
+    problem: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
 struct Report {
     clis: Vec<CliRow>,
     keys: Vec<KeyRow>,
     logins: Vec<LoginRow>,
     roles: Vec<RoleRow>,
     tracker: TrackerRow,
+    store: StoreRow,
     /// gavel worktrees that no unfinished run uses (a finished or aborted run's leftovers).
     leftover_worktrees: Vec<String>,
     /// Things that work but defeat a purpose (a reviewer that is its own author).
@@ -202,14 +211,16 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
         }
     }
     let tracker = tracker_row(&ctx);
+    let store = store_row(&ctx);
     let leftover_worktrees = leftover_worktrees(&ctx);
-    let ready = roles.iter().all(|r| r.ready || !r.required) && tracker.ready;
+    let ready = roles.iter().all(|r| r.ready || !r.required) && tracker.ready && store.ready;
     let report = Report {
         clis,
         keys,
         logins,
         roles,
         tracker,
+        store,
         leftover_worktrees,
         warnings,
     };
@@ -233,18 +244,16 @@ fn leftover_worktrees(ctx: &Context) -> Vec<String> {
     if worktrees.is_empty() {
         return Vec::new();
     }
-    let in_use: Vec<String> = if ctx.settings.db_path().exists() {
-        ctx.open_store()
-            .ok()
-            .and_then(|store| gavel_core::Store::runs(&store).ok())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|r| !r.status.is_terminal())
-            .map(|r| r.slug)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let in_use: Vec<String> = ctx
+        .open_existing_store()
+        .ok()
+        .flatten()
+        .and_then(|store| gavel_core::Store::runs(&store).ok())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| !r.status.is_terminal())
+        .map(|r| r.slug)
+        .collect();
     worktrees
         .into_iter()
         .filter(|w| !in_use.contains(&w.name))
@@ -258,6 +267,39 @@ fn leftover_worktrees(ctx: &Context) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The store check: the SQLite file (made by the first run when missing), or the shared
+/// PostgreSQL database reached, its schema brought up to date, and this clone's project known.
+fn store_row(ctx: &Context) -> StoreRow {
+    let sqlite = || ctx.settings.db_path().display().to_string();
+    match ctx.open_existing_store() {
+        Ok(Some(store)) => StoreRow {
+            store: store.describe(),
+            ready: true,
+            problem: None,
+        },
+        Ok(None) => StoreRow {
+            store: format!("{} (made by the first run)", sqlite()),
+            ready: true,
+            problem: None,
+        },
+        Err(e) => StoreRow {
+            store: match &ctx.settings.backend {
+                crate::settings::storage::Backend::Sqlite => sqlite(),
+                crate::settings::storage::Backend::Postgres { url, .. } => {
+                    gavel_store::redact_url(url)
+                }
+            },
+            ready: false,
+            problem: Some(
+                std::iter::once(e.message.clone())
+                    .chain(e.hints.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+        },
+    }
 }
 
 /// The tracker check: GitHub's pre-flight (token, repository, permission to file), run as
@@ -400,6 +442,15 @@ fn print(ctx: &Context, r: &Report) {
         Some(p) => ui.out(&format!(
             "  NOT READY {}: {}",
             sanitize(&r.tracker.tracker),
+            sanitize(p)
+        )),
+    }
+    ui.out("Store:");
+    match &r.store.problem {
+        None => ui.out(&format!("  ready    {}", sanitize(&r.store.store))),
+        Some(p) => ui.out(&format!(
+            "  NOT READY {}: {}",
+            sanitize(&r.store.store),
             sanitize(p)
         )),
     }

@@ -1,4 +1,5 @@
-//! `gavel runs`: every run with its status and where it is paused.
+//! `gavel runs`: the newest runs (50 unless `--limit` says otherwise) with their status and where
+//! they are paused; `--all-projects` lists every repository's runs in a shared PostgreSQL store.
 
 use clap::Args;
 use gavel_core::{RunRecord, RunStatus, Store};
@@ -7,6 +8,7 @@ use serde::Serialize;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit::Exit;
+use crate::store::AnyStore;
 use crate::ui::sanitize;
 
 #[derive(Debug, Args)]
@@ -14,12 +16,21 @@ pub struct RunsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Show at most this many runs, the newest first.
+    #[arg(long, default_value_t = 50, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: u64,
+    /// List the runs of every project in a shared PostgreSQL store, not only this clone's.
+    #[arg(long)]
+    pub all_projects: bool,
 }
 
 /// One row of `gavel runs --json`.
 #[derive(Debug, Serialize)]
 pub struct RunRow {
     pub id: i64,
+    /// The run's project, when listing every project of a shared store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
     pub workflow: String,
     pub slug: String,
     pub status: String,
@@ -32,12 +43,28 @@ pub struct RunRow {
 }
 
 pub fn cmd_runs(args: &RunsArgs, ctx: Context) -> Result<Exit, CliError> {
-    let rows = match ctx.open_existing_store()? {
-        Some(store) => store
-            .runs()?
-            .iter()
-            .map(|r| row(&store, r))
-            .collect::<Result<Vec<_>, _>>()?,
+    let store = if args.all_projects {
+        AnyStore::open_every_project(&ctx.settings)?
+    } else {
+        ctx.open_existing_store()?
+    };
+    let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
+    // One more than shown, to tell whether older runs were left out.
+    let mut listed = match &store {
+        Some(store) => store.recent(limit.saturating_add(1))?,
+        None => Vec::new(),
+    };
+    let more = listed.len() > limit;
+    listed.truncate(limit);
+    let rows = match &store {
+        Some(store) => listed
+            .into_iter()
+            .map(|(project, r)| {
+                let mut row = row(store, &r)?;
+                row.project = project;
+                Ok(row)
+            })
+            .collect::<Result<Vec<_>, CliError>>()?,
         None => Vec::new(),
     };
     if args.json {
@@ -57,9 +84,25 @@ pub fn cmd_runs(args: &RunsArgs, ctx: Context) -> Result<Exit, CliError> {
         .max()
         .unwrap_or(0)
         .max(9);
+    // Every project's runs: a PROJECT column first, as wide as the longest.
+    let p = rows
+        .iter()
+        .filter_map(|r| r.project.as_ref().map(|p| p.chars().count() + 1))
+        .max()
+        .map(|w| w.max(8));
+    let project = |name: &str| match p {
+        Some(p) => format!("{:<p$}", sanitize(name)),
+        None => String::new(),
+    };
     ctx.ui.out(&format!(
-        "{:<5} {:<w$} {:<24} {:<12} {:>10} {:>5}  WHERE",
-        "ID", "WORKFLOW", "SLUG", "STATUS", "COST", "CALLS"
+        "{}{:<5} {:<w$} {:<24} {:<12} {:>10} {:>5}  WHERE",
+        project("PROJECT"),
+        "ID",
+        "WORKFLOW",
+        "SLUG",
+        "STATUS",
+        "COST",
+        "CALLS"
     ));
     for r in rows {
         let warn = if r.spend.warnings > 0 {
@@ -68,7 +111,8 @@ pub fn cmd_runs(args: &RunsArgs, ctx: Context) -> Result<Exit, CliError> {
             ""
         };
         ctx.ui.out(&format!(
-            "{:<5} {:<w$} {:<24} {:<12} {:>10} {:>5}  {}{warn}",
+            "{}{:<5} {:<w$} {:<24} {:<12} {:>10} {:>5}  {}{warn}",
+            project(r.project.as_deref().unwrap_or_default()),
             r.id,
             r.workflow,
             sanitize(&r.slug),
@@ -76,6 +120,12 @@ pub fn cmd_runs(args: &RunsArgs, ctx: Context) -> Result<Exit, CliError> {
             gavel_llm::price::usd(r.spend.cost_micros),
             r.spend.calls,
             sanitize(&r.detail)
+        ));
+    }
+    if more {
+        ctx.ui.out(&format!(
+            "(the newest {limit} runs; older ones: gavel runs --limit {})",
+            limit.saturating_mul(2)
         ));
     }
     Ok(Exit::Success)
@@ -118,6 +168,7 @@ pub fn row(store: &dyn Store, r: &RunRecord) -> Result<RunRow, CliError> {
         created_at: r.created_at.clone(),
         updated_at: r.updated_at.clone(),
         spend: crate::ledger::totals(&crate::ledger::calls(&store.events(r.id)?)).0,
+        project: None,
     })
 }
 

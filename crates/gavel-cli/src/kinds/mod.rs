@@ -10,8 +10,8 @@ mod change;
 mod document;
 mod implement;
 
+use crate::store::AnyStore;
 use gavel_core::{GateAnswer, RunRecord};
-use gavel_store::SqliteStore;
 
 use crate::error::CliError;
 use crate::exit::Exit;
@@ -35,7 +35,7 @@ pub fn issue_workflow(
 pub struct Resume<'a> {
     /// The repository's settings, resolved once; the kind applies the run's own on top.
     pub ctx: crate::context::Context,
-    pub store: &'a SqliteStore,
+    pub store: &'a AnyStore,
     pub record: &'a RunRecord,
     pub answer: Option<GateAnswer>,
     /// A new budget in USD (`--budget`).

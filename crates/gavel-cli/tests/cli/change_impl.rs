@@ -299,7 +299,8 @@ fn a_change_is_planned_implemented_and_archived_in_a_repository_made_by_openspec
         .iter()
         .map(|r| r["workflow"].as_str().unwrap_or_default().to_owned())
         .collect();
-    assert_eq!(workflows, ["change-plan", "change-impl", "change-archive"]);
+    // Newest first.
+    assert_eq!(workflows, ["change-archive", "change-impl", "change-plan"]);
     let out = openspec(&env, &["validate", "--all", "--strict", "--no-interactive"]);
     assert!(
         out.status.success(),

@@ -97,8 +97,8 @@ fn a_filed_issue_becomes_an_approved_lld_in_one_commit() {
         "{prompt}"
     );
     let runs = env.runs();
-    assert_eq!(runs[1]["workflow"], "lld");
-    assert_eq!(runs[1]["slug"], "1-lld");
+    assert_eq!(runs[0]["workflow"], "lld", "the newest run first");
+    assert_eq!(runs[0]["slug"], "1-lld");
     let show = env.run(&["show", "2"]);
     assert!(
         String::from_utf8_lossy(&show.stdout).starts_with("run 2 · lld · 1-lld"),

@@ -27,6 +27,7 @@ mod lld_crash;
 mod mcp;
 mod parallel;
 mod platform;
+mod postgres;
 mod pty;
 mod real_cli_faults;
 mod real_cli_profiles;

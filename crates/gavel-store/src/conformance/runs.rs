@@ -66,6 +66,12 @@ pub fn runs_are_listed_oldest_first(store: &dyn Store) {
     assert_eq!(slugs, ["a", "b", "c"]);
     assert_eq!(listed.iter().map(|r| r.id).collect::<Vec<_>>(), ids);
     assert!(ids[0] < ids[1] && ids[1] < ids[2], "ids must grow: {ids:?}");
+    let recent: Vec<RunId> = ok("recent_runs", store.recent_runs(2))
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(recent, [ids[2], ids[1]], "the newest runs, newest first");
+    assert_eq!(ok("recent_runs", store.recent_runs(10)).len(), 3);
 }
 
 /// A commit stores the checkpoint with its parent link and format, its status and events, and

@@ -8,6 +8,7 @@
 //! lock connection, so someone refused (or a listing) names the live holder, never a previous
 //! one whose row was left behind.
 
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use gavel_core::{LockInfo, RunId, RunLock, StoreError};
@@ -17,9 +18,90 @@ use super::PgStore;
 use super::schema::LOCK_CLASS;
 use crate::lock::CONTENDED_FOR;
 
-/// The lock's connection: dropping it ends the session, which releases the lock.
+/// The lock's connection: dropping it ends the session, which releases the lock. The store
+/// keeps a weak handle on it ([`HeldLock`]) to take the lock again on a new connection when
+/// the server went away and came back (a restart frees every lock).
 struct Held {
-    _client: Client,
+    _client: Arc<Mutex<Client>>,
+}
+
+/// A lock this store's process holds, as the store remembers it.
+pub(crate) struct HeldLock {
+    run: RunId,
+    holder: LockInfo,
+    client: Weak<Mutex<Client>>,
+}
+
+/// Takes the lock of `run` on `client` if it is free, naming `holder` as its holder.
+fn try_take(client: &mut Client, run: RunId, holder: &LockInfo) -> Result<bool, postgres::Error> {
+    let got: bool = client
+        .query_one(
+            "SELECT pg_try_advisory_lock($1, $2)",
+            &[&LOCK_CLASS, &key_or_zero(run)],
+        )?
+        .get(0);
+    if got {
+        let pid = i64::from(holder.pid);
+        client.execute(
+            "INSERT INTO run_holders (run_id, backend_pid, pid, host, command, since)
+             VALUES ($1, pg_backend_pid(), $2, $3, $4, $5)
+             ON CONFLICT (run_id) DO UPDATE SET backend_pid = EXCLUDED.backend_pid,
+                 pid = EXCLUDED.pid, host = EXCLUDED.host,
+                 command = EXCLUDED.command, since = EXCLUDED.since",
+            &[&run.0, &pid, &holder.host, &holder.command, &holder.since],
+        )?;
+    }
+    Ok(got)
+}
+
+fn key_or_zero(run: RunId) -> i32 {
+    i32::try_from(run.0).unwrap_or(0)
+}
+
+/// After the server came back: checks every lock this process holds and takes again, on a
+/// new connection, each one whose connection died. `Ok(false)`: the server cannot be reached
+/// yet. A lock someone else took meanwhile is [`StoreError::Locked`]: this process must stop
+/// driving that run.
+pub(crate) fn retake(store: &PgStore) -> Result<bool, StoreError> {
+    let mut held = store.held.lock().unwrap_or_else(PoisonError::into_inner);
+    held.retain(|h| h.client.strong_count() > 0);
+    for lock in held.iter() {
+        let Some(client) = lock.client.upgrade() else {
+            continue;
+        };
+        let mut client = client.lock().unwrap_or_else(PoisonError::into_inner);
+        if client.simple_query("SELECT 1").is_ok() {
+            continue;
+        }
+        let Ok(mut fresh) = store.connect() else {
+            return Ok(false);
+        };
+        match try_take(&mut fresh, lock.run, &lock.holder) {
+            Ok(true) => *client = fresh,
+            Ok(false) => {
+                let named = holder_on(store, &mut fresh, lock.run)?;
+                return Err(StoreError::Locked {
+                    run: lock.run,
+                    holder: named.unwrap_or_else(unknown_holder),
+                });
+            }
+            Err(_) => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+fn holder_on(
+    store: &PgStore,
+    client: &mut Client,
+    run: RunId,
+) -> Result<Option<LockInfo>, StoreError> {
+    let objid = key(run)?.cast_unsigned();
+    probe(|| {
+        client
+            .query_opt(HOLDER_SQL, &[&LOCK_CLASS.cast_unsigned(), &objid, &run.0])
+            .map_err(|e| store.backend_error("looking for a run's holder", e))
+    })
 }
 
 /// The advisory-lock key of `run`: lock keys are 32-bit.
@@ -38,36 +120,28 @@ pub(crate) fn lock_run(
     run: RunId,
     holder: &LockInfo,
 ) -> Result<RunLock, StoreError> {
-    let key = key(run)?;
+    key(run)?;
     let mut client = store.connect()?;
     let started = Instant::now();
     loop {
-        let got: bool = client
-            .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&LOCK_CLASS, &key])
-            .map_err(|e| store.backend_error("locking a run", e))?
-            .get(0);
+        let got = try_take(&mut client, run, holder)
+            .map_err(|e| store.backend_error("locking a run", e))?;
         if got {
-            let pid = i64::from(holder.pid);
-            client
-                .execute(
-                    "INSERT INTO run_holders (run_id, backend_pid, pid, host, command, since)
-                     VALUES ($1, pg_backend_pid(), $2, $3, $4, $5)
-                     ON CONFLICT (run_id) DO UPDATE SET backend_pid = EXCLUDED.backend_pid,
-                         pid = EXCLUDED.pid, host = EXCLUDED.host,
-                         command = EXCLUDED.command, since = EXCLUDED.since",
-                    &[&run.0, &pid, &holder.host, &holder.command, &holder.since],
-                )
-                .map_err(|e| store.backend_error("naming a run's holder", e))?;
+            let client = Arc::new(Mutex::new(client));
+            store
+                .held
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(HeldLock {
+                    run,
+                    holder: holder.clone(),
+                    client: Arc::downgrade(&client),
+                });
             return Ok(RunLock::new(Box::new(Held { _client: client })));
         }
         // A holder that is just exiting releases the lock a moment after it says so.
         if started.elapsed() >= CONTENDED_FOR {
-            let objid = key.cast_unsigned();
-            let named = probe(|| {
-                client
-                    .query_opt(HOLDER_SQL, &[&LOCK_CLASS.cast_unsigned(), &objid, &run.0])
-                    .map_err(|e| store.backend_error("looking for a run's holder", e))
-            })?;
+            let named = holder_on(store, &mut client, run)?;
             return Err(StoreError::Locked {
                 run,
                 holder: named.unwrap_or_else(unknown_holder),

@@ -21,7 +21,7 @@ mod tx;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use gavel_core::StoreError;
 use postgres::error::SqlState;
@@ -34,6 +34,9 @@ pub(crate) use tx::Tx;
 /// How long connecting may take before gavel says the server cannot be reached.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a call waits for a server that went away (a restart, a failover) by default.
+pub const DEFAULT_RECONNECT_FOR: Duration = Duration::from_secs(30);
+
 /// How many times a write is tried when PostgreSQL aborts it for a deadlock or a serialization
 /// failure (both mean "try again", never "this is wrong").
 const WRITE_ATTEMPTS: u32 = 4;
@@ -42,10 +45,15 @@ const WRITE_ATTEMPTS: u32 = 4;
 pub struct PgStore {
     config: Config,
     shown: String,
-    /// The repository this store's runs belong to: every query is scoped to it.
-    project: String,
+    /// How long a call keeps reconnecting to a server that went away before it fails.
+    reconnect_for: Duration,
+    /// The repository this store's runs belong to: every query is scoped to it. `None`: every
+    /// project's runs, read-only ([`Self::open_all_projects`]).
+    project: Option<String>,
     conn: Mutex<Option<Conn>>,
     blobs: Blobs,
+    /// The run locks this process holds through this store, to take again after a restart.
+    held: Mutex<Vec<lock::HeldLock>>,
 }
 
 /// One open connection and the statements prepared on it.
@@ -70,12 +78,25 @@ impl PgStore {
         Self::open_project(url, "", None)
     }
 
+    /// Like [`Self::open_project`], reading the runs of every project; it cannot start runs.
+    pub fn open_all_projects(url: &str, password: Option<&str>) -> Result<Self, StoreError> {
+        Self::open_scoped(url, None, password)
+    }
+
     /// Like [`Self::open`], for the runs of `project` only (a repository's identity, such as
     /// `github.com/octo/app`): it lists, reads and drives no other project's runs. `password`
     /// is used when the URL has none (gavel passes `PGPASSWORD`).
     pub fn open_project(
         url: &str,
         project: &str,
+        password: Option<&str>,
+    ) -> Result<Self, StoreError> {
+        Self::open_scoped(url, Some(project), password)
+    }
+
+    fn open_scoped(
+        url: &str,
+        project: Option<&str>,
         password: Option<&str>,
     ) -> Result<Self, StoreError> {
         let shown = redact(url);
@@ -97,9 +118,11 @@ impl PgStore {
         let store = Self {
             config,
             shown,
-            project: project.to_owned(),
+            project: project.map(str::to_owned),
+            reconnect_for: DEFAULT_RECONNECT_FOR,
             conn: Mutex::new(None),
             blobs: Blobs::default(),
+            held: Mutex::new(Vec::new()),
         };
         {
             let mut guard = store.conn()?;
@@ -109,9 +132,17 @@ impl PgStore {
         Ok(store)
     }
 
-    /// The project whose runs this store holds.
-    pub fn project(&self) -> &str {
-        &self.project
+    /// Sets how long a call keeps trying to reach a server that went away before it fails
+    /// (zero: fail at once). Only work that never reached its commit is tried again: a
+    /// connection lost during a commit may have committed, and is reported.
+    pub fn reconnect_for(mut self, window: Duration) -> Self {
+        self.reconnect_for = window;
+        self
+    }
+
+    /// The project whose runs this store holds; `None` when it reads every project's.
+    pub fn project(&self) -> Option<&str> {
+        self.project.as_deref()
     }
 
     /// The database's URL with its password hidden.
@@ -157,11 +188,24 @@ impl PgStore {
         work: impl Fn(&Tx<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut attempt = 1;
+        let started = Instant::now();
         loop {
             match self.once(doing, &work) {
                 Err(Retry::Again(_)) if attempt < WRITE_ATTEMPTS => attempt += 1,
                 Err(Retry::Again(e)) => return Err(self.backend_error(doing, e)),
-                Err(Retry::Fail(e)) => return Err(e),
+                Err(Retry::Reconnect(e)) if started.elapsed() < self.reconnect_for => {
+                    *self.conn.lock().unwrap_or_else(PoisonError::into_inner) = None;
+                    std::thread::sleep(RECONNECT_PAUSE);
+                    // A restart freed this process's run locks: take them back before any
+                    // write, or stop if someone else drives a run now.
+                    while !lock::retake(self)? {
+                        if started.elapsed() >= self.reconnect_for {
+                            return Err(e);
+                        }
+                        std::thread::sleep(RECONNECT_PAUSE);
+                    }
+                }
+                Err(Retry::Reconnect(e) | Retry::Fail(e)) => return Err(e),
                 Ok(value) => return Ok(value),
             }
         }
@@ -172,15 +216,22 @@ impl PgStore {
         doing: &str,
         work: &impl Fn(&Tx<'_>) -> Result<T, StoreError>,
     ) -> Result<T, Retry> {
-        let mut guard = self.conn().map_err(Retry::Fail)?;
+        let mut guard = self.conn().map_err(Retry::Reconnect)?;
         let conn = guard.as_mut().ok_or_else(|| Retry::Fail(self.gone()))?;
         let Conn { client, stmts } = conn;
-        let tx = client
-            .transaction()
-            .map_err(|e| Retry::Fail(self.backend_error(doing, e)))?;
+        let tx = client.transaction().map_err(|e| {
+            let lost = is_connection_lost(&e);
+            let e = self.backend_error(doing, e);
+            if lost {
+                Retry::Reconnect(e)
+            } else {
+                Retry::Fail(e)
+            }
+        })?;
         let tx = Tx::new(tx, stmts, &self.shown);
         let value = work(&tx).map_err(|e| match tx.take_retryable() {
             Some(db) => Retry::Again(db),
+            None if tx.connection_lost() => Retry::Reconnect(e),
             None => Retry::Fail(e),
         })?;
         tx.commit().map_err(|e| {
@@ -207,7 +258,27 @@ impl PgStore {
 enum Retry {
     /// PostgreSQL aborted it for a reason that a new attempt can get past.
     Again(postgres::Error),
+    /// The server could not be reached before the commit: nothing was written.
+    Reconnect(StoreError),
     Fail(StoreError),
+}
+
+/// A pause between attempts to reach a server that went away.
+const RECONNECT_PAUSE: Duration = Duration::from_millis(250);
+
+/// Whether `e` means the server or the connection went away (rather than a refused query).
+pub(crate) fn is_connection_lost(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    match e.code() {
+        // Class 08 (connection exception) and 57P01-57P03 (shutdown, starting up).
+        Some(code) => {
+            let c = code.code();
+            c.starts_with("08") || matches!(c, "57P01" | "57P02" | "57P03")
+        }
+        None => e.as_db_error().is_none(),
+    }
 }
 
 /// Whether PostgreSQL aborted a transaction only because of a concurrent one.
@@ -233,15 +304,14 @@ pub(crate) fn backend_error(shown: &str, doing: &str, e: postgres::Error) -> Sto
 
 /// `url` with its password replaced by `***`, in either URL or `key=value` form.
 pub fn redact(url: &str) -> String {
-    if let Some(rest) = url
-        .strip_prefix("postgres://")
-        .map(|r| ("postgres://", r))
-        .or_else(|| {
-            url.strip_prefix("postgresql://")
-                .map(|r| ("postgresql://", r))
-        })
+    // Any `scheme://` (a wrong URL is shown in its error, and must not leak either).
+    if let Some((scheme, rest)) = url.split_once("://")
+        && !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
     {
-        let (scheme, rest) = rest;
+        let scheme = format!("{scheme}://");
         let end = rest.find(['/', '?']).unwrap_or(rest.len());
         let (authority, tail) = rest.split_at(end);
         let authority = match authority.rfind('@') {
@@ -343,5 +413,6 @@ mod tests {
             redact("host=db dbname=mypassword"),
             "host=db dbname=mypassword"
         );
+        assert_eq!(redact("mysql://ann:pw@db/a"), "mysql://ann:***@db/a");
     }
 }

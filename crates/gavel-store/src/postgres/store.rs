@@ -63,7 +63,8 @@ impl PgStore {
     fn lock_head(&self, tx: &Tx<'_>, run: RunId) -> Result<u64, StoreError> {
         let row = tx.query_opt(
             "locking a run",
-            "SELECT head_seq FROM runs WHERE id = $1 AND project = $2 FOR UPDATE",
+            "SELECT head_seq FROM runs
+             WHERE id = $1 AND ($2::text IS NULL OR project = $2) FOR UPDATE",
             &[&run.0, &self.project()],
         )?;
         self.seq(row.ok_or(StoreError::UnknownRun(run))?.get(0))
@@ -73,7 +74,7 @@ impl PgStore {
     fn head_seq(&self, tx: &Tx<'_>, run: RunId) -> Result<u64, StoreError> {
         let row = tx.query_opt(
             "reading a run",
-            "SELECT head_seq FROM runs WHERE id = $1 AND project = $2",
+            "SELECT head_seq FROM runs WHERE id = $1 AND ($2::text IS NULL OR project = $2)",
             &[&run.0, &self.project()],
         )?;
         self.seq(row.ok_or(StoreError::UnknownRun(run))?.get(0))
@@ -114,6 +115,10 @@ impl PgStore {
     ) -> Result<RunId, StoreError> {
         let status = encode_status(&RunStatus::Running)?;
         let format = i32::try_from(CHECKPOINT_FORMAT).unwrap_or(i32::MAX);
+        let project = self.project().ok_or_else(|| StoreError::Backend {
+            message: "a store opened for every project cannot start runs".into(),
+            source: None,
+        })?;
         self.tx("creating a run", |tx| {
             if claim {
                 // Every claim queues on one key, so two machines cannot both pass the check.
@@ -126,7 +131,7 @@ impl PgStore {
                     "looking for runs using a slug",
                     "SELECT id, status FROM runs
                      WHERE project = $1 AND workflow = $2 AND slug = $3 ORDER BY id",
-                    &[&self.project(), &workflow, &slug],
+                    &[&project, &workflow, &slug],
                 )?;
                 for row in holders {
                     let id: i64 = row.get(0);
@@ -145,7 +150,7 @@ impl PgStore {
                     "INSERT INTO runs
                          (project, workflow, slug, status, created_at, updated_at, head_seq)
                      VALUES ($1, $2, $3, $4, $5, $5, 0) RETURNING id",
-                    &[&self.project(), &workflow, &slug, &status, &now],
+                    &[&project, &workflow, &slug, &status, &now],
                 )?
                 .ok_or_else(|| self.corrupt("creating a run returned no id".into()))?
                 .get(0);
@@ -250,7 +255,7 @@ impl Store for PgStore {
             tx.query_opt(
                 "reading a run",
                 "SELECT id, workflow, slug, status, created_at, updated_at, head_seq
-                 FROM runs WHERE id = $1 AND project = $2",
+                 FROM runs WHERE id = $1 AND ($2::text IS NULL OR project = $2)",
                 &[&id.0, &self.project()],
             )
         })?;
@@ -262,8 +267,21 @@ impl Store for PgStore {
             tx.query(
                 "listing runs",
                 "SELECT id, workflow, slug, status, created_at, updated_at, head_seq
-                 FROM runs WHERE project = $1 ORDER BY id",
+                 FROM runs WHERE ($1::text IS NULL OR project = $1) ORDER BY id",
                 &[&self.project()],
+            )
+        })?;
+        rows.iter().map(|row| self.record(row)).collect()
+    }
+
+    fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.tx("listing runs", |tx| {
+            tx.query(
+                "listing runs",
+                "SELECT id, workflow, slug, status, created_at, updated_at, head_seq
+                 FROM runs WHERE ($1::text IS NULL OR project = $1) ORDER BY id DESC LIMIT $2",
+                &[&self.project(), &limit],
             )
         })?;
         rows.iter().map(|row| self.record(row)).collect()

@@ -9,7 +9,7 @@ use gavel_core::{ContentHash, StoreError};
 use postgres::types::ToSql;
 use postgres::{Row, Statement, Transaction};
 
-use super::{backend_error, is_retryable};
+use super::{backend_error, is_connection_lost, is_retryable};
 use crate::blobs::BlobTable;
 
 /// Query parameters.
@@ -23,6 +23,8 @@ pub(crate) struct Tx<'a> {
     shown: &'a str,
     /// A failure that only means "try the transaction again" (deadlock, serialization).
     retryable: RefCell<Option<postgres::Error>>,
+    /// Whether a query failed because the connection went away.
+    lost: std::cell::Cell<bool>,
 }
 
 impl<'a> Tx<'a> {
@@ -36,6 +38,7 @@ impl<'a> Tx<'a> {
             stmts: RefCell::new(stmts),
             shown,
             retryable: RefCell::new(None),
+            lost: std::cell::Cell::new(false),
         }
     }
 
@@ -58,7 +61,15 @@ impl<'a> Tx<'a> {
         Ok(stmt)
     }
 
+    /// Whether a query failed because the connection or the server went away.
+    pub(crate) fn connection_lost(&self) -> bool {
+        self.lost.get()
+    }
+
     fn fail(&self, doing: &str, e: postgres::Error) -> StoreError {
+        if is_connection_lost(&e) {
+            self.lost.set(true);
+        }
         if is_retryable(&e) {
             let message = format!("{doing}: {e}");
             *self.retryable.borrow_mut() = Some(e);

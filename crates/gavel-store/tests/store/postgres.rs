@@ -291,7 +291,7 @@ fn a_password_in_the_url_is_never_shown() {
 #[test]
 fn a_server_that_goes_away_fails_the_call_and_the_store_reconnects_when_it_is_back() {
     let pg = TempPostgres::start();
-    let store = open(&pg.url());
+    let store = open(&pg.url()).reconnect_for(Duration::ZERO);
     let run = store
         .create_run("w", "s", b"{}", "n", NOW)
         .expect("create_run");
@@ -353,4 +353,26 @@ fn projects_on_one_database_never_see_each_others_runs() {
         vec![("github.com/octo/web", w), ("github.com/octo/app", a)],
         "newest first"
     );
+}
+
+#[test]
+fn a_server_restarted_within_the_reconnect_window_is_waited_for() {
+    let pg = Arc::new(TempPostgres::start());
+    let store = open(&pg.url()).reconnect_for(Duration::from_secs(60));
+    let run = store
+        .create_run("w", "s", b"{}", "n", NOW)
+        .expect("create_run");
+    pg.stop();
+    let restart = {
+        let pg = pg.clone();
+        thread::spawn(move || {
+            thread::sleep(Duration::from_millis(1_500));
+            pg.start_server();
+        })
+    };
+    store
+        .commit(&checkpoint(run, 1, b"{\"a\":1}"), &[], &RunStatus::Running)
+        .expect("the commit waits for the server and lands");
+    restart.join().expect("restart");
+    assert_eq!(store.head(run).expect("head").expect("head").seq, 1);
 }

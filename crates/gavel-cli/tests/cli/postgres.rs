@@ -1,0 +1,194 @@
+//! Runs kept in a shared PostgreSQL database (a real server the test binary starts): the same
+//! flows as on SQLite, many processes at once, a clone of another repository refused, every
+//! project listed, and a server that goes away in the middle of a run.
+
+use std::process::{Command, Output, Stdio};
+
+use gavel_llm::Role;
+use gavel_store::testing::TempPostgres;
+
+use crate::util::*;
+
+/// `gavel ARGS` in `env` on the database at `url`.
+fn on(env: &Env, url: &str, args: &[&str]) -> Command {
+    let mut cmd = env.gavel(args);
+    cmd.env("GAVEL_DATABASE_URL", url);
+    cmd
+}
+
+fn run_on(env: &Env, url: &str, args: &[&str]) -> Output {
+    on(env, url, args).output().expect("run gavel")
+}
+
+fn runs_on(env: &Env, url: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    let mut all = vec!["runs", "--json"];
+    all.extend_from_slice(args);
+    let out = run_on(env, url, &all);
+    assert_exit(&out, 0);
+    serde_json::from_slice(&out.stdout).expect("runs JSON")
+}
+
+/// A repository whose `origin` is `remote` (never contacted: it names the project).
+fn repo_with_origin(remote: &str) -> Env {
+    let env = Env::new();
+    env.git(&["remote", "add", "origin", remote]);
+    env
+}
+
+#[test]
+fn a_run_on_postgres_pauses_lists_and_resumes_with_no_state_file() {
+    let url = TempPostgres::shared().fresh_database();
+    let env = repo_with_origin("https://github.com/octo/app.git");
+    env.script(&script(1, &[APPROVED]));
+    let brief = env.brief("dark-mode");
+    let out = run_on(&env, &url, &["issue", &brief]);
+    assert_exit(&out, 3);
+    assert!(!env.state_db().exists(), "no SQLite file is made");
+    let listed = runs_on(&env, &url, &[]);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["status"], "waiting");
+    let out = run_on(&env, &url, &["resume", "1", "--choice", "send"]);
+    assert_exit(&out, 3);
+    let out = run_on(&env, &url, &["resume", "1", "--choice", "approve"]);
+    assert_exit(&out, 0);
+    assert_eq!(runs_on(&env, &url, &[])[0]["status"], "done");
+    assert_eq!(env.issues().len(), 1);
+    let doctor = run_on(&env, &url, &["doctor"]);
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        text.contains("Store:") && text.contains("(project github.com/octo/app)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_clone_of_another_repository_is_refused_and_all_projects_lists_both() {
+    let url = TempPostgres::shared().fresh_database();
+    let app = repo_with_origin("git@github.com:octo/app.git");
+    app.script(&script(1, &[APPROVED]));
+    let brief = app.brief("dark-mode");
+    assert_exit(&run_on(&app, &url, &["issue", &brief]), 3);
+    let web = repo_with_origin("https://github.com/octo/web");
+    web.script(&script(1, &[APPROVED]));
+    let out = run_on(&web, &url, &["resume", "1", "--choice", "send"]);
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("run 1 belongs to project `github.com/octo/app`")
+            && err.contains("not to this clone's `github.com/octo/web`"),
+        "{err}"
+    );
+    assert!(runs_on(&web, &url, &[]).is_empty(), "web has no runs");
+    let brief = web.brief("search");
+    assert_exit(&run_on(&web, &url, &["issue", &brief]), 3);
+    let all = runs_on(&web, &url, &["--all-projects"]);
+    let listed: Vec<(String, String)> = all
+        .iter()
+        .map(|r| {
+            (
+                r["project"].as_str().unwrap_or_default().to_owned(),
+                r["slug"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("github.com/octo/web".to_owned(), "search".to_owned()),
+            ("github.com/octo/app".to_owned(), "dark-mode".to_owned())
+        ]
+    );
+    let table = run_on(&web, &url, &["runs", "--all-projects"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.starts_with("PROJECT") && text.contains("github.com/octo/app"),
+        "{text}"
+    );
+}
+
+#[test]
+fn eight_runs_in_parallel_processes_all_finish_with_distinct_numbers() {
+    let url = TempPostgres::shared().fresh_database();
+    let env = repo_with_origin("https://github.com/octo/app.git");
+    env.script(&script_with_delay(1, &[APPROVED], 20));
+    let slugs: Vec<String> = (0..8).map(|i| format!("idea-{i}")).collect();
+    let children: Vec<_> = slugs
+        .iter()
+        .map(|slug| {
+            let brief = env.brief(slug);
+            on(&env, &url, &["issue", &brief, "--auto"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().expect("wait");
+        assert_exit(&out, 0);
+    }
+    let runs = runs_on(&env, &url, &[]);
+    assert_eq!(runs.len(), 8);
+    assert!(runs.iter().all(|r| r["status"] == "done"), "{runs:?}");
+    let mut issues = env.issues();
+    issues.sort();
+    issues.dedup_by_key(|name| name.split('-').next().map(str::to_owned));
+    assert_eq!(issues.len(), 8, "eight distinct issue numbers: {issues:?}");
+    let subjects = env.git(&["log", "--format=%s"]);
+    assert_eq!(
+        subjects.matches("gavel: file issue").count(),
+        8,
+        "{subjects}"
+    );
+}
+
+#[test]
+fn a_server_restarted_mid_run_is_waited_for_and_nothing_is_repeated() {
+    let pg = TempPostgres::start();
+    let url = pg.url();
+    let env = repo_with_origin("https://github.com/octo/app.git");
+    env.script(&script_with_delay(1, &[APPROVED], 1_500));
+    let brief = env.brief("dark-mode");
+    let child = on(&env, &url, &["issue", &brief, "--auto"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    wait_for_call_start(&env, Role::DRAFTER);
+    pg.stop();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    pg.start_server();
+    let out = child.wait_with_output().expect("wait");
+    assert_exit(&out, 0);
+    assert_eq!(runs_on(&env, &url, &[])[0]["status"], "done");
+    assert_eq!(env.issues().len(), 1);
+    env.assert_no_finished_call_repeated();
+}
+
+#[test]
+fn a_server_down_longer_than_the_window_fails_the_run_clearly_and_resume_finishes_it() {
+    let pg = TempPostgres::start();
+    let url = pg.url();
+    let env = repo_with_origin("https://github.com/octo/app.git");
+    env.set_config_line("# reconnect_secs", "reconnect_secs = 1");
+    env.script(&script_with_delay(1, &[APPROVED], 1_500));
+    let brief = env.brief("dark-mode");
+    let child = on(&env, &url, &["issue", &brief, "--auto"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    wait_for_call_start(&env, Role::DRAFTER);
+    pg.stop();
+    let out = child.wait_with_output().expect("wait");
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(err.contains("PostgreSQL at postgres://postgres@"), "{err}");
+    pg.start_server();
+    let listed = runs_on(&env, &url, &[]);
+    assert_eq!(listed[0]["status"], "interrupted", "{listed:?}");
+    let out = run_on(&env, &url, &["resume", "1"]);
+    assert_exit(&out, 0);
+    assert_eq!(runs_on(&env, &url, &[])[0]["status"], "done");
+    assert_eq!(env.issues().len(), 1);
+}
