@@ -174,7 +174,9 @@ impl AnyStore {
                             "check GAVEL_DATABASE_URL or [storage] url, and that the server is up (`gavel doctor` checks it)",
                         )
                     })?;
-                Ok(Some(Self::Postgres(Box::new(store.reconnect_for(*reconnect)))))
+                Ok(Some(Self::Postgres(Box::new(
+                    store.reconnect_for(*reconnect),
+                ))))
             }
         }
     }
