@@ -301,7 +301,7 @@ fn print_preview(ctx: &Context, rel: &str) {
 
 fn describe_event(kind: &EventKind) -> Option<String> {
     Some(match kind {
-        EventKind::Artifact { path } => format!("wrote {path}"),
+        EventKind::Artifact { path, .. } => format!("wrote {path}"),
         EventKind::ModelCall {
             role,
             provider,

@@ -81,8 +81,14 @@ pub enum EventKind {
         choice: String,
         by: String,
     },
-    /// A file was written into the lineage.
-    Artifact { path: String },
+    /// A file was written into the lineage (or a folder moved, or a file committed). `content`
+    /// is the file's bytes as a blob, so another clone resuming the run can write the file
+    /// again (absent for folders, and in events written before it existed).
+    Artifact {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<ContentHash>,
+    },
     /// A model was called.
     ModelCall {
         role: String,
@@ -189,7 +195,10 @@ mod tests {
                 choice: text(),
                 by: text(),
             },
-            EventKind::Artifact { path: text() },
+            EventKind::Artifact {
+                path: text(),
+                content: None,
+            },
             EventKind::ModelCall {
                 role: text(),
                 provider: text(),

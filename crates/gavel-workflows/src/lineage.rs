@@ -81,6 +81,82 @@ pub fn highest_number(dir: &Path) -> u32 {
         .unwrap_or(0)
 }
 
+/// What [`restore`] did in a clone that lacked a run's lineage files.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// The files written, repository-relative, in the order the run wrote them.
+    pub written: Vec<PathBuf>,
+}
+
+/// Why a run's lineage could not be written into this clone.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    #[error(transparent)]
+    Store(#[from] gavel_core::StoreError),
+    #[error("the run's lineage names `{0}`, which is not a path inside the repository")]
+    BadPath(String),
+    #[error("cannot write {0}: {1}")]
+    Io(String, std::io::Error),
+}
+
+/// Writes into this clone the lineage files of `run` that it lacks, from the store: a run
+/// started in another clone of the repository (a shared PostgreSQL store) carries on here as
+/// if it had started here. Every file the run wrote is named, with its content, by an
+/// [`gavel_core::EventKind::Artifact`] event; a file this clone already has is left as it is.
+/// Nothing is written unless every missing file can be (its content is in the store), and
+/// nothing at all once the run has moved or committed its lineage (its files are then under
+/// their new names in the clone that did it, where the run ends).
+pub fn restore(
+    store: &dyn gavel_core::Store,
+    run: gavel_core::RunId,
+    repo_root: &Path,
+) -> Result<Restored, RestoreError> {
+    let mut files: Vec<(PathBuf, gavel_core::ContentHash)> = Vec::new();
+    let mut moved = false;
+    for event in store.events(run)? {
+        let gavel_core::EventKind::Artifact { path, content } = event.kind else {
+            continue;
+        };
+        let Some(content) = content else {
+            moved = true;
+            continue;
+        };
+        let rel = PathBuf::from(&path);
+        let inside = rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside || path.is_empty() {
+            return Err(RestoreError::BadPath(path));
+        }
+        // A file written again (a replayed node) keeps its last content.
+        files.retain(|(p, _)| *p != rel);
+        files.push((rel, content));
+    }
+    let missing: Vec<&(PathBuf, gavel_core::ContentHash)> = files
+        .iter()
+        .filter(|(rel, _)| !repo_root.join(rel).exists())
+        .collect();
+    if moved {
+        // The lineage was moved or committed where the run was driven: its files are there
+        // under their new names, and the run ends in that clone.
+        return Ok(Restored::default());
+    }
+    let mut contents = Vec::with_capacity(missing.len());
+    for (rel, hash) in &missing {
+        let bytes = store
+            .get_blob(hash)?
+            .ok_or_else(|| gavel_core::StoreError::MissingBlob(hash.clone()))?;
+        contents.push((rel, bytes));
+    }
+    let mut restored = Restored::default();
+    for (rel, bytes) in contents {
+        fsutil::write_atomic(&repo_root.join(rel), &bytes)
+            .map_err(|e| RestoreError::Io(rel.display().to_string(), e))?;
+        restored.written.push(rel.clone());
+    }
+    Ok(restored)
+}
+
 /// `NNN-suffix`, zero-padded to three digits (more digits past 999).
 pub fn artifact_name(n: u32, suffix: &str) -> String {
     format!("{n:03}-{suffix}")
@@ -104,5 +180,90 @@ mod tests {
         let rel = l.write(2, "draft.md", b"# T").expect("write");
         assert_eq!(rel, Path::new("docs/lineage/active/idea/002-draft.md"));
         assert!(dir.path().join(&rel).is_file());
+    }
+
+    use gavel_core::{Event, EventKind, RunStatus, Store};
+    use gavel_store::MemoryStore;
+
+    const NOW: &str = "2026-01-30T14:33:20Z";
+
+    fn artifact(store: &MemoryStore, path: &str, bytes: Option<&[u8]>) -> Event {
+        Event {
+            at: NOW.into(),
+            kind: EventKind::Artifact {
+                path: path.into(),
+                content: bytes.map(|b| store.put_blob(b).expect("blob")),
+            },
+        }
+    }
+
+    fn run_with(store: &MemoryStore, events: &[Event]) -> gavel_core::RunId {
+        let run = store
+            .create_run("issue", "s", b"{}", "n", NOW)
+            .expect("run");
+        store
+            .set_status(run, &RunStatus::Running, events, NOW)
+            .expect("events");
+        run
+    }
+
+    #[test]
+    fn a_clone_gets_the_files_it_lacks_with_their_last_content_and_keeps_its_own() {
+        let store = MemoryStore::new();
+        let events = [
+            artifact(&store, "docs/lineage/active/s/001-brief.md", Some(b"brief")),
+            artifact(&store, "docs/lineage/active/s/002-draft.md", Some(b"old")),
+            artifact(&store, "docs/lineage/active/s/002-draft.md", Some(b"draft")),
+            artifact(&store, "docs/lineage/active/s/003-verdict.md", Some(b"v")),
+        ];
+        let run = run_with(&store, &events);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mine = dir.path().join("docs/lineage/active/s/003-verdict.md");
+        fsutil::write_atomic(&mine, b"edited here").expect("write");
+        let restored = restore(&store, run, dir.path()).expect("restore");
+        assert_eq!(
+            restored.written,
+            [
+                PathBuf::from("docs/lineage/active/s/001-brief.md"),
+                PathBuf::from("docs/lineage/active/s/002-draft.md")
+            ]
+        );
+        let read = |rel: &str| std::fs::read(dir.path().join(rel)).expect("read");
+        assert_eq!(read("docs/lineage/active/s/002-draft.md"), b"draft");
+        assert_eq!(read("docs/lineage/active/s/003-verdict.md"), b"edited here");
+        assert_eq!(
+            restore(&store, run, dir.path()).expect("again"),
+            Restored::default()
+        );
+    }
+
+    #[test]
+    fn a_path_outside_the_repository_is_refused_and_nothing_is_written() {
+        let store = MemoryStore::new();
+        let events = [
+            artifact(&store, "docs/lineage/active/s/001-brief.md", Some(b"brief")),
+            artifact(&store, "../outside.md", Some(b"x")),
+        ];
+        let run = run_with(&store, &events);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let err = restore(&store, run, dir.path()).expect_err("refused");
+        assert!(err.to_string().contains("../outside.md"), "{err}");
+        assert!(!dir.path().join("docs").exists(), "nothing written");
+    }
+
+    #[test]
+    fn a_run_that_moved_its_lineage_is_left_alone() {
+        let store = MemoryStore::new();
+        let events = [
+            artifact(&store, "docs/lineage/active/s/001-brief.md", Some(b"brief")),
+            artifact(&store, "docs/lineage/done/1-s", None),
+        ];
+        let run = run_with(&store, &events);
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(
+            restore(&store, run, dir.path()).expect("restore"),
+            Restored::default()
+        );
+        assert!(!dir.path().join("docs").exists());
     }
 }

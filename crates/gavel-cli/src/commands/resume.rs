@@ -116,6 +116,24 @@ pub fn cmd_resume(args: &ResumeArgs, ctx: Context) -> Result<Exit, CliError> {
         }
         (None, _) => None,
     };
+    // A run started in another clone (a shared store): its lineage files come from the store.
+    let restored = gavel_workflows::lineage::restore(&store, run, &ctx.settings.repo_root)
+        .map_err(|e| match e {
+            gavel_workflows::lineage::RestoreError::Store(e) => CliError::from(e),
+            other => CliError::error(format!("run {run}: {other}")),
+        })?;
+    if !restored.written.is_empty() {
+        ctx.ui.info(&format!(
+            "run {run} has lineage files this clone lacked; wrote {} from the store: {}",
+            restored.written.len(),
+            restored
+                .written
+                .iter()
+                .map(|p| sanitize(&p.display().to_string()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     kind.resume(Resume {
         ctx,
         store: &store,

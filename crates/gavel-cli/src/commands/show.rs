@@ -240,7 +240,7 @@ fn line(kind: &EventKind) -> String {
         EventKind::GateAnswered { gate, choice, by } => {
             format!("gate    {gate} answered `{choice}` by {by}")
         }
-        EventKind::Artifact { path } => format!("file    {path}"),
+        EventKind::Artifact { path, .. } => format!("file    {path}"),
         EventKind::ModelCall {
             role,
             provider,

@@ -192,3 +192,52 @@ fn a_server_down_longer_than_the_window_fails_the_run_clearly_and_resume_finishe
     assert_eq!(runs_on(&env, &url, &[])[0]["status"], "done");
     assert_eq!(env.issues().len(), 1);
 }
+
+#[test]
+fn a_run_paused_in_clone_a_is_approved_from_clone_b_and_filed_once_there() {
+    let url = TempPostgres::shared().fresh_database();
+    let a = Env::new();
+    let origin = a.root.join("origin.git");
+    let origin = origin.to_string_lossy().into_owned();
+    a.git(&["init", "-q", "--bare", &origin]);
+    a.git(&["remote", "add", "origin", &origin]);
+    a.script(&script(1, &[APPROVED]));
+    let brief = a.brief("dark-mode");
+    a.git(&["add", "-A"]);
+    a.git(&["commit", "-q", "-m", "the brief"]);
+    a.git(&["push", "-q", "origin", "main"]);
+    assert_exit(&run_on(&a, &url, &["issue", &brief]), 3);
+    assert_exit(&run_on(&a, &url, &["resume", "1", "--choice", "send"]), 3);
+    let lineage = a.ls("docs/lineage/active/dark-mode");
+    assert_eq!(lineage.len(), 3, "{lineage:?}");
+
+    // Clone B: the same repository, another folder, nothing of the run on disk.
+    let b = Env::new();
+    b.git(&["remote", "add", "origin", &origin]);
+    b.git(&["fetch", "-q", "origin"]);
+    b.git(&["reset", "-q", "--hard", "origin/main"]);
+    b.script(&script(0, &[]));
+    let listed = runs_on(&b, &url, &[]);
+    assert_eq!(listed[0]["status"], "waiting", "{listed:?}");
+    let out = run_on(&b, &url, &["resume", "1", "--choice", "approve"]);
+    assert_exit(&out, 0);
+    let err = stderr(&out);
+    assert!(err.contains("wrote 3 from the store"), "{err}");
+    assert_eq!(b.issues().len(), 1, "filed in clone B");
+    assert!(a.issues().is_empty(), "not in clone A");
+    assert_eq!(b.ls("docs/lineage/done/1-dark-mode").len(), 4);
+    for name in &lineage {
+        assert_eq!(
+            b.read(&format!("docs/lineage/done/1-dark-mode/{name}")),
+            a.read(&format!("docs/lineage/active/dark-mode/{name}")),
+            "{name} is the file clone A wrote"
+        );
+    }
+    let log = b.git(&["log", "--format=%s", "-1"]);
+    assert!(log.starts_with("gavel: file issue #1"), "{log}");
+    assert_eq!(b.status(), "", "everything is committed in clone B");
+    // Filed once: the run is done for every clone.
+    assert_exit(&run_on(&b, &url, &["resume", "1"]), 1);
+    assert_exit(&run_on(&a, &url, &["resume", "1"]), 1);
+    assert_eq!(runs_on(&a, &url, &[])[0]["status"], "done");
+}

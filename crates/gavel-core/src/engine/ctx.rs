@@ -178,6 +178,23 @@ impl<'a> NodeCtx<'a> {
         Ok(self.store.put_blob_sharing(bytes, similar)?)
     }
 
+    /// Records that `bytes` were written to the lineage file `path` (repository-relative):
+    /// the bytes go to the blob store (as a delta against `similar` when they repeat it) and
+    /// an [`EventKind::Artifact`] names both, so another clone can write the file again.
+    pub fn artifact(
+        &mut self,
+        path: String,
+        bytes: &[u8],
+        similar: &[ContentHash],
+    ) -> Result<(), NodeError> {
+        let content = self.put_blob_sharing(bytes, similar)?;
+        self.event(EventKind::Artifact {
+            path,
+            content: Some(content),
+        });
+        Ok(())
+    }
+
     /// A handle on the blob store that does not borrow this context, for a journaled step to
     /// store large results out of line while [`Self::step`] holds the context.
     pub fn blobs(&self) -> Blobs<'a> {

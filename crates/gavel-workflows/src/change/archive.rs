@@ -256,7 +256,7 @@ impl ArchiveWorkflow {
             .map_err(|e| NodeError::Failed(format!("cannot write {}: {e}", rel.display())))?;
         s.file_counter = n;
         let rel = rel.to_string_lossy().into_owned();
-        cx.event(EventKind::Artifact { path: rel.clone() });
+        cx.artifact(rel.clone(), text.as_bytes(), &[])?;
         s.diff = Some(rel);
         s.merged = merged;
         Ok(Transition::Goto(node::CONFIRM.to_owned()))

@@ -153,14 +153,18 @@ impl DocWorkflow {
                 )
             })?;
         let path = rel.to_string_lossy().into_owned();
+        let hash =
+            cx.put_blob_sharing(text.as_bytes(), std::slice::from_ref(&answered.text_blob))?;
         s.draft = Some(Artifact {
             path: path.clone(),
-            hash: cx
-                .put_blob_sharing(text.as_bytes(), std::slice::from_ref(&answered.text_blob))?,
+            hash: hash.clone(),
         });
         s.draft_count += 1;
         s.feedback = None;
-        cx.event(EventKind::Artifact { path });
+        cx.event(EventKind::Artifact {
+            path,
+            content: Some(hash),
+        });
         goto(node::DRAFT_GATE)
     }
 
@@ -290,7 +294,8 @@ impl DocWorkflow {
             model: Some(response.model.clone()),
         });
         s.verdict_count += 1;
-        cx.event(EventKind::Artifact { path });
+        let answer = s.verdict_history.last().cloned();
+        cx.artifact(path, content.as_bytes(), answer.as_slice())?;
         goto(node::VERDICT_GATE)
     }
 
@@ -455,9 +460,11 @@ impl DocWorkflow {
                     e,
                 )
             })?;
-        s.feedback = Some(cx.put_blob(text.as_bytes())?);
+        let hash = cx.put_blob(text.as_bytes())?;
+        s.feedback = Some(hash.clone());
         cx.event(EventKind::Artifact {
             path: rel.to_string_lossy().into_owned(),
+            content: Some(hash),
         });
         Ok(())
     }

@@ -363,7 +363,7 @@ impl ImplementWorkflow {
             .map_err(|e| io_failed("write", &lineage.artifact_rel(n, suffix), e))?;
         s.file_counter = n;
         let path = rel.to_string_lossy().into_owned();
-        cx.event(gavel_core::EventKind::Artifact { path: path.clone() });
+        cx.artifact(path.clone(), bytes, &[])?;
         Ok(path)
     }
 }

@@ -185,6 +185,7 @@ impl DocWorkflow {
         )?);
         cx.event(EventKind::Artifact {
             path: done_rel.to_string_lossy().into_owned(),
+            content: None,
         });
         let mut summary = format!(
             "issue #{} filed ({}); lineage in {}",

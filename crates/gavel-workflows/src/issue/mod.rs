@@ -11,7 +11,7 @@
 mod filing;
 pub mod prompts;
 
-use gavel_core::{EventKind, NodeCtx, NodeError, Transition};
+use gavel_core::{NodeCtx, NodeError, Transition};
 
 pub use crate::document::{
     Artifact, CallObserver, DocSettings as IssueSettings, DocState as IssueState,
@@ -70,8 +70,6 @@ fn load_brief(
         .write(1, "brief.md", text.as_bytes())
         .map_err(|e| io_failed("write", &lineage.artifact_rel(1, "brief.md"), e))?;
     s.file_counter = 1;
-    cx.event(EventKind::Artifact {
-        path: rel.to_string_lossy().into_owned(),
-    });
+    cx.artifact(rel.to_string_lossy().into_owned(), text.as_bytes(), &[])?;
     goto(node::PREFLIGHT)
 }

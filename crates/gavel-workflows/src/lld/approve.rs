@@ -140,9 +140,11 @@ pub(super) fn approve(
     )?;
     cx.event(EventKind::Artifact {
         path: lld_rel.clone(),
+        content: None,
     });
     cx.event(EventKind::Artifact {
         path: done_rel.to_string_lossy().into_owned(),
+        content: None,
     });
     let summary = format!(
         "LLD for issue #{number} approved: {lld_rel}; lineage in {}, committed as {}",

@@ -205,7 +205,7 @@ impl PlanWorkflow {
             .map_err(|e| NodeError::Failed(format!("cannot write {}: {e}", abs.display())))?;
         s.file_counter = n;
         let path = rel.to_string_lossy().into_owned();
-        cx.event(EventKind::Artifact { path: path.clone() });
+        cx.artifact(path.clone(), bytes, &[])?;
         Ok(path)
     }
 
