@@ -153,6 +153,8 @@ pub struct Settings {
     pub fsync: bool,
     /// Where runs are kept: the SQLite file, or a shared PostgreSQL database.
     pub backend: storage::Backend,
+    /// `[storage] team_budget_usd`: the store's monthly budget, over every run in it.
+    pub team_budget_micros: Option<u64>,
 }
 
 /// Overrides from the command line.
@@ -324,6 +326,11 @@ impl Settings {
             backend: config
                 .storage
                 .backend(std::env::var(storage::DATABASE_URL_ENV).ok())?,
+            team_budget_micros: config
+                .storage
+                .team_budget_usd
+                .map(|v| usd("[storage] team_budget_usd", v))
+                .transpose()?,
         })
     }
 
@@ -484,6 +491,7 @@ fsync = false
 # url = "postgres://gavel@db.example:5432/gavel"
 # project = "github.com/octo/app"   # default: this clone's origin remote
 # reconnect_secs = 30       # how long a call waits for a server that went away (a restart)
+# team_budget_usd = 200.0   # what every run in the store may spend per calendar month (UTC)
 "#
     )
 }

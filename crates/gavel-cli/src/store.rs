@@ -66,6 +66,10 @@ impl Store for AnyStore {
         self.inner().recent_runs(limit)
     }
 
+    fn spent_in_month(&self, month: &str) -> Result<u64, StoreError> {
+        self.inner().spent_in_month(month)
+    }
+
     fn set_status(
         &self,
         id: RunId,

@@ -14,6 +14,21 @@ use crate::event::Event;
 use crate::hash::ContentHash;
 use crate::run::{Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
 
+/// What the model calls among `events` made in month `month` (`YYYY-MM`) cost, in micro-USD.
+pub fn month_cost(events: &[Event], month: &str) -> u64 {
+    events
+        .iter()
+        .filter(|e| e.at.get(..7) == Some(month))
+        .filter_map(|e| match &e.kind {
+            crate::event::EventKind::ModelCall {
+                ledger: Some(ledger),
+                ..
+            } => ledger.cost_micros,
+            _ => None,
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
 /// Who holds a run's lock, to name them when someone else tries to drive it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LockInfo {
@@ -131,6 +146,17 @@ pub trait Store: Send + Sync {
 
     /// Every run, oldest first.
     fn runs(&self) -> Result<Vec<RunRecord>, StoreError>;
+
+    /// What the model calls recorded in calendar month `month` (`YYYY-MM`, by their events'
+    /// UTC time) cost, in micro-USD, over every run this store can see: a team's monthly
+    /// spend. The default reads every run's events; a shared store keeps a running total.
+    fn spent_in_month(&self, month: &str) -> Result<u64, StoreError> {
+        let mut total = 0u64;
+        for run in self.runs()? {
+            total = total.saturating_add(month_cost(&self.events(run.id)?, month));
+        }
+        Ok(total)
+    }
 
     /// The newest `limit` runs, newest first: what a listing shows without reading every run.
     fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {

@@ -155,6 +155,9 @@ pub struct CallerSettings {
     pub strict_models: bool,
     /// The output cap of every call.
     pub max_output_tokens: u32,
+    /// The team's budget for a calendar month (UTC), over every run in the store
+    /// (`[storage] team_budget_usd`).
+    pub team_budget_micros: Option<u64>,
 }
 
 /// Makes one workflow's model calls.
@@ -168,6 +171,45 @@ pub struct ModelCaller<'a> {
 }
 
 impl ModelCaller<'_> {
+    /// The halt for a call that would take the team over its monthly budget, if it would.
+    fn over_team_budget(
+        &self,
+        cx: &NodeCtx<'_>,
+        team: u64,
+        model: &str,
+        role: Role,
+        prompt: &str,
+    ) -> Result<Option<Transition>, NodeError> {
+        let now = cx.clock().now_rfc3339();
+        let month = now.get(..7).unwrap_or(&now);
+        let spent = cx.spent_in_month(month)?;
+        let prompt_tokens = gavel_llm::tokens::count(prompt);
+        let max_output_tokens = self.settings.max_output_tokens;
+        let Some(estimate) =
+            self.settings
+                .prices
+                .cost_micros(model, prompt_tokens, u64::from(max_output_tokens))
+        else {
+            return Ok(Some(Transition::Halt {
+                reason: format!(
+                    "team budget {} is set but no price is known for model `{model}`; add it to [prices] in gavel.toml",
+                    usd(team)
+                ),
+            }));
+        };
+        if spent.saturating_add(estimate) <= team {
+            return Ok(None);
+        }
+        Ok(Some(Transition::Halt {
+            reason: format!(
+                "team budget: the {role} call would cost up to {} ({prompt_tokens} prompt tokens + {max_output_tokens} output tokens of `{model}`); the team has spent {} of {} in {month}, so it would exceed the budget; raise [storage] team_budget_usd, then `gavel resume RUN`",
+                usd(estimate),
+                usd(spent),
+                usd(team)
+            ),
+        }))
+    }
+
     /// Calls `provider` as `role`. `Ok(Err(t))`: the run halts with `t` (over budget, or the
     /// call failed after its retries); a failed call never produces an artifact. `parts` are
     /// the blobs the prompt was built from (the ledger stores it sharing them).
@@ -213,6 +255,12 @@ impl ModelCaller<'_> {
                     ),
                 }));
             }
+        }
+        if let Some(team) = self.settings.team_budget_micros
+            && !cx.has_step("call")?
+            && let Some(halt) = self.over_team_budget(cx, team, &model, role, &prompt)?
+        {
+            return Ok(Err(halt));
         }
 
         let cancel = cx.cancel().clone();

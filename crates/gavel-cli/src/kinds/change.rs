@@ -103,6 +103,7 @@ pub fn plan_workflow(ctx: &Context) -> Result<PlanWorkflow, CliError> {
                 prices: s.prices.clone(),
                 strict_models: s.strict_models,
                 max_output_tokens: s.max_output_tokens,
+                team_budget_micros: s.team_budget_micros,
             },
         },
         planner: ctx.provider(&planner),

@@ -98,6 +98,7 @@ pub fn workflow(
                 prices: s.prices.clone(),
                 strict_models: s.strict_models,
                 max_output_tokens: s.max_output_tokens,
+                team_budget_micros: s.team_budget_micros,
             },
             roles: Roles {
                 drafter: drafter.to_string(),

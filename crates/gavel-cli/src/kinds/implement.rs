@@ -155,6 +155,7 @@ pub fn workflow_for(
                 prices: s.prices.clone(),
                 strict_models: s.strict_models,
                 max_output_tokens: s.max_output_tokens,
+                team_budget_micros: s.team_budget_micros,
             },
             implementer: spec.to_string(),
             audit_log: s.audit_log.clone(),

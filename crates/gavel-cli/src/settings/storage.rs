@@ -23,6 +23,8 @@ pub(super) struct StorageConfig {
     project: Option<String>,
     /// How long a call waits for a database server that went away (restart, failover).
     reconnect_secs: Option<u64>,
+    /// What every run in the store may spend on model calls in a calendar month (UTC).
+    pub(super) team_budget_usd: Option<f64>,
 }
 
 /// Where runs are kept, resolved.

@@ -241,3 +241,65 @@ fn a_run_paused_in_clone_a_is_approved_from_clone_b_and_filed_once_there() {
     assert_exit(&run_on(&a, &url, &["resume", "1"]), 1);
     assert_eq!(runs_on(&a, &url, &[])[0]["status"], "done");
 }
+
+#[test]
+fn a_team_budget_counts_every_project_in_the_month_and_stops_before_the_call() {
+    let url = TempPostgres::shared().fresh_database();
+    let q = |s: &str| serde_json::to_string(s).expect("json");
+    let app = repo_with_origin("https://github.com/octo/app.git");
+    app.script(&format!(
+        "model: claude-sonnet-4-5\ndrafter:\n  - text: {}\n    cost_usd: 0.15\nreviewer:\n  - text: {}\n",
+        q(&draft(1)),
+        q(APPROVED)
+    ));
+    let brief = app.brief("dark-mode");
+    assert_exit(&run_on(&app, &url, &["issue", &brief, "--auto"]), 0);
+
+    let web = repo_with_origin("https://github.com/octo/web.git");
+    web.set_config_line("# team_budget_usd", "team_budget_usd = 0.20");
+    web.script(&format!(
+        "model: claude-sonnet-4-5\ndrafter:\n  - text: {}\nreviewer:\n  - text: {}\n",
+        q(&draft(1)),
+        q(APPROVED)
+    ));
+    let brief = web.brief("search");
+    let out = run_on(&web, &url, &["issue", &brief, "--auto"]);
+    assert_exit(&out, 4);
+    let err = stderr(&out);
+    assert!(
+        err.contains("team budget: the drafter call would cost up to")
+            && err.contains("the team has spent $0.15")
+            && err.contains("of $0.2000 in 2026-01"),
+        "{err}"
+    );
+    assert_eq!(web.finished(Role::DRAFTER), 0, "no call was made");
+    web.set_config_line("team_budget_usd", "team_budget_usd = 5");
+    assert_exit(&run_on(&web, &url, &["resume", "search"]), 0);
+}
+
+#[test]
+fn a_killed_driver_frees_its_run_and_another_process_resumes_it_at_once() {
+    let url = TempPostgres::shared().fresh_database();
+    let env = repo_with_origin("https://github.com/octo/app.git");
+    env.script(&script_with_delay(1, &[APPROVED], 2_000));
+    let brief = env.brief("dark-mode");
+    let mut child = on(&env, &url, &["issue", &brief, "--auto"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    wait_for_call_start(&env, Role::DRAFTER);
+    let held = run_on(&env, &url, &["resume", "1"]);
+    assert_exit(&held, 1);
+    assert!(
+        stderr(&held).contains(&format!("pid {} on ", child.id())),
+        "the refused one is told the holder's pid and host: {}",
+        stderr(&held)
+    );
+    child.kill().expect("kill -9");
+    child.wait().expect("wait");
+    // At once: a lock someone holds is waited for under a second, then refused.
+    let out = run_on(&env, &url, &["resume", "1"]);
+    assert_exit(&out, 0);
+    assert_eq!(env.issues().len(), 1);
+}

@@ -195,6 +195,12 @@ impl<'a> NodeCtx<'a> {
         Ok(())
     }
 
+    /// What every run in the store spent on model calls in month `month` (`YYYY-MM`), for a
+    /// team budget.
+    pub fn spent_in_month(&self, month: &str) -> Result<u64, NodeError> {
+        Ok(self.store.spent_in_month(month)?)
+    }
+
     /// A handle on the blob store that does not borrow this context, for a journaled step to
     /// store large results out of line while [`Self::step`] holds the context.
     pub fn blobs(&self) -> Blobs<'a> {

@@ -295,3 +295,63 @@ pub fn unknown_runs_are_errors(store: &dyn Store) {
         "failed calls must not create runs"
     );
 }
+
+/// The month's spend adds up the cost of every model call recorded in that month, over every
+/// run, whether the call came with a checkpoint or a status change.
+pub fn spend_adds_up_by_month(store: &dyn Store) {
+    let call = |at: &str, micros: Option<u64>| Event {
+        at: at.into(),
+        kind: EventKind::ModelCall {
+            role: "drafter".into(),
+            provider: "scripted".into(),
+            model: "m".into(),
+            ledger: Some(Box::new(gavel_core::CallLedger {
+                n: 1,
+                requested_model: "m".into(),
+                input_tokens: None,
+                output_tokens: None,
+                cached_tokens: None,
+                cost_micros: micros,
+                cost_source: "reported".into(),
+                prompt: gavel_core::ContentHash::of(b"p"),
+                response: gavel_core::ContentHash::of(b"r"),
+                attempts: 1,
+                warning: None,
+                lost: false,
+                credential: None,
+                quota_exhausted: Vec::new(),
+            })),
+        },
+    };
+    assert_eq!(ok("spent_in_month", store.spent_in_month("2026-01")), 0);
+    let a = new_run(store, "a", b"{}");
+    let b = new_run(store, "b", b"{}");
+    ok(
+        "set_status",
+        store.set_status(
+            a,
+            &RunStatus::Running,
+            &[
+                call("2026-01-30T14:33:20Z", Some(1_500)),
+                call("2026-02-01T00:00:00Z", Some(7)),
+                note("not a call"),
+            ],
+            T1,
+        ),
+    );
+    let cp = checkpoint(b, 1, "draft", None, b"s1", T1);
+    ok(
+        "commit",
+        store.commit(
+            &cp,
+            &[
+                call("2026-01-02T09:00:00Z", Some(250)),
+                call("2026-01-02T09:01:00Z", None),
+            ],
+            &RunStatus::Running,
+        ),
+    );
+    assert_eq!(ok("spent_in_month", store.spent_in_month("2026-01")), 1_750);
+    assert_eq!(ok("spent_in_month", store.spent_in_month("2026-02")), 7);
+    assert_eq!(ok("spent_in_month", store.spent_in_month("2025-12")), 0);
+}

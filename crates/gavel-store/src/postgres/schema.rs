@@ -23,7 +23,8 @@ pub(crate) const CLAIM_KEY: i32 = -1;
 /// `MIGRATIONS[n]` takes the schema from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
     // 0 -> 1: the same tables as SQLite's schema version 2, runs tagged with their project (one
-    // database serves many repositories), and who holds each run.
+    // database serves many repositories), spend per month and project (a team budget), and who
+    // holds each run.
     "
     CREATE TABLE runs (
         id          BIGSERIAL PRIMARY KEY,
@@ -66,6 +67,13 @@ const MIGRATIONS: &[&str] = &[
         seq     BIGINT NOT NULL,
         json    TEXT NOT NULL,
         PRIMARY KEY (run_id, seq)
+    );
+    CREATE TABLE spend (
+        month    TEXT NOT NULL,
+        project  TEXT NOT NULL,
+        micros   BIGINT NOT NULL,
+        calls    BIGINT NOT NULL,
+        PRIMARY KEY (month, project)
     );
     CREATE TABLE run_holders (
         run_id       BIGINT PRIMARY KEY REFERENCES runs(id),

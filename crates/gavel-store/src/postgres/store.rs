@@ -2,8 +2,8 @@
 //! begins by locking its run's row.
 
 use gavel_core::{
-    CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, RunId, RunLock,
-    RunRecord, RunStatus, Store, StoreError,
+    CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, ContentHash, Event, EventKind, LockInfo, RunId,
+    RunLock, RunRecord, RunStatus, Store, StoreError,
 };
 use postgres::Row;
 
@@ -100,6 +100,23 @@ impl PgStore {
                 "INSERT INTO events (run_id, seq, json) VALUES ($1, $2, $3)",
                 &[&run.0, &seq, &json],
             )?;
+            // The month's running total, in the same transaction as the call's event.
+            if let EventKind::ModelCall { ledger, .. } = &event.kind
+                && let Some(month) = event.at.get(..7)
+            {
+                let micros = ledger
+                    .as_ref()
+                    .and_then(|l| l.cost_micros)
+                    .map_or(0, |m| i64::try_from(m).unwrap_or(i64::MAX));
+                tx.execute(
+                    "adding up spend",
+                    "INSERT INTO spend (month, project, micros, calls)
+                     SELECT $1, project, $3, 1 FROM runs WHERE id = $2
+                     ON CONFLICT (month, project) DO UPDATE
+                     SET micros = spend.micros + EXCLUDED.micros, calls = spend.calls + 1",
+                    &[&month, &run.0, &micros],
+                )?;
+            }
         }
         Ok(())
     }
@@ -272,6 +289,18 @@ impl Store for PgStore {
             )
         })?;
         rows.iter().map(|row| self.record(row)).collect()
+    }
+
+    fn spent_in_month(&self, month: &str) -> Result<u64, StoreError> {
+        let row = self.tx("reading the month's spend", |tx| {
+            tx.query_opt(
+                "reading the month's spend",
+                "SELECT COALESCE(SUM(micros), 0)::BIGINT FROM spend WHERE month = $1",
+                &[&month],
+            )
+        })?;
+        let micros: i64 = row.map_or(0, |r| r.get(0));
+        Ok(u64::try_from(micros).unwrap_or(0))
     }
 
     fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {

@@ -67,6 +67,7 @@ fn setup(
                 prices: PriceTable::default(),
                 strict_models: false,
                 max_output_tokens: 1000,
+                team_budget_micros: None,
             },
             roles: Roles {
                 drafter: "scripted:script.yaml".into(),
