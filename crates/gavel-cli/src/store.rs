@@ -70,6 +70,14 @@ impl Store for AnyStore {
         self.inner().spent_in_month(month)
     }
 
+    fn record_audit(&self, line: &str) -> Result<(), StoreError> {
+        self.inner().record_audit(line)
+    }
+
+    fn audit_lines(&self, limit: usize) -> Result<Vec<String>, StoreError> {
+        self.inner().audit_lines(limit)
+    }
+
     fn set_status(
         &self,
         id: RunId,

@@ -158,6 +158,18 @@ pub trait Store: Send + Sync {
         Ok(total)
     }
 
+    /// Keeps a diff gate's decision (its audit line, JSON) where every machine of the team can
+    /// read it; the same line twice is kept once. A store that is not shared keeps nothing
+    /// (the repository's audit log file is the record).
+    fn record_audit(&self, _line: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// The newest `limit` audit lines [`Self::record_audit`] kept, newest first.
+    fn audit_lines(&self, _limit: usize) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
+    }
+
     /// The newest `limit` runs, newest first: what a listing shows without reading every run.
     fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
         let mut runs = self.runs()?;

@@ -52,6 +52,35 @@ pub struct AuditEvent {
     /// variable's value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bypass_attempts: Vec<String>,
+    /// Which diff was decided: the tree the staged changes make (`git write-tree`), so a team
+    /// can tell that what was approved is what was committed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
+    /// Who decided: git's `user.name <user.email>` in the repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+/// The staged tree of `repo` and who its git says the person is: the `tree` and `by` of an
+/// [`AuditEvent`]. Either is `None` when git cannot say (no identity configured).
+pub fn decided_by(repo: &std::path::Path) -> (Option<String>, Option<String>) {
+    let text = |args: &[&str]| {
+        crate::git::output(repo, args)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+            .filter(|s| !s.is_empty())
+    };
+    let tree = text(&["write-tree"]);
+    let by = match (
+        text(&["config", "user.name"]),
+        text(&["config", "user.email"]),
+    ) {
+        (Some(name), Some(email)) => Some(format!("{name} <{email}>")),
+        (Some(name), None) => Some(name),
+        (None, Some(email)) => Some(format!("<{email}>")),
+        (None, None) => None,
+    };
+    (tree, by)
 }
 
 /// Appends `event` to the JSON-lines file at `path`, creating the file and its parent

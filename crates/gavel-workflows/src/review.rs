@@ -84,7 +84,10 @@ pub fn diff_review(cx: &mut NodeCtx<'_>, r: &DiffReview<'_>) -> Result<Reviewed,
         "approve" => Decision::Approved,
         _ => Decision::Rejected,
     };
+    let (tree, by) = gavel_diffgate::decided_by(&r.worktree);
     let event = AuditEvent {
+        tree,
+        by,
         timestamp: cx.clock().now_rfc3339(),
         decision,
         flagged_files: analysis.flagged().iter().map(|f| f.path.clone()).collect(),
@@ -100,6 +103,8 @@ pub fn diff_review(cx: &mut NodeCtx<'_>, r: &DiffReview<'_>) -> Result<Reviewed,
             gavel_diffgate::append_audit(&audit_log, &event)
         });
     let line = line.map_err(|e| NodeError::Failed(e.to_string()))?;
+    // The team's shared store keeps it too (once: a replay records the same line again).
+    cx.record_audit(&line)?;
     Ok(match decision {
         Decision::Approved => Reviewed::Approved {
             audit_line: Some(line),

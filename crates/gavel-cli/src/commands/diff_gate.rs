@@ -116,8 +116,16 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, ctx: Context) -> Result<Exit, CliError
     // In the repository gavel runs in (where gavel.toml is), also when --worktree reviews
     // another worktree: the team's log stays in one place.
     let audit_path = ctx.settings.repo_root.join(&ctx.settings.audit_log);
+    let (tree, by) = gavel_diffgate::decided_by(&repo);
+    // A shared store keeps every decision too; one it cannot reach approves nothing.
+    let shared = match ctx.settings.backend {
+        crate::settings::storage::Backend::Postgres { .. } => ctx.open_existing_store()?,
+        crate::settings::storage::Backend::Sqlite => None,
+    };
     let audit = |decision: Decision, reason: Option<String>| -> Result<(), CliError> {
         let event = AuditEvent {
+            tree: tree.clone(),
+            by: by.clone(),
             timestamp: ctx.clock.now_rfc3339(),
             decision,
             flagged_files: flagged.clone(),
@@ -127,13 +135,18 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, ctx: Context) -> Result<Exit, CliError
             bypass_attempted: !attempts.is_empty(),
             bypass_attempts: attempts.clone(),
         };
-        gavel_diffgate::append_audit(&audit_path, &event)
-            .map(drop)
-            .map_err(|e| {
-                CliError::from_error(&e).hint(
-                    "nothing was committed; fix the path or set [diff_gate] audit_log in gavel.toml",
-                )
-            })
+        let line = gavel_diffgate::append_audit(&audit_path, &event).map_err(|e| {
+            CliError::from_error(&e).hint(
+                "nothing was committed; fix the path or set [diff_gate] audit_log in gavel.toml",
+            )
+        })?;
+        if let Some(store) = &shared {
+            gavel_core::Store::record_audit(store, &line).map_err(|e| {
+                CliError::from(e)
+                    .hint("nothing was committed; the team's store must have every decision")
+            })?;
+        }
+        Ok(())
     };
 
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();

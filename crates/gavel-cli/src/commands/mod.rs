@@ -1,6 +1,7 @@
 //! The subcommands, one per file, and the one `match` that dispatches them.
 
 mod abort;
+mod audit;
 mod change;
 mod completions;
 mod confine;
@@ -67,6 +68,8 @@ pub enum Command {
     /// Review the staged changes before a commit: type `approve` to let it proceed.
     #[command(after_help = crate::exit::DIFF_GATE_HELP)]
     DiffGate(diff_gate::DiffGateArgs),
+    /// The diff gates' decisions, newest first (from the shared store, or the audit log).
+    Audit(audit::AuditArgs),
     /// Check the agent CLIs, API keys, roles, tracker and leftover worktrees, and say how to
     /// fix what is missing.
     Doctor(doctor::DoctorArgs),
@@ -111,5 +114,6 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Abort(args) => abort::cmd_abort(&args, ctx()?),
         Command::Doctor(args) => doctor::cmd_doctor(&args, ctx()?),
         Command::DiffGate(args) => diff_gate::cmd_diff_gate(&args, ctx()?),
+        Command::Audit(args) => audit::cmd_audit(&args, ctx()?),
     }
 }

@@ -303,3 +303,41 @@ fn a_killed_driver_frees_its_run_and_another_process_resumes_it_at_once() {
     assert_exit(&out, 0);
     assert_eq!(env.issues().len(), 1);
 }
+
+#[test]
+fn diff_gate_decisions_are_kept_in_the_shared_store_and_read_from_another_clone() {
+    let url = TempPostgres::shared().fresh_database();
+    let a = repo_with_origin("https://github.com/octo/app.git");
+    a.write("src/lib.rs", "pub fn one() -> u32 { 1 }\n");
+    a.git(&["add", "src/lib.rs"]);
+    let out = run_on(&a, &url, &["diff-gate"]);
+    assert_exit(&out, 6);
+    let tree = a.git(&["write-tree"]).trim().to_owned();
+    let b = repo_with_origin("git@github.com:octo/app.git");
+    let out = run_on(&b, &url, &["audit", "--json"]);
+    assert_exit(&out, 0);
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["decision"], "ABORTED_NON_INTERACTIVE");
+    assert_eq!(lines[0]["tree"], tree.as_str());
+    assert_eq!(lines[0]["by"], "Test Person <test@example.invalid>");
+    let table = run_on(&b, &url, &["audit"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains(&tree[..12]) && text.contains("Test Person"),
+        "{text}"
+    );
+    // Another project sees none of it, unless it asks for every project.
+    let web = repo_with_origin("https://github.com/octo/web.git");
+    let out = run_on(&web, &url, &["audit", "--json"]);
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = run_on(&web, &url, &["audit", "--json", "--all-projects"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+}

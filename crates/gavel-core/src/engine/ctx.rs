@@ -201,6 +201,11 @@ impl<'a> NodeCtx<'a> {
         Ok(self.store.spent_in_month(month)?)
     }
 
+    /// Keeps a diff gate's audit line in a shared store (see [`Store::record_audit`]).
+    pub fn record_audit(&self, line: &str) -> Result<(), NodeError> {
+        Ok(self.store.record_audit(line)?)
+    }
+
     /// A handle on the blob store that does not borrow this context, for a journaled step to
     /// store large results out of line while [`Self::step`] holds the context.
     pub fn blobs(&self) -> Blobs<'a> {

@@ -13,6 +13,8 @@ fn event(decision: Decision, reason: Option<&str>) -> AuditEvent {
         reason: reason.map(str::to_owned),
         bypass_attempted: false,
         bypass_attempts: Vec::new(),
+        tree: None,
+        by: None,
     }
 }
 

@@ -23,8 +23,8 @@ pub(crate) const CLAIM_KEY: i32 = -1;
 /// `MIGRATIONS[n]` takes the schema from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
     // 0 -> 1: the same tables as SQLite's schema version 2, runs tagged with their project (one
-    // database serves many repositories), spend per month and project (a team budget), and who
-    // holds each run.
+    // database serves many repositories), spend per month and project (a team budget), the diff gates'
+    // decisions, and who holds each run.
     "
     CREATE TABLE runs (
         id          BIGSERIAL PRIMARY KEY,
@@ -75,6 +75,13 @@ const MIGRATIONS: &[&str] = &[
         calls    BIGINT NOT NULL,
         PRIMARY KEY (month, project)
     );
+    CREATE TABLE audit (
+        id       BIGSERIAL PRIMARY KEY,
+        key      TEXT NOT NULL UNIQUE,
+        project  TEXT NOT NULL,
+        line     TEXT NOT NULL
+    );
+    CREATE INDEX audit_by_project ON audit (project, id);
     CREATE TABLE run_holders (
         run_id       BIGINT PRIMARY KEY REFERENCES runs(id),
         backend_pid  INTEGER NOT NULL,

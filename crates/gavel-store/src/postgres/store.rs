@@ -303,6 +303,33 @@ impl Store for PgStore {
         Ok(u64::try_from(micros).unwrap_or(0))
     }
 
+    fn record_audit(&self, line: &str) -> Result<(), StoreError> {
+        let project = self.project().unwrap_or_default();
+        let key = ContentHash::of(line.as_bytes());
+        self.tx("recording a diff-gate decision", |tx| {
+            tx.execute(
+                "recording a diff-gate decision",
+                "INSERT INTO audit (key, project, line) VALUES ($1, $2, $3)
+                 ON CONFLICT (key) DO NOTHING",
+                &[&key.as_str(), &project, &line.trim_end()],
+            )
+        })?;
+        Ok(())
+    }
+
+    fn audit_lines(&self, limit: usize) -> Result<Vec<String>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.tx("reading diff-gate decisions", |tx| {
+            tx.query(
+                "reading diff-gate decisions",
+                "SELECT line FROM audit WHERE ($1::text IS NULL OR project = $1)
+                 ORDER BY id DESC LIMIT $2",
+                &[&self.project(), &limit],
+            )
+        })?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
     fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = self.tx("listing runs", |tx| {
