@@ -153,6 +153,8 @@ pub struct Settings {
     pub fsync: bool,
     /// Where runs are kept: the SQLite file, or a shared PostgreSQL database.
     pub backend: storage::Backend,
+    /// `[storage] project`: this clone's project in a shared store (default: the origin remote).
+    pub project: Option<String>,
     /// `[storage] team_budget_usd`: the store's monthly budget, over every run in it.
     pub team_budget_micros: Option<u64>,
 }
@@ -326,6 +328,7 @@ impl Settings {
             backend: config
                 .storage
                 .backend(std::env::var(storage::DATABASE_URL_ENV).ok())?,
+            project: config.storage.project()?,
             team_budget_micros: config
                 .storage
                 .team_budget_usd

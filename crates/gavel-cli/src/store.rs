@@ -125,6 +125,10 @@ impl Store for AnyStore {
             .put_write_with_blobs(id, step, value, blobs, now)
     }
 
+    fn journal(&self, id: RunId) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        self.inner().journal(id)
+    }
+
     fn events(&self, id: RunId) -> Result<Vec<Event>, StoreError> {
         self.inner().events(id)
     }
@@ -247,6 +251,35 @@ impl AnyStore {
                 .map(|r| (None, r))
                 .collect()),
         }
+    }
+}
+
+impl AnyStore {
+    /// Opens the store at `target` for this clone: a PostgreSQL URL (scoped to this clone's
+    /// project, as `[storage] project` or the origin remote says) or a SQLite file's path.
+    pub fn open_target(settings: &Settings, target: &str) -> Result<Self, CliError> {
+        let target = target.trim();
+        let is_postgres = target.starts_with("postgres://")
+            || target.starts_with("postgresql://")
+            || (!target.contains("://") && target.contains('='));
+        if !is_postgres {
+            if target.contains("://") {
+                return Err(CliError::usage(format!(
+                    "--to `{}` is neither a PostgreSQL URL nor a file path",
+                    gavel_store::redact_url(target)
+                )));
+            }
+            return Ok(Self::Sqlite(SqliteStore::open(&crate::context::absolute(
+                std::path::Path::new(target),
+            ))?));
+        }
+        let project = match &settings.project {
+            Some(p) => p.clone(),
+            None => project_of_clone(settings)?,
+        };
+        let password = std::env::var("PGPASSWORD").ok();
+        let store = PgStore::open_project(target, &project, password.as_deref())?;
+        Ok(Self::Postgres(Box::new(store)))
     }
 }
 

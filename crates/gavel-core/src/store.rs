@@ -226,6 +226,10 @@ pub trait Store: Send + Sync {
         self.put_write(id, step, value, now)
     }
 
+    /// Every journaled step result of run `id` as `(step id, value)`, sorted by step id: what
+    /// copying a run to another store carries over.
+    fn journal(&self, id: RunId) -> Result<Vec<(String, Vec<u8>)>, StoreError>;
+
     /// A run's timeline, oldest first.
     fn events(&self, id: RunId) -> Result<Vec<Event>, StoreError>;
 

@@ -18,6 +18,7 @@
 
 mod blobs;
 pub mod conformance;
+pub mod copy;
 mod delta;
 mod lock;
 mod memory;

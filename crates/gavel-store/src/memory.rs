@@ -235,6 +235,18 @@ impl Store for MemoryStore {
         Ok(self.data().run(id)?.checkpoints.clone())
     }
 
+    fn journal(&self, id: RunId) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let data = self.data();
+        let mut entries = data
+            .run(id)?
+            .writes
+            .iter()
+            .map(|(step, hash)| Ok((step.clone(), data.blob(hash)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        entries.sort();
+        Ok(entries)
+    }
+
     fn get_write(&self, id: RunId, step: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let data = self.data();
         data.run(id)?

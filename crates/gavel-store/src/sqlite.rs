@@ -412,6 +412,30 @@ impl Store for SqliteStore {
         .map_err(self.err("listing checkpoints"))
     }
 
+    fn journal(&self, id: RunId) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let mut conn = self.conn();
+        let tx = self.read_tx(&mut conn)?;
+        self.head_seq(&tx, id)?;
+        let rows: Vec<(String, String)> = tx
+            .prepare_cached(
+                "SELECT step_id, value_hash FROM writes WHERE run_id = ?1 ORDER BY step_id",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_map([id.0], |row| Ok((row.get(0)?, row.get(1)?)))?
+                    .collect()
+            })
+            .map_err(self.err("listing step results"))?;
+        rows.into_iter()
+            .map(|(step, hash)| {
+                let hash = ContentHash::from_hex(hash);
+                let value = self
+                    .blob(&tx, &hash)?
+                    .ok_or(StoreError::MissingBlob(hash))?;
+                Ok((step, value))
+            })
+            .collect()
+    }
+
     fn get_write(&self, id: RunId, step: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let mut conn = self.conn();
         let tx = self.read_tx(&mut conn)?;

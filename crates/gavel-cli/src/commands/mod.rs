@@ -17,6 +17,7 @@ mod resume;
 mod runs;
 mod show;
 mod start;
+mod store;
 
 use std::path::PathBuf;
 
@@ -70,6 +71,8 @@ pub enum Command {
     DiffGate(diff_gate::DiffGateArgs),
     /// The diff gates' decisions, newest first (from the shared store, or the audit log).
     Audit(audit::AuditArgs),
+    /// Move runs between stores: `gavel store migrate --to URL|PATH`.
+    Store(store::StoreArgs),
     /// Check the agent CLIs, API keys, roles, tracker and leftover worktrees, and say how to
     /// fix what is missing.
     Doctor(doctor::DoctorArgs),
@@ -115,5 +118,6 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Doctor(args) => doctor::cmd_doctor(&args, ctx()?),
         Command::DiffGate(args) => diff_gate::cmd_diff_gate(&args, ctx()?),
         Command::Audit(args) => audit::cmd_audit(&args, ctx()?),
+        Command::Store(args) => store::cmd_store(&args, ctx()?),
     }
 }

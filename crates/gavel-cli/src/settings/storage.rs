@@ -44,6 +44,21 @@ pub enum Backend {
 }
 
 impl StorageConfig {
+    /// `[storage] project`, checked: the project this clone's runs belong to in a shared store.
+    pub(super) fn project(&self) -> Result<Option<String>, CliError> {
+        match &self.project {
+            Some(p) if p.trim().is_empty() || p.chars().any(char::is_control) => {
+                Err(CliError::error(format!(
+                    "[storage] project `{}` is not a project name",
+                    p.escape_debug()
+                ))
+                .hint("name the repository, for example project = \"github.com/octo/app\""))
+            }
+            Some(p) => Ok(Some(p.trim().to_owned())),
+            None => Ok(None),
+        }
+    }
+
     /// The backend, with `env_url` (the value of [`DATABASE_URL_ENV`]) over `[storage] url`.
     pub(super) fn backend(&self, env_url: Option<String>) -> Result<Backend, CliError> {
         let (url, source) = match env_url.filter(|u| !u.trim().is_empty()) {
@@ -63,17 +78,7 @@ impl StorageConfig {
             ))
             .hint("use postgres://USER@HOST:PORT/DATABASE (a unix socket: postgres://USER@%2Frun%2Fpostgresql/DATABASE)"));
         }
-        let project = match &self.project {
-            Some(p) if p.trim().is_empty() || p.chars().any(char::is_control) => {
-                return Err(CliError::error(format!(
-                    "[storage] project `{}` is not a project name",
-                    p.escape_debug()
-                ))
-                .hint("name the repository, for example project = \"github.com/octo/app\""));
-            }
-            Some(p) => Some(p.trim().to_owned()),
-            None => None,
-        };
+        let project = self.project()?;
         let reconnect = self
             .reconnect_secs
             .map_or(gavel_store::DEFAULT_PG_RECONNECT, Duration::from_secs);

@@ -341,3 +341,52 @@ fn diff_gate_decisions_are_kept_in_the_shared_store_and_read_from_another_clone(
     let out = run_on(&web, &url, &["audit", "--json", "--all-projects"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
 }
+
+#[test]
+fn store_migrate_moves_sqlite_runs_to_postgres_where_they_resume_and_twice_copies_nothing() {
+    let url = TempPostgres::shared().fresh_database();
+    let env = repo_with_origin("https://github.com/octo/app.git");
+    env.script(&script(1, &[APPROVED]));
+    let done = env.brief("dark-mode");
+    assert_exit(&env.run(&["issue", &done, "--auto"]), 0);
+    let paused = env.brief("search");
+    assert_exit(&env.run(&["issue", &paused]), 3);
+    let out = env.run(&["store", "migrate", "--to", &url]);
+    assert_exit(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("copied 2 runs") && text.contains("verified 2 runs"),
+        "{text}"
+    );
+    let again = env.run(&["store", "migrate", "--to", &url]);
+    let text = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        text.contains("copied 0 runs") && text.contains("already there"),
+        "{text}"
+    );
+    let listed = runs_on(&env, &url, &[]);
+    let statuses: Vec<&str> = listed
+        .iter()
+        .map(|r| r["status"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(statuses, ["waiting", "done"]);
+    let shown = on(&env, &url, &["show", "search", "--json"])
+        .output()
+        .expect("show");
+    assert_exit(&shown, 0);
+    assert_exit(
+        &run_on(&env, &url, &["resume", "search", "--choice", "send"]),
+        3,
+    );
+    // And back into a SQLite file.
+    let back = env.root.join("back.db");
+    let out = run_on(
+        &env,
+        &url,
+        &["store", "migrate", "--to", &back.to_string_lossy()],
+    );
+    assert_exit(&out, 0);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("copied 2 runs"));
+    let out = env.run(&["store", "migrate", "--to", "mysql://db/x"]);
+    assert_exit(&out, 2);
+}

@@ -355,3 +355,24 @@ pub fn spend_adds_up_by_month(store: &dyn Store) {
     assert_eq!(ok("spent_in_month", store.spent_in_month("2026-02")), 7);
     assert_eq!(ok("spent_in_month", store.spent_in_month("2025-12")), 0);
 }
+
+/// The journal lists every step result of a run, sorted by step id, and nothing of another run.
+pub fn the_journal_lists_every_step_result(store: &dyn Store) {
+    let id = new_run(store, "s", b"{}");
+    let other = new_run(store, "t", b"{}");
+    assert!(ok("journal", store.journal(id)).is_empty());
+    ok("put_write", store.put_write(id, "b@2", b"two", T1));
+    ok("put_write", store.put_write(id, "a@1", b"one", T1));
+    ok("put_write", store.put_write(other, "c@1", b"x", T1));
+    assert_eq!(
+        ok("journal", store.journal(id)),
+        vec![
+            ("a@1".to_owned(), b"one".to_vec()),
+            ("b@2".to_owned(), b"two".to_vec())
+        ]
+    );
+    assert!(matches!(
+        store.journal(RunId(9_999)),
+        Err(StoreError::UnknownRun(_))
+    ));
+}

@@ -25,7 +25,8 @@ use gavel_core::{
 pub use journal::{
     blobs_round_trip_and_deduplicate, events_keep_their_order,
     locks_are_exclusive_and_released_on_drop, shared_content_round_trips, spend_adds_up_by_month,
-    unknown_runs_are_errors, writes_are_idempotent_and_conflicts_are_refused,
+    the_journal_lists_every_step_result, unknown_runs_are_errors,
+    writes_are_idempotent_and_conflicts_are_refused,
 };
 pub use runs::{
     a_claimed_slug_is_refused_while_its_run_is_unfinished, commit_advances_the_head,
@@ -42,6 +43,10 @@ pub struct Check {
 
 /// Every check, in the order [`run_all`] runs them.
 pub const CHECKS: &[Check] = &[
+    Check {
+        name: "the_journal_lists_every_step_result",
+        run: the_journal_lists_every_step_result,
+    },
     Check {
         name: "spend_adds_up_by_month",
         run: spend_adds_up_by_month,

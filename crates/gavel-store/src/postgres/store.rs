@@ -459,6 +459,24 @@ impl Store for PgStore {
         rows.iter().map(|row| self.meta(row)).collect()
     }
 
+    fn journal(&self, id: RunId) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        self.tx("listing step results", |tx| {
+            self.head_seq(tx, id)?;
+            let rows = tx.query(
+                "listing step results",
+                "SELECT step_id, value_hash FROM writes WHERE run_id = $1 ORDER BY step_id",
+                &[&id.0],
+            )?;
+            rows.iter()
+                .map(|row| {
+                    let hash = ContentHash::from_hex(row.get::<_, String>(1));
+                    let value = self.blob(tx, &hash)?.ok_or(StoreError::MissingBlob(hash))?;
+                    Ok((row.get(0), value))
+                })
+                .collect()
+        })
+    }
+
     fn get_write(&self, id: RunId, step: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.tx("reading a step result", |tx| {
             self.head_seq(tx, id)?;

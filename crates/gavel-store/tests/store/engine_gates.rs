@@ -272,6 +272,9 @@ impl Store for DiesOnSetStatus<'_> {
     fn get_write(&self, id: RunId, step: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.inner.get_write(id, step)
     }
+    fn journal(&self, id: RunId) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        self.inner.journal(id)
+    }
     fn put_write(&self, id: RunId, step: &str, value: &[u8], now: &str) -> Result<(), StoreError> {
         self.inner.put_write(id, step, value, now)
     }

@@ -6,6 +6,7 @@
 //! gavel-core cannot test its engine against these backends itself.
 
 mod conformance;
+mod copy;
 #[macro_use]
 mod engine_toy;
 mod engine;
