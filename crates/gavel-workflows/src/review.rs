@@ -84,7 +84,7 @@ pub fn diff_review(cx: &mut NodeCtx<'_>, r: &DiffReview<'_>) -> Result<Reviewed,
         "approve" => Decision::Approved,
         _ => Decision::Rejected,
     };
-    let (tree, by) = gavel_diffgate::decided_by(&r.worktree);
+    let (tree, by) = gavel_diffgate::decided_by(r.worktree);
     let event = AuditEvent {
         tree,
         by,

@@ -79,7 +79,7 @@ impl Git {
         // Only what exists is added (new files must be); a path that is gone still belongs in
         // the commit if git tracks it, and `git commit -- PATH` records its deletion.
         let existing = specs.len();
-        specs.extend(self.tracked(&missing)?);
+        specs.extend(self.tracked(&missing, matches!(prior, PriorAttempt::None))?);
         if specs.is_empty() {
             return Err(GitError::Failed {
                 args: "commit".into(),
@@ -156,10 +156,24 @@ impl Git {
     /// Which of `paths` (files or folders) git tracks in the index or in HEAD, in one
     /// `git ls-files`. HEAD counts because an earlier attempt whose `git commit` failed (a
     /// hook, a signal) has already staged the deletion: the index alone no longer knows the
-    /// path, and the commit would leave the deletion behind, staged.
-    fn tracked(&self, paths: &[String]) -> Result<Vec<String>, GitError> {
+    /// path, and the commit would leave the deletion behind, staged. A `first` attempt cannot
+    /// have staged anything, so the index decides, read without a git process when it is a
+    /// plain one ([`super::index`]).
+    fn tracked(&self, paths: &[String], first: bool) -> Result<Vec<String>, GitError> {
         if paths.is_empty() {
             return Ok(Vec::new());
+        }
+        let git_dir = self.root.join(".git");
+        if first
+            && git_dir.is_dir()
+            && let Some(found) = super::index::tracked(&git_dir, paths)
+        {
+            return Ok(paths
+                .iter()
+                .zip(found)
+                .filter(|(_, tracked)| *tracked)
+                .map(|(p, _)| p.clone())
+                .collect());
         }
         let mut args = vec!["ls-files", "-z", "--with-tree=HEAD", "--"];
         args.extend(paths.iter().map(String::as_str));

@@ -21,6 +21,7 @@
 
 mod child;
 mod commit;
+mod index;
 mod snapshot;
 #[cfg(test)]
 mod tests;
@@ -121,8 +122,24 @@ pub struct Git {
 }
 
 impl Git {
-    /// The repository containing `dir`.
+    /// The repository containing `dir`: the nearest folder at or above it holding a `.git`
+    /// folder or file, found without a git process (a run is a few git processes in all);
+    /// git itself decides anything less plain (`dir` inside a `.git` folder, a bare
+    /// repository).
     pub fn discover(dir: &Path) -> Result<Self, GitError> {
+        let canonical = dir.canonicalize();
+        let dir = canonical.as_deref().unwrap_or(dir);
+        let inside_git_dir = dir
+            .ancestors()
+            .any(|a| a.file_name().is_some_and(|n| n == ".git"));
+        if !inside_git_dir
+            && let Some(top) = dir.ancestors().find(|a| {
+                let dot_git = a.join(".git");
+                dot_git.is_dir() && dot_git.join("HEAD").is_file() || dot_git.is_file()
+            })
+        {
+            return Ok(Self::at(top));
+        }
         let out = command(dir)
             .args(["rev-parse", "--show-toplevel"])
             .output()

@@ -452,3 +452,18 @@ fn changes_between_snapshots_are_judged_from_the_files_and_can_be_put_back() {
         .collect();
     assert_eq!(left, ["src/a.py", "src/new.py"]);
 }
+
+#[test]
+fn discover_finds_the_top_level_from_a_subfolder_without_git_and_defers_inside_dot_git() {
+    let (dir, git) = repo();
+    let top = git.root().canonicalize().expect("canonical");
+    let deep = dir.path().join("a/b/c");
+    fs::create_dir_all(&deep).expect("mkdir");
+    let found = Git::discover(&deep).expect("discover");
+    assert_eq!(found.root(), top);
+    let outside = tempfile::tempdir().expect("tempdir");
+    assert!(matches!(
+        Git::discover(outside.path()),
+        Err(GitError::NotARepo(_))
+    ));
+}

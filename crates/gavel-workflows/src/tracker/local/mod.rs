@@ -5,7 +5,8 @@
 //! `labels.txt` beside them. Numbers are allocated under an exclusive lock on the folder, so
 //! parallel runs never get the same number, and a create with a known `gavel_key` returns the
 //! issue already filed. The front matter is written and read with a YAML serializer and parser
-//! (serde-saphyr); only the front matter is searched for a key, never the body.
+//! (serde-saphyr); only the front matter is searched for a key, never the body, and only in
+//! the files named after the run's slug: filing reads one directory listing, not every issue.
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -122,8 +123,9 @@ impl LocalTracker {
         Ok(handle)
     }
 
-    /// Every issue file: (number, file name, content).
-    fn issues(&self, dir: &Path) -> Result<Vec<(u64, String, String)>, TrackerError> {
+    /// Every issue file by name: (number, file name), sorted. Only names are read: a folder
+    /// of thousands of issues costs one directory listing, not thousands of reads.
+    fn issues(&self, dir: &Path) -> Result<Vec<(u64, String)>, TrackerError> {
         let mut out = Vec::new();
         let entries = fs::read_dir(dir).map_err(|e| self.unreachable(e))?;
         for entry in entries {
@@ -135,11 +137,14 @@ impl LocalTracker {
             if !name.ends_with(".md") {
                 continue;
             }
-            let content = fs::read_to_string(entry.path()).map_err(|e| self.unreachable(e))?;
-            out.push((num, name, content));
+            out.push((num, name));
         }
         out.sort();
         Ok(out)
+    }
+
+    fn read(&self, dir: &Path, name: &str) -> Result<String, TrackerError> {
+        fs::read_to_string(dir.join(name)).map_err(|e| self.unreachable(e))
     }
 
     fn url(&self, file: &str) -> String {
@@ -205,14 +210,17 @@ impl Tracker for LocalTracker {
         let _lock = self.lock(&dir)?;
         let issues = self.issues(&dir)?;
         let labels_path = self.dir.join(LABELS_FILE);
-        let filed = issues.iter().find_map(|(number, name, content)| {
-            let front = FrontMatterIn::of(content);
-            (front.gavel_key.as_deref() == Some(issue.idempotency_key.as_str())).then_some((
-                number,
-                name,
-                front.created_at,
-            ))
-        });
+        // An issue this run filed before (a crash before its journal entry) is named after the
+        // run's slug: only those files are read for the key.
+        let suffix = format!("-{}.md", issue.slug);
+        let mut filed = None;
+        for (number, name) in issues.iter().filter(|(_, name)| name.ends_with(&suffix)) {
+            let front = FrontMatterIn::of(&self.read(&dir, name)?);
+            if front.gavel_key.as_deref() == Some(issue.idempotency_key.as_str()) {
+                filed = Some((number, name, front.created_at));
+                break;
+            }
+        }
         if let Some((number, name, created_at)) = filed {
             return Ok(FiledIssue {
                 number: *number,
@@ -222,7 +230,7 @@ impl Tracker for LocalTracker {
                 found_existing: true,
             });
         }
-        let number = issues.last().map_or(1, |(n, _, _)| n + 1);
+        let number = issues.last().map_or(1, |(n, _)| n + 1);
         let name = format!("{number:04}-{}.md", issue.slug);
         let front = serde_saphyr::to_string(&FrontMatterOut {
             number,
@@ -255,11 +263,12 @@ impl Tracker for LocalTracker {
         if !dir.is_dir() {
             return Err(missing());
         }
-        let (_, name, content) = self
+        let (_, name) = self
             .issues(&dir)?
             .into_iter()
-            .find(|(n, _, _)| *n == number)
+            .find(|(n, _)| *n == number)
             .ok_or_else(missing)?;
+        let content = self.read(&dir, &name)?;
         let (front, body) = match split_front_matter(&content) {
             Some((yaml, body)) => (
                 serde_saphyr::from_str::<FrontMatterIn>(yaml).unwrap_or_default(),
