@@ -5,6 +5,10 @@
 //!   starts) and prints `ms_per_step=X` (store opening excluded).
 //! - `gavel-bench tokens FILE`: counts FILE's tokens with gavel's o200k counter and prints
 //!   `tokens=N ms=X load_ms=Y` (`ms` counts only; `load_ms` is the one-time vocabulary load).
+//! - `gavel-bench history N --repo DIR [--db-url URL --project P]`: gives a repository the
+//!   history of N finished runs (in its store and its working tree) for `bench/history.sh`.
+
+mod history;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -132,6 +136,10 @@ fn run() -> Result<String, String> {
                 started.elapsed().as_secs_f64() * 1000.0
             ))
         }
-        _ => Err("usage: gavel-bench steps N --db PATH | gavel-bench tokens FILE".into()),
+        Some("history") => history::run(&args),
+        _ => Err(
+            "usage: gavel-bench steps N --db PATH | gavel-bench tokens FILE | gavel-bench history N --repo DIR [--db-url URL --project P]"
+                .into(),
+        ),
     }
 }

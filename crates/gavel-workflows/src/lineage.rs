@@ -157,6 +157,16 @@ pub fn restore(
     Ok(restored)
 }
 
+/// The journal key that says "this clone has driven the run": the machine and the clone's
+/// folder, hashed. [`restore`] is for a clone that never drove the run; the clone that did has
+/// its lineage already, possibly moved on (a filing killed after the move), and must not get
+/// the old files back.
+pub fn clone_mark(repo_root: &Path) -> String {
+    let host = gavel_exec::process::host_name();
+    let id = gavel_core::ContentHash::of(format!("{host}\n{}", repo_root.display()).as_bytes());
+    format!("clone:{}", &id.as_str()[..16])
+}
+
 /// `NNN-suffix`, zero-padded to three digits (more digits past 999).
 pub fn artifact_name(n: u32, suffix: &str) -> String {
     format!("{n:03}-{suffix}")

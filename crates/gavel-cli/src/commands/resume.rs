@@ -116,12 +116,18 @@ pub fn cmd_resume(args: &ResumeArgs, ctx: Context) -> Result<Exit, CliError> {
         }
         (None, _) => None,
     };
-    // A run started in another clone (a shared store): its lineage files come from the store.
-    let restored = gavel_workflows::lineage::restore(&store, run, &ctx.settings.repo_root)
-        .map_err(|e| match e {
+    // A run this clone never drove (started in another clone, a shared store): its lineage
+    // files come from the store.
+    let root = &ctx.settings.repo_root;
+    let mark = gavel_workflows::lineage::clone_mark(root);
+    let restored = if gavel_core::Store::get_write(&store, run, &mark)?.is_some() {
+        gavel_workflows::lineage::Restored::default()
+    } else {
+        gavel_workflows::lineage::restore(&store, run, root).map_err(|e| match e {
             gavel_workflows::lineage::RestoreError::Store(e) => CliError::from(e),
             other => CliError::error(format!("run {run}: {other}")),
-        })?;
+        })?
+    };
     if !restored.written.is_empty() {
         ctx.ui.info(&format!(
             "run {run} has lineage files this clone lacked; wrote {} from the store: {}",
