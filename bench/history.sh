@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Benchmark: does a run cost more in a repository with a long history? A brief -> issue run
+# (`gavel issue --auto`, scripted provider, lineage, filing, the git commit) and `gavel runs`,
+# timed as whole processes after 0, 1,000 and 10,000 earlier runs, on SQLite and on PostgreSQL
+# (a throwaway cluster on a unix socket). The history is fabricated by `gavel-bench history`:
+# the runs in the store (checkpoints, model calls, journal) and, committed in the repository,
+# what they filed (issue files, done lineage folders, ideas moved to done/).
+#
+#   bash bench/history.sh            # 0, 1,000 and 10,000 earlier runs; medians of 9 and 9
+#   bash bench/history.sh --quick    # 0 and 100 earlier runs; medians of 3 (CI: the harness)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sizes="0 1000 10000"
+runs=9
+lists=9
+case "${1:-}" in
+  --quick) sizes="0 100"; runs=3; lists=3 ;;
+  "") ;;
+  *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+esac
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+cargo build --release --locked -q -p gavel-cli -p gavel-bench
+gavel="$CARGO_TARGET_DIR/release/gavel"
+bench="$CARGO_TARGET_DIR/release/gavel-bench"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-history-XXXXXX")"
+pgbin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
+[ -x "$pgbin/initdb" ] || { echo "PostgreSQL's initdb is missing: install Debian's postgresql package" >&2; exit 1; }
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+mkdir -p "$work/pg"
+[ "$(id -u)" = 0 ] && chown postgres "$work/pg"
+cleanup() {
+  as_pg "$pgbin/pg_ctl" -D "$work/pg/data" -m immediate stop > /dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+as_pg "$pgbin/initdb" -D "$work/pg/data" --auth=trust -U postgres -E UTF8 --no-sync > /dev/null
+as_pg "$pgbin/pg_ctl" -D "$work/pg/data" -w -l "$work/pg/log" \
+  -o "-k $work/pg -c listen_addresses= -p 5432" start > /dev/null
+socket="$(printf '%s' "$work/pg" | sed 's|/|%2F|g')"
+
+export HOME="$work/home" GIT_CONFIG_GLOBAL="$work/gitconfig" GIT_CONFIG_NOSYSTEM=1
+mkdir -p "$HOME"
+printf '[user]\n\tname = bench\n\temail = bench@gavel.invalid\n[commit]\n\tgpgsign = false\n' > "$GIT_CONFIG_GLOBAL"
+
+median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+ms_since() { awk -v s="$1" -v e="$EPOCHREALTIME" 'BEGIN {printf "%.2f\n", (e - s) * 1000}'; }
+
+# A repository after `gavel init`, answering with one draft and an approval per run.
+new_repo() {
+  local repo="$1" remote="$2"
+  mkdir -p "$repo" && cd "$repo"
+  git init -q -b main
+  git remote add origin "$remote"
+  "$gavel" init > /dev/null
+  {
+    echo 'drafter:'
+    echo '  - text: "# Add dark mode\n\n**Labels:** enhancement\n\n## Why\nToo bright.\n"'
+    echo 'reviewer:'
+    echo '  - text: "```json\n{\"verdict\": \"APPROVED\", \"findings\": []}\n```\n"'
+  } > script.yaml
+  sed -i -e 's|^drafter = .*|drafter = "scripted:script.yaml"|' -e 's|^reviewer = .*|reviewer = "scripted:script.yaml"|' gavel.toml
+  printf '.gavel/\nscript.yaml*\n' >> .gitignore
+}
+
+echo "| store | earlier runs | gavel issue --auto, ms (median of $runs) | gavel runs, ms (median of $lists) |"
+echo "|---|---|---|---|"
+for backend in sqlite postgres; do
+  for n in $sizes; do
+    repo="$work/$backend-$n"
+    new_repo "$repo" "https://bench.invalid/history/$backend-$n.git"
+    if [ "$backend" = postgres ]; then
+      as_pg "$pgbin/psql" -q -h "$work/pg" -U postgres -c "CREATE DATABASE h_$n" > /dev/null
+      export GAVEL_DATABASE_URL="postgres://postgres@$socket/h_$n"
+      "$bench" history "$n" --repo "$repo" --db-url "$GAVEL_DATABASE_URL" \
+        --project "bench.invalid/history/$backend-$n" > /dev/null
+    else
+      unset GAVEL_DATABASE_URL
+      "$bench" history "$n" --repo "$repo" > /dev/null
+    fi
+    git add -A && git commit -q -m "history of $n runs"
+    for i in $(seq 1 "$runs"); do
+      printf '# New idea %s\n\nPeople want a dark mode.\n' "$i" > "ideas/active/new-$i.md"
+    done
+    # One warm-up of each, not counted.
+    "$gavel" runs > /dev/null
+    run_times=()
+    for i in $(seq 1 "$runs"); do
+      start=$EPOCHREALTIME
+      "$gavel" issue "ideas/active/new-$i.md" --auto > /dev/null 2>&1 \
+        || { echo "run $i failed" >&2; "$gavel" issue "ideas/active/new-$i.md" --auto; exit 1; }
+      run_times+=("$(ms_since "$start")")
+    done
+    list_times=()
+    for _ in $(seq 1 "$lists"); do
+      start=$EPOCHREALTIME
+      "$gavel" runs > /dev/null
+      list_times+=("$(ms_since "$start")")
+    done
+    filed=$(ls docs/issues/*.md | wc -l)
+    [ "$filed" -eq $((n + runs)) ] || { echo "expected $((n + runs)) issues, found $filed" >&2; exit 1; }
+    echo "| $backend | $n | $(printf '%s\n' "${run_times[@]}" | median) | $(printf '%s\n' "${list_times[@]}" | median) |"
+    cd - > /dev/null
+  done
+done
