@@ -29,6 +29,7 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-history-XXXXXX")"
 pgbin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
 [ -x "$pgbin/initdb" ] || { echo "PostgreSQL's initdb is missing: install Debian's postgresql package" >&2; exit 1; }
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+chmod 711 "$work"
 mkdir -p "$work/pg"
 [ "$(id -u)" = 0 ] && chown postgres "$work/pg"
 cleanup() {

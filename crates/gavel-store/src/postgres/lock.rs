@@ -166,7 +166,7 @@ const HOLDER_SQL: &str = "SELECT h.pid, h.host, h.command, h.since
 pub(crate) fn holder(store: &PgStore, run: RunId) -> Result<Option<LockInfo>, StoreError> {
     let objid = key(run)?.cast_unsigned();
     probe(|| {
-        store.tx("looking for a run's holder", |tx| {
+        store.read("looking for a run's holder", |tx| {
             tx.query_opt(
                 "looking for a run's holder",
                 HOLDER_SQL,

@@ -150,7 +150,11 @@ impl PgStore {
         &self.shown
     }
 
-    /// A new connection to the database, for a run lock's own session.
+    /// A new connection to the database (the store's own, or a run lock's session). Commits
+    /// are as durable as the server makes them (`synchronous_commit`, on by default): a run's
+    /// journal must outlive a crash of the server, or a resume could repeat a side effect
+    /// whose record was lost. A team that prefers speed says so in the URL
+    /// (`?options=-c%20synchronous_commit%3Doff`).
     pub(crate) fn connect(&self) -> Result<Client, StoreError> {
         self.config
             .connect(NoTls)
@@ -187,10 +191,29 @@ impl PgStore {
         doing: &str,
         work: impl Fn(&Tx<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        self.attempts(doing, true, work)
+    }
+
+    /// Runs `work`, which only reads, each query on its own (no transaction: the rows gavel
+    /// reads together are never changed once written, or only move forward).
+    pub(crate) fn read<T>(
+        &self,
+        doing: &str,
+        work: impl Fn(&Tx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.attempts(doing, false, work)
+    }
+
+    fn attempts<T>(
+        &self,
+        doing: &str,
+        transaction: bool,
+        work: impl Fn(&Tx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let mut attempt = 1;
         let started = Instant::now();
         loop {
-            match self.once(doing, &work) {
+            match self.once(doing, transaction, &work) {
                 Err(Retry::Again(_)) if attempt < WRITE_ATTEMPTS => attempt += 1,
                 Err(Retry::Again(e)) => return Err(self.backend_error(doing, e)),
                 Err(Retry::Reconnect(e)) if started.elapsed() < self.reconnect_for => {
@@ -214,20 +237,25 @@ impl PgStore {
     fn once<T>(
         &self,
         doing: &str,
+        transaction: bool,
         work: &impl Fn(&Tx<'_>) -> Result<T, StoreError>,
     ) -> Result<T, Retry> {
         let mut guard = self.conn().map_err(Retry::Reconnect)?;
         let conn = guard.as_mut().ok_or_else(|| Retry::Fail(self.gone()))?;
         let Conn { client, stmts } = conn;
-        let tx = client.transaction().map_err(|e| {
-            let lost = is_connection_lost(&e);
-            let e = self.backend_error(doing, e);
-            if lost {
-                Retry::Reconnect(e)
-            } else {
-                Retry::Fail(e)
-            }
-        })?;
+        let tx = if transaction {
+            tx::Session::Transaction(client.transaction().map_err(|e| {
+                let lost = is_connection_lost(&e);
+                let e = self.backend_error(doing, e);
+                if lost {
+                    Retry::Reconnect(e)
+                } else {
+                    Retry::Fail(e)
+                }
+            })?)
+        } else {
+            tx::Session::Autocommit(client)
+        };
         let tx = Tx::new(tx, stmts, &self.shown);
         let value = work(&tx).map_err(|e| match tx.take_retryable() {
             Some(db) => Retry::Again(db),

@@ -98,6 +98,13 @@ pub(crate) fn migrate(client: &mut Client, shown: &str) -> Result<(), StoreError
     let err = |doing: &'static str| {
         move |e: postgres::Error| StoreError::backend(format!("{doing} ({shown})"), e)
     };
+    // The usual case, an up-to-date database: one query, no lock, no DDL.
+    if let Ok(rows) = client.query("SELECT version FROM gavel_schema", &[])
+        && let [row] = rows.as_slice()
+        && row.try_get::<_, i32>(0).is_ok_and(|v| v == SCHEMA_VERSION)
+    {
+        return Ok(());
+    }
     let mut tx = client
         .transaction()
         .map_err(err("starting the migration"))?;

@@ -206,7 +206,7 @@ impl PgStore {
     /// The project run `id` belongs to, whichever it is; `None` when there is no such run. A
     /// caller that found no run `id` in its own project uses this to say where it is.
     pub fn project_of(&self, id: RunId) -> Result<Option<String>, StoreError> {
-        let row = self.tx("reading a run", |tx| {
+        let row = self.read("reading a run", |tx| {
             tx.query_opt(
                 "reading a run",
                 "SELECT project FROM runs WHERE id = $1",
@@ -220,7 +220,7 @@ impl PgStore {
     /// project.
     pub fn runs_of_all_projects(&self, limit: u32) -> Result<Vec<(String, RunRecord)>, StoreError> {
         let limit = i64::from(limit);
-        let rows = self.tx("listing runs", |tx| {
+        let rows = self.read("listing runs", |tx| {
             tx.query(
                 "listing runs",
                 "SELECT id, workflow, slug, status, created_at, updated_at, head_seq, project
@@ -268,7 +268,7 @@ impl Store for PgStore {
     }
 
     fn run(&self, id: RunId) -> Result<Option<RunRecord>, StoreError> {
-        let row = self.tx("reading a run", |tx| {
+        let row = self.read("reading a run", |tx| {
             tx.query_opt(
                 "reading a run",
                 "SELECT id, workflow, slug, status, created_at, updated_at, head_seq
@@ -280,7 +280,7 @@ impl Store for PgStore {
     }
 
     fn runs(&self) -> Result<Vec<RunRecord>, StoreError> {
-        let rows = self.tx("listing runs", |tx| {
+        let rows = self.read("listing runs", |tx| {
             tx.query(
                 "listing runs",
                 "SELECT id, workflow, slug, status, created_at, updated_at, head_seq
@@ -292,7 +292,7 @@ impl Store for PgStore {
     }
 
     fn spent_in_month(&self, month: &str) -> Result<u64, StoreError> {
-        let row = self.tx("reading the month's spend", |tx| {
+        let row = self.read("reading the month's spend", |tx| {
             tx.query_opt(
                 "reading the month's spend",
                 "SELECT COALESCE(SUM(micros), 0)::BIGINT FROM spend WHERE month = $1",
@@ -319,7 +319,7 @@ impl Store for PgStore {
 
     fn audit_lines(&self, limit: usize) -> Result<Vec<String>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = self.tx("reading diff-gate decisions", |tx| {
+        let rows = self.read("reading diff-gate decisions", |tx| {
             tx.query(
                 "reading diff-gate decisions",
                 "SELECT line FROM audit WHERE ($1::text IS NULL OR project = $1)
@@ -332,7 +332,7 @@ impl Store for PgStore {
 
     fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = self.tx("listing runs", |tx| {
+        let rows = self.read("listing runs", |tx| {
             tx.query(
                 "listing runs",
                 "SELECT id, workflow, slug, status, created_at, updated_at, head_seq
@@ -418,7 +418,7 @@ impl Store for PgStore {
     }
 
     fn head(&self, id: RunId) -> Result<Option<Checkpoint>, StoreError> {
-        self.tx("reading the head checkpoint", |tx| {
+        self.read("reading the head checkpoint", |tx| {
             let head = sql_seq(self.head_seq(tx, id)?)?;
             let row = tx.query_opt(
                 "reading the head checkpoint",
@@ -447,7 +447,7 @@ impl Store for PgStore {
     }
 
     fn checkpoints(&self, id: RunId) -> Result<Vec<CheckpointMeta>, StoreError> {
-        let rows = self.tx("listing checkpoints", |tx| {
+        let rows = self.read("listing checkpoints", |tx| {
             self.head_seq(tx, id)?;
             tx.query(
                 "listing checkpoints",
@@ -460,7 +460,7 @@ impl Store for PgStore {
     }
 
     fn journal(&self, id: RunId) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-        self.tx("listing step results", |tx| {
+        self.read("listing step results", |tx| {
             self.head_seq(tx, id)?;
             let rows = tx.query(
                 "listing step results",
@@ -478,7 +478,7 @@ impl Store for PgStore {
     }
 
     fn get_write(&self, id: RunId, step: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.tx("reading a step result", |tx| {
+        self.read("reading a step result", |tx| {
             self.head_seq(tx, id)?;
             match self.write_hash(tx, id, step)? {
                 None => Ok(None),
@@ -529,7 +529,7 @@ impl Store for PgStore {
     }
 
     fn events(&self, id: RunId) -> Result<Vec<Event>, StoreError> {
-        let rows = self.tx("reading the event timeline", |tx| {
+        let rows = self.read("reading the event timeline", |tx| {
             self.head_seq(tx, id)?;
             tx.query(
                 "reading the event timeline",
@@ -562,16 +562,16 @@ impl Store for PgStore {
     }
 
     fn get_blob(&self, hash: &ContentHash) -> Result<Option<Vec<u8>>, StoreError> {
-        self.tx("reading a blob", |tx| self.blob(tx, hash))
+        self.read("reading a blob", |tx| self.blob(tx, hash))
     }
 
     fn lock(&self, id: RunId, holder: &LockInfo) -> Result<RunLock, StoreError> {
-        self.tx("reading a run", |tx| self.head_seq(tx, id))?;
+        self.read("reading a run", |tx| self.head_seq(tx, id))?;
         lock::lock_run(self, id, holder)
     }
 
     fn holder(&self, id: RunId) -> Result<Option<LockInfo>, StoreError> {
-        self.tx("reading a run", |tx| self.head_seq(tx, id))?;
+        self.read("reading a run", |tx| self.head_seq(tx, id))?;
         lock::holder(self, id)
     }
 }

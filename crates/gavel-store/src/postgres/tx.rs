@@ -18,7 +18,7 @@ pub(crate) type Params<'p> = [&'p (dyn ToSql + Sync)];
 /// An open transaction. Its methods take `&self` (the codec's [`BlobTable`] does), so the
 /// transaction sits in a `RefCell`; nothing here is shared between threads.
 pub(crate) struct Tx<'a> {
-    tx: RefCell<Transaction<'a>>,
+    tx: RefCell<Session<'a>>,
     stmts: RefCell<&'a mut HashMap<&'static str, Statement>>,
     shown: &'a str,
     /// A failure that only means "try the transaction again" (deadlock, serialization).
@@ -27,9 +27,54 @@ pub(crate) struct Tx<'a> {
     lost: std::cell::Cell<bool>,
 }
 
+/// Where a [`Tx`]'s queries go: an open transaction, or (a read) the connection itself, each
+/// query on its own, which saves the `BEGIN` and `COMMIT` round trips.
+pub(crate) enum Session<'a> {
+    Transaction(Transaction<'a>),
+    Autocommit(&'a mut postgres::Client),
+}
+
+impl Session<'_> {
+    fn prepare(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
+        match self {
+            Self::Transaction(t) => t.prepare(sql),
+            Self::Autocommit(c) => c.prepare(sql),
+        }
+    }
+
+    fn query(
+        &mut self,
+        stmt: &Statement,
+        params: &Params<'_>,
+    ) -> Result<Vec<Row>, postgres::Error> {
+        match self {
+            Self::Transaction(t) => t.query(stmt, params),
+            Self::Autocommit(c) => c.query(stmt, params),
+        }
+    }
+
+    fn query_opt(
+        &mut self,
+        stmt: &Statement,
+        params: &Params<'_>,
+    ) -> Result<Option<Row>, postgres::Error> {
+        match self {
+            Self::Transaction(t) => t.query_opt(stmt, params),
+            Self::Autocommit(c) => c.query_opt(stmt, params),
+        }
+    }
+
+    fn execute(&mut self, stmt: &Statement, params: &Params<'_>) -> Result<u64, postgres::Error> {
+        match self {
+            Self::Transaction(t) => t.execute(stmt, params),
+            Self::Autocommit(c) => c.execute(stmt, params),
+        }
+    }
+}
+
 impl<'a> Tx<'a> {
     pub(crate) fn new(
-        tx: Transaction<'a>,
+        tx: Session<'a>,
         stmts: &'a mut HashMap<&'static str, Statement>,
         shown: &'a str,
     ) -> Self {
@@ -42,9 +87,13 @@ impl<'a> Tx<'a> {
         }
     }
 
-    /// Commits; the error is PostgreSQL's own, so the caller can tell a retryable one.
+    /// Commits (a read has nothing to commit); the error is PostgreSQL's own, so the caller
+    /// can tell a retryable one.
     pub(crate) fn commit(self) -> Result<(), postgres::Error> {
-        self.tx.into_inner().commit()
+        match self.tx.into_inner() {
+            Session::Transaction(t) => t.commit(),
+            Session::Autocommit(_) => Ok(()),
+        }
     }
 
     /// The failure that aborted this transaction, when trying again can get past it.
