@@ -26,21 +26,11 @@ gavel="$CARGO_TARGET_DIR/release/gavel"
 bench="$CARGO_TARGET_DIR/release/gavel-bench"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-history-XXXXXX")"
-pgbin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
-[ -x "$pgbin/initdb" ] || { echo "PostgreSQL's initdb is missing: install Debian's postgresql package" >&2; exit 1; }
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-chmod 711 "$work"
-mkdir -p "$work/pg"
-[ "$(id -u)" = 0 ] && chown postgres "$work/pg"
-cleanup() {
-  as_pg "$pgbin/pg_ctl" -D "$work/pg/data" -m immediate stop > /dev/null 2>&1 || true
-  rm -rf "$work"
-}
+# shellcheck source=bench/pg.sh
+source bench/pg.sh
+cleanup() { pg_stop; rm -rf "$work"; }
 trap cleanup EXIT
-as_pg "$pgbin/initdb" -D "$work/pg/data" --auth=trust -U postgres -E UTF8 --no-sync > /dev/null
-as_pg "$pgbin/pg_ctl" -D "$work/pg/data" -w -l "$work/pg/log" \
-  -o "-k $work/pg -c listen_addresses= -p 5432" start > /dev/null
-socket="$(printf '%s' "$work/pg" | sed 's|/|%2F|g')"
+pg_start "$work/pg"
 
 export HOME="$work/home" GIT_CONFIG_GLOBAL="$work/gitconfig" GIT_CONFIG_NOSYSTEM=1
 mkdir -p "$HOME"
@@ -73,8 +63,8 @@ for backend in sqlite postgres; do
     repo="$work/$backend-$n"
     new_repo "$repo" "https://bench.invalid/history/$backend-$n.git"
     if [ "$backend" = postgres ]; then
-      as_pg "$pgbin/psql" -q -h "$work/pg" -U postgres -c "CREATE DATABASE h_$n" > /dev/null
-      export GAVEL_DATABASE_URL="postgres://postgres@$socket/h_$n"
+      GAVEL_DATABASE_URL="$(pg_createdb "h_$n")"
+      export GAVEL_DATABASE_URL
       # Filling the history is not what is measured: it skips waiting for each commit's flush.
       "$bench" history "$n" --repo "$repo" --db-url "$GAVEL_DATABASE_URL?options=-c%20synchronous_commit%3Doff" \
         --project "bench.invalid/history/$backend-$n" > /dev/null

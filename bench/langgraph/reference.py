@@ -18,8 +18,12 @@ gavel's are).
 Modes (argv):
     run [--dir D] [--db F] [--loops 3] [--draft-bytes 0] [--id X]
         one whole run, as `gavel issue --auto` (the process is timed from outside)
-    steps N [--db F]        time about N node steps in process, after the imports and the graph
+    steps N [--db F] [--dir D]
+                            time about N node steps in process, after the imports and the graph
                             build; prints `ms_per_step=X steps=N`
+
+`--db` is a SQLite file, or a `postgresql://` URL for LangGraph's PostgresSaver (`run` and
+`steps`; the database must exist).
     storage LOOPS DRAFT_BYTES [--db F]
                             one run with LOOPS revision loops and drafts of DRAFT_BYTES; prints
                             `db_bytes=N` (database + WAL + shm) and the lineage bytes
@@ -207,6 +211,18 @@ def build_graph(checkpointer, write_files=True):
 
 
 def open_saver(db):
+    if db.startswith("postgresql://") or db.startswith("postgres://"):
+        # LangGraph's Postgres checkpointer, as its documentation sets it up (autocommit,
+        # prepared statements off, dict rows); the server's durability as configured.
+        import psycopg
+        from psycopg.rows import dict_row
+
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        conn = psycopg.connect(db, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+        saver = PostgresSaver(conn)
+        saver.setup()
+        return saver, conn
     import sqlite3
 
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -279,10 +295,11 @@ def mode_run(args):
 def mode_steps(args):
     n = int(args[0])
     db = opt(args, "--db", "steps.sqlite")
-    for p in (db, db + "-wal", db + "-shm"):
+    postgres = db.startswith("postgres")
+    for p in () if postgres else (db, db + "-wal", db + "-shm"):
         if os.path.exists(p):
             os.remove(p)
-    d = os.path.dirname(os.path.abspath(db))
+    d = os.path.abspath(opt(args, "--dir", ".")) if postgres else os.path.dirname(os.path.abspath(db))
     brief = os.path.join(d, "steps-brief.md")
     write_brief(brief)
     saver, conn = open_saver(db)

@@ -1,7 +1,7 @@
 //! `gavel-bench`: what `bench/run` measures inside one process.
 //!
-//! - `gavel-bench steps N --db PATH`: drives a workflow of N node steps through the real engine
-//!   and SQLite store (every step checkpointed durably, in one transaction, before the next
+//! - `gavel-bench steps N --db PATH | --db-url URL`: drives a workflow of N node steps through
+//!   the real engine and the SQLite (or PostgreSQL) store (every step checkpointed durably, in one transaction, before the next
 //!   starts) and prints `ms_per_step=X` (store opening excluded).
 //! - `gavel-bench tokens FILE`: counts FILE's tokens with gavel's o200k counter and prints
 //!   `tokens=N ms=X load_ms=Y` (`ms` counts only; `load_ms` is the one-time vocabulary load).
@@ -84,13 +84,20 @@ fn run() -> Result<String, String> {
                 .get(1)
                 .and_then(|v| v.parse().ok())
                 .ok_or("steps N --db PATH")?;
-            let db = args
-                .iter()
-                .position(|a| a == "--db")
-                .and_then(|i| args.get(i + 1))
-                .map(PathBuf::from)
-                .ok_or("steps N --db PATH")?;
-            let store = SqliteStore::open(&db).map_err(|e| e.to_string())?;
+            let flag = |name: &str| {
+                args.iter()
+                    .position(|a| a == name)
+                    .and_then(|i| args.get(i + 1))
+            };
+            let store: Box<dyn gavel_core::Store> = match (flag("--db"), flag("--db-url")) {
+                (Some(db), _) => {
+                    Box::new(SqliteStore::open(&PathBuf::from(db)).map_err(|e| e.to_string())?)
+                }
+                (None, Some(url)) => {
+                    Box::new(gavel_store::PgStore::open(url).map_err(|e| e.to_string())?)
+                }
+                (None, None) => return Err("steps N --db PATH | --db-url URL".into()),
+            };
             let wf = Loop { steps: n };
             let ts: jiff::Timestamp = "2026-01-01T00:00:00Z"
                 .parse()
@@ -102,7 +109,7 @@ fn run() -> Result<String, String> {
                 command: "gavel-bench".into(),
                 since: String::new(),
             };
-            let engine = Engine::new(&store, &wf, &clock, holder);
+            let engine = Engine::new(store.as_ref(), &wf, &clock, holder);
             let state = State {
                 step: 0,
                 draft: String::new(),
