@@ -244,7 +244,12 @@ impl Blobs {
             let Some(depth) = depth.filter(|d| *d < MAX_DEPTH) else {
                 continue;
             };
-            if let Some(content) = self.read(conn, base)? {
+            // The row exists (it has a depth): a cached content needs no second look-up.
+            let content = match self.cached(base) {
+                Some(hit) => Some(hit),
+                None => self.read(conn, base)?,
+            };
+            if let Some(content) = content {
                 usable.push((base.clone(), content, depth));
             }
         }

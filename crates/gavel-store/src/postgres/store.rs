@@ -70,6 +70,26 @@ impl PgStore {
         self.seq(row.ok_or(StoreError::UnknownRun(run))?.get(0))
     }
 
+    /// Like [`Self::lock_head`], with the head checkpoint's state hash (a new checkpoint's
+    /// state is stored as a delta against it), in one round trip.
+    fn lock_head_and_state(
+        &self,
+        tx: &Tx<'_>,
+        run: RunId,
+    ) -> Result<(u64, Option<ContentHash>), StoreError> {
+        let row = tx
+            .query_opt(
+                "locking a run",
+                "SELECT r.head_seq, c.state_hash FROM runs r
+                 LEFT JOIN checkpoints c ON c.run_id = r.id AND c.seq = r.head_seq
+                 WHERE r.id = $1 AND ($2::text IS NULL OR r.project = $2) FOR UPDATE OF r",
+                &[&run.0, &self.project()],
+            )?
+            .ok_or(StoreError::UnknownRun(run))?;
+        let state = row.get::<_, Option<String>>(1).map(ContentHash::from_hex);
+        Ok((self.seq(row.get(0))?, state))
+    }
+
     /// The head seq of `run`, or [`StoreError::UnknownRun`].
     fn head_seq(&self, tx: &Tx<'_>, run: RunId) -> Result<u64, StoreError> {
         let row = tx.query_opt(
@@ -85,20 +105,16 @@ impl PgStore {
         if events.is_empty() {
             return Ok(());
         }
-        let first: i64 = tx
-            .query_opt(
-                "reading the event timeline",
-                "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE run_id = $1",
-                &[&run.0],
-            )?
-            .map_or(0, |row| row.get(0));
-        for (seq, event) in (first..).zip(events) {
+        for event in events {
             let json = serde_json::to_string(event)
                 .map_err(|e| StoreError::backend("encoding an event", e))?;
+            // Numbered after the last one in the same statement (the caller holds the run's
+            // row lock, so nobody appends in between).
             tx.execute(
                 "appending events",
-                "INSERT INTO events (run_id, seq, json) VALUES ($1, $2, $3)",
-                &[&run.0, &seq, &json],
+                "INSERT INTO events (run_id, seq, json)
+                 SELECT $1, COALESCE(MAX(seq) + 1, 0), $2 FROM events WHERE run_id = $1",
+                &[&run.0, &json],
             )?;
             // The month's running total, in the same transaction as the call's event.
             if let EventKind::ModelCall { ledger, .. } = &event.kind
@@ -375,19 +391,11 @@ impl Store for PgStore {
             StoreError::backend(format!("checkpoint format {} is too large", cp.format), e)
         })?;
         self.tx("committing a checkpoint", |tx| {
-            let head = self.lock_head(tx, cp.run)?;
+            let (head, head_state) = self.lock_head_and_state(tx, cp.run)?;
             crate::check_commit(cp, head)?;
-            // A state differs from its parent's in a few fields: store it as a delta against it.
-            let parent_state = match parent {
-                Some(p) => tx
-                    .query_opt(
-                        "reading the parent checkpoint",
-                        "SELECT state_hash FROM checkpoints WHERE run_id = $1 AND seq = $2",
-                        &[&cp.run.0, &p],
-                    )?
-                    .map(|row| ContentHash::from_hex(row.get::<_, String>(0))),
-                None => None,
-            };
+            // A state differs from its parent's (the head's, checked above) in a few fields:
+            // store it as a delta against it.
+            let parent_state = head_state.filter(|_| parent.is_some());
             let hash = self
                 .blobs()
                 .insert(tx, &cp.state, parent_state.as_slice())?;
