@@ -285,69 +285,11 @@ impl AnyStore {
 
 /// This clone's project in a shared database: its `origin` remote, whatever the URL's form.
 fn project_of_clone(settings: &Settings) -> Result<String, CliError> {
-    if let Some(url) = origin_from_config(&settings.repo_root.join(".git/config")) {
-        return Ok(project_from_remote(&url));
-    }
-    let url = Git::at(&settings.repo_root)
-        .run(&["remote", "get-url", "origin"])
-        .map_err(|_| {
+    let url = Git::at(&settings.repo_root).origin_url().map_err(|_| {
             CliError::error(
                 "a shared PostgreSQL store needs to know which repository this is, and this clone has no `origin` remote",
             )
             .hint("set [storage] project = \"NAME\" in gavel.toml, or add the remote: git remote add origin URL")
         })?;
     Ok(project_from_remote(&url))
-}
-
-/// The `origin` remote's URL read from a plain `.git/config`, without a git process; `None`
-/// (ask git) when the file is missing or uses what only git resolves (`insteadOf` rewrites,
-/// includes).
-fn origin_from_config(path: &std::path::Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let lower = text.to_ascii_lowercase();
-    if lower.contains("insteadof") || lower.contains("[include") {
-        return None;
-    }
-    let mut in_origin = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_origin = line.replace(' ', "") == "[remote\"origin\"]";
-            continue;
-        }
-        if in_origin
-            && let Some((key, value)) = line.split_once('=')
-            && key.trim().eq_ignore_ascii_case("url")
-        {
-            let value = value.trim().trim_matches('"');
-            return (!value.is_empty()).then(|| value.to_owned());
-        }
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::origin_from_config;
-
-    #[test]
-    fn the_origin_url_is_read_from_a_plain_config_and_git_decides_the_rest() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("config");
-        let write = |text: &str| std::fs::write(&path, text).expect("write");
-        write(
-            "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = git@github.com:octo/app.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n",
-        );
-        assert_eq!(
-            origin_from_config(&path).as_deref(),
-            Some("git@github.com:octo/app.git")
-        );
-        write("[remote \"upstream\"]\n\turl = https://x/y\n");
-        assert_eq!(origin_from_config(&path), None);
-        write(
-            "[url \"git@github.com:\"]\n\tinsteadOf = gh:\n[remote \"origin\"]\n\turl = gh:octo/app\n",
-        );
-        assert_eq!(origin_from_config(&path), None, "git rewrites it");
-        assert_eq!(origin_from_config(&dir.path().join("missing")), None);
-    }
 }

@@ -78,9 +78,7 @@ fn github_config(settings: &Settings, saved_repo: Option<&str>) -> Result<GitHub
 /// The `origin` remote's repository.
 fn origin(settings: &Settings) -> Result<RemoteRepo, CliError> {
     let git = Git::at(&settings.repo_root);
-    let url = git
-        .run(&["remote", "get-url", "origin"])
-        .map_err(|_| {
+    let url = git.origin_url().map_err(|_| {
             CliError::error("the GitHub tracker needs a repository, and this clone has no `origin` remote")
                 .hint("set [tracker] repo = \"owner/name\" in gavel.toml, or add the remote: git remote add origin https://github.com/OWNER/NAME.git")
         })?;

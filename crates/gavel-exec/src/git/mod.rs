@@ -22,6 +22,7 @@
 mod child;
 mod commit;
 mod index;
+mod remote;
 mod snapshot;
 #[cfg(test)]
 mod tests;
