@@ -336,7 +336,7 @@ pub fn open_run(ctx: &Context, arg: &str) -> Result<(AnyStore, RunRecord), CliEr
     {
         return Err(foreign);
     }
-    let id = resolve_run(&store, arg)?;
+    let id = resolve_run(&*store, arg)?;
     let record = store
         .run(id)?
         .ok_or_else(|| CliError::error(format!("run {id} does not exist")))?;

@@ -2,10 +2,7 @@
 //! scoped to this repository's project. Commands see a [`gavel_core::Store`] either way; the
 //! few things only a shared database has (other projects, whose a run is) are asked here.
 
-use gavel_core::{
-    Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, RunId, RunLock, RunRecord, RunStatus,
-    Store, StoreError,
-};
+use gavel_core::{RunId, RunRecord, Store};
 use gavel_exec::git::Git;
 use gavel_store::{PgStore, SqliteStore};
 
@@ -20,141 +17,17 @@ pub enum AnyStore {
     Postgres(Box<PgStore>),
 }
 
-impl AnyStore {
-    fn inner(&self) -> &dyn Store {
+/// Every [`Store`] method of the open backend: `store.runs()` works on an `AnyStore`, and
+/// `&*store` is the `&dyn Store` the engine and workflows take. (A `Store` impl forwarding each
+/// method would silently fall back to the trait's defaults for any method it forgot.)
+impl std::ops::Deref for AnyStore {
+    type Target = dyn Store;
+
+    fn deref(&self) -> &Self::Target {
         match self {
             Self::Sqlite(s) => s,
             Self::Postgres(s) => s.as_ref(),
         }
-    }
-}
-
-/// Every [`Store`] method, passed to the open backend.
-impl Store for AnyStore {
-    fn create_run(
-        &self,
-        workflow: &str,
-        slug: &str,
-        state: &[u8],
-        next: &str,
-        now: &str,
-    ) -> Result<RunId, StoreError> {
-        self.inner().create_run(workflow, slug, state, next, now)
-    }
-
-    fn create_run_claiming_slug(
-        &self,
-        workflow: &str,
-        slug: &str,
-        state: &[u8],
-        next: &str,
-        now: &str,
-    ) -> Result<RunId, StoreError> {
-        self.inner()
-            .create_run_claiming_slug(workflow, slug, state, next, now)
-    }
-
-    fn run(&self, id: RunId) -> Result<Option<RunRecord>, StoreError> {
-        self.inner().run(id)
-    }
-
-    fn runs(&self) -> Result<Vec<RunRecord>, StoreError> {
-        self.inner().runs()
-    }
-
-    fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
-        self.inner().recent_runs(limit)
-    }
-
-    fn spent_in_month(&self, month: &str) -> Result<u64, StoreError> {
-        self.inner().spent_in_month(month)
-    }
-
-    fn record_audit(&self, line: &str) -> Result<(), StoreError> {
-        self.inner().record_audit(line)
-    }
-
-    fn audit_lines(&self, limit: usize) -> Result<Vec<String>, StoreError> {
-        self.inner().audit_lines(limit)
-    }
-
-    fn set_status(
-        &self,
-        id: RunId,
-        status: &RunStatus,
-        events: &[Event],
-        now: &str,
-    ) -> Result<(), StoreError> {
-        self.inner().set_status(id, status, events, now)
-    }
-
-    fn commit(
-        &self,
-        cp: &Checkpoint,
-        events: &[Event],
-        status: &RunStatus,
-    ) -> Result<(), StoreError> {
-        self.inner().commit(cp, events, status)
-    }
-
-    fn head(&self, id: RunId) -> Result<Option<Checkpoint>, StoreError> {
-        self.inner().head(id)
-    }
-
-    fn checkpoints(&self, id: RunId) -> Result<Vec<CheckpointMeta>, StoreError> {
-        self.inner().checkpoints(id)
-    }
-
-    fn get_write(&self, id: RunId, step: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner().get_write(id, step)
-    }
-
-    fn put_write(&self, id: RunId, step: &str, value: &[u8], now: &str) -> Result<(), StoreError> {
-        self.inner().put_write(id, step, value, now)
-    }
-
-    fn put_write_with_blobs(
-        &self,
-        id: RunId,
-        step: &str,
-        value: &[u8],
-        blobs: &[&[u8]],
-        now: &str,
-    ) -> Result<(), StoreError> {
-        self.inner()
-            .put_write_with_blobs(id, step, value, blobs, now)
-    }
-
-    fn journal(&self, id: RunId) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-        self.inner().journal(id)
-    }
-
-    fn events(&self, id: RunId) -> Result<Vec<Event>, StoreError> {
-        self.inner().events(id)
-    }
-
-    fn put_blob(&self, bytes: &[u8]) -> Result<ContentHash, StoreError> {
-        self.inner().put_blob(bytes)
-    }
-
-    fn put_blob_sharing(
-        &self,
-        bytes: &[u8],
-        similar: &[ContentHash],
-    ) -> Result<ContentHash, StoreError> {
-        self.inner().put_blob_sharing(bytes, similar)
-    }
-
-    fn get_blob(&self, hash: &ContentHash) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner().get_blob(hash)
-    }
-
-    fn lock(&self, id: RunId, holder: &LockInfo) -> Result<RunLock, StoreError> {
-        self.inner().lock(id, holder)
-    }
-
-    fn holder(&self, id: RunId) -> Result<Option<LockInfo>, StoreError> {
-        self.inner().holder(id)
     }
 }
 

@@ -25,7 +25,7 @@ pub fn cmd_abort(args: &AbortArgs, ctx: Context) -> Result<Exit, CliError> {
     }
     // Only the store: aborting builds no providers or tracker and works for every workflow.
     gavel_core::abort_run(
-        &store,
+        &*store,
         ctx.clock.as_ref(),
         &ctx.holder(),
         run,
@@ -33,7 +33,7 @@ pub fn cmd_abort(args: &AbortArgs, ctx: Context) -> Result<Exit, CliError> {
     )?;
     let cleaned = crate::kinds::find(&record.workflow)
         .ok()
-        .and_then(|kind| kind.after_abort(&ctx, &store, run));
+        .and_then(|kind| kind.after_abort(&ctx, &*store, run));
     match cleaned {
         Some(what) => ctx.ui.out(&format!("run {run} aborted; {what}")),
         None => ctx

@@ -4,7 +4,6 @@
 //! project's with `--all-projects`), else from the repository's audit log file.
 
 use clap::Args;
-use gavel_core::Store;
 use gavel_diffgate::AuditEvent;
 
 use crate::context::Context;

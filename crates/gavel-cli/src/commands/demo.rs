@@ -16,7 +16,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use gavel_core::{Engine, Store};
+use gavel_core::Engine;
 use gavel_workflows::document::DocState;
 use gavel_workflows::git::{Git, GitError};
 use gavel_workflows::issue::{IssueState, node};
@@ -246,7 +246,7 @@ fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
         !interactive,
         ctx.clock.now_rfc3339(),
     );
-    let run = Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder()).start(
+    let run = Engine::new(&*store, &wf, ctx.clock.as_ref(), ctx.holder()).start(
         "dark-mode",
         &state,
         node::LOAD_BRIEF,
@@ -259,7 +259,7 @@ fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
     ctx.ui.info(&format!(
         "run {run}: {brief} -> issue, {gates}, scripted drafter and reviewer"
     ));
-    let exit = driver::drive(&ctx, &store, &wf, run, None, mode)?;
+    let exit = driver::drive(&ctx, &*store, &wf, run, None, mode)?;
     if exit != Exit::Success {
         return Ok(exit);
     }
@@ -284,14 +284,14 @@ fn run_demo(dir: &Path, interactive: bool) -> Result<Exit, CliError> {
     let log = git(dir, &["log", "--oneline", "-n", "1"])?;
     ui.out("");
     ui.out(&format!("commit: {}", log.trim()));
-    act_two(dir, &ctx, &store, filed.number, interactive)
+    act_two(dir, &ctx, &*store, filed.number, interactive)
 }
 
 /// Act two: the filed issue becomes an approved low-level design.
 fn act_two(
     dir: &Path,
     ctx: &Context,
-    store: &crate::store::AnyStore,
+    store: &dyn gavel_core::Store,
     issue: u64,
     interactive: bool,
 ) -> Result<Exit, CliError> {
@@ -363,7 +363,7 @@ fn act_two(
 fn act_three(
     dir: &Path,
     ctx: &Context,
-    store: &crate::store::AnyStore,
+    store: &dyn gavel_core::Store,
     issue: u64,
     lld: &str,
     interactive: bool,

@@ -141,7 +141,7 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, ctx: Context) -> Result<Exit, CliError
             )
         })?;
         if let Some(store) = &shared {
-            gavel_core::Store::record_audit(store, &line).map_err(|e| {
+            store.record_audit(&line).map_err(|e| {
                 CliError::from(e)
                     .hint("nothing was committed; the team's store must have every decision")
             })?;

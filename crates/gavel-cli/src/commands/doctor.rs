@@ -248,7 +248,7 @@ fn leftover_worktrees(ctx: &Context) -> Vec<String> {
         .open_existing_store()
         .ok()
         .flatten()
-        .and_then(|store| gavel_core::Store::runs(&store).ok())
+        .and_then(|store| store.runs().ok())
         .unwrap_or_default()
         .into_iter()
         .filter(|r| !r.status.is_terminal())

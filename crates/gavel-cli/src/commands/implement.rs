@@ -8,7 +8,6 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use gavel_core::Store;
 use gavel_workflows::implement::{ImplementState, WORKFLOW, node, worktree_name};
 use gavel_workflows::lld::lld_path;
 
@@ -146,7 +145,7 @@ pub fn cmd_implement(args: &ImplementArgs, mut ctx: Context) -> Result<Exit, Cli
         state.context_text = Some(c.prompt_section());
         state.context_manifest = Some(String::from_utf8_lossy(&c.manifest()).into_owned());
     }
-    let engine = gavel_core::Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder());
+    let engine = gavel_core::Engine::new(&*store, &wf, ctx.clock.as_ref(), ctx.holder());
     let run = engine
         .start_claiming_slug(&slug, &state, node::LOAD)
         .map_err(|e| CliError::error(e.to_string()))?;
@@ -154,7 +153,7 @@ pub fn cmd_implement(args: &ImplementArgs, mut ctx: Context) -> Result<Exit, Cli
         "run {run} started: {lld_rel} -> code for issue #{n} on branch gavel/{slug} (merged into {base_branch} after your approval){}",
         if args.auto { ", auto mode" } else { "" }
     ));
-    driver::drive(&ctx, &store, &wf, run, None, GateMode::for_ui(&ctx))
+    driver::drive(&ctx, &*store, &wf, run, None, GateMode::for_ui(&ctx))
 }
 
 /// Whether gavel approved `rel` as issue `n`'s LLD: an `approved.json` naming it in one of the

@@ -82,7 +82,7 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
     start::preflight(&wf)?;
 
     let store = ctx.open_store()?;
-    if let Some(existing) = collision(&ctx, &store, WORKFLOW, &slug)? {
+    if let Some(existing) = collision(&ctx, &*store, WORKFLOW, &slug)? {
         let clash = Clash {
             workflow: WORKFLOW,
             slug: &slug,
@@ -96,7 +96,7 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
         };
         let new_slug = || {
             if ctx.ui.interactive() {
-                ask_new_slug(&ctx, &store)
+                ask_new_slug(&ctx, &*store)
             } else {
                 Err(CliError::usage(format!(
                     "slug `{slug}` is already in use; a new name is asked for in a terminal"
@@ -104,7 +104,7 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
                 .hint("pass --slug NAME with a name that is not in use"))
             }
         };
-        match start::resolve(&ctx, &store, clash, args.on_collision, new_slug)? {
+        match start::resolve(&ctx, &*store, clash, args.on_collision, new_slug)? {
             Resolution::Start(new) => slug = new,
             Resolution::Resume(run) => return resume(run, ctx),
             Resolution::Abort => return Ok(Exit::Success),
@@ -127,7 +127,7 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
     state.roles = Some(wf.settings.roles.clone());
     let run = start::start(
         &ctx,
-        &store,
+        &*store,
         &wf,
         &state,
         &slug,
@@ -155,9 +155,9 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
         sanitize(&rel_brief.to_string_lossy()),
         if args.auto { ", auto mode" } else { "" }
     ));
-    let exit = driver::drive(&ctx, &store, &wf, run, None, GateMode::for_ui(&ctx))?;
+    let exit = driver::drive(&ctx, &*store, &wf, run, None, GateMode::for_ui(&ctx))?;
     if args.open && exit == Exit::Success {
-        open_lineage(&ctx, &store, run);
+        open_lineage(&ctx, &*store, run);
     }
     Ok(exit)
 }

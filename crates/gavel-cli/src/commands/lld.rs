@@ -64,7 +64,7 @@ pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
     let n = issue.number;
     let mut slug = slug_for(n);
     let approved = lld_path(n);
-    let taken = match collision(&ctx, &store, WORKFLOW, &slug)? {
+    let taken = match collision(&ctx, &*store, WORKFLOW, &slug)? {
         Some(why) => Some(why),
         None => ctx
             .settings
@@ -86,8 +86,8 @@ pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
             ))
             .hint("pass --on-collision new to design it again; the approved LLD is replaced when the new one is approved"),
         };
-        let new_slug = || next_free_slug(&ctx, &store, n);
-        match start::resolve(&ctx, &store, clash, args.on_collision, new_slug)? {
+        let new_slug = || next_free_slug(&ctx, &*store, n);
+        match start::resolve(&ctx, &*store, clash, args.on_collision, new_slug)? {
             Resolution::Start(new) => slug = new,
             Resolution::Resume(run) => return resume(run, ctx),
             Resolution::Abort => return Ok(Exit::Success),
@@ -111,7 +111,7 @@ pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
     }
     let run = start::start(
         &ctx,
-        &store,
+        &*store,
         &wf,
         &state,
         &slug,
@@ -130,7 +130,7 @@ pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
             .unwrap_or_default(),
         if args.auto { ", auto mode" } else { "" }
     ));
-    driver::drive(&ctx, &store, &wf, run, None, GateMode::for_ui(&ctx))
+    driver::drive(&ctx, &*store, &wf, run, None, GateMode::for_ui(&ctx))
 }
 
 /// The `--context` files, validated (`None` when there are none); a refusal is a usage error

@@ -120,10 +120,10 @@ pub fn cmd_resume(args: &ResumeArgs, ctx: Context) -> Result<Exit, CliError> {
     // files come from the store.
     let root = &ctx.settings.repo_root;
     let mark = gavel_workflows::lineage::clone_mark(root);
-    let restored = if gavel_core::Store::get_write(&store, run, &mark)?.is_some() {
+    let restored = if store.get_write(run, &mark)?.is_some() {
         gavel_workflows::lineage::Restored::default()
     } else {
-        gavel_workflows::lineage::restore(&store, run, root).map_err(|e| match e {
+        gavel_workflows::lineage::restore(&*store, run, root).map_err(|e| match e {
             gavel_workflows::lineage::RestoreError::Store(e) => CliError::from(e),
             other => CliError::error(format!("run {run}: {other}")),
         })?
@@ -142,7 +142,7 @@ pub fn cmd_resume(args: &ResumeArgs, ctx: Context) -> Result<Exit, CliError> {
     }
     kind.resume(Resume {
         ctx,
-        store: &store,
+        store: &*store,
         record: &record,
         answer,
         budget: args.budget,

@@ -60,7 +60,7 @@ pub fn cmd_runs(args: &RunsArgs, ctx: Context) -> Result<Exit, CliError> {
         Some(store) => listed
             .into_iter()
             .map(|(project, r)| {
-                let mut row = row(store, &r)?;
+                let mut row = row(&**store, &r)?;
                 row.project = project;
                 Ok(row)
             })

@@ -53,13 +53,13 @@ pub fn cmd_show(args: &ShowArgs, ctx: Context) -> Result<Exit, CliError> {
     let timeline = store.events(id)?;
     let calls = ledger::calls(&timeline);
     if let Some(n) = args.call {
-        return show_call(&ctx, &store, id, &calls, n, args.json);
+        return show_call(&ctx, &*store, id, &calls, n, args.json);
     }
     let (spend, spend_by_role) = ledger::totals(&calls);
     let checkpoints = store.checkpoints(id)?;
     let head = checkpoints.last();
     let shown = Shown {
-        run: row(&store, &record)?,
+        run: row(&*store, &record)?,
         checkpoints: checkpoints.len(),
         head_node: head.and_then(|c| c.node.clone()),
         next_node: head.and_then(|c| c.next.clone()),

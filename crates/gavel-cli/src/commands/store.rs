@@ -48,7 +48,7 @@ fn migrate(args: &MigrateArgs, ctx: &Context) -> Result<Exit, CliError> {
             to.describe()
         )));
     }
-    let report = gavel_store::copy::copy_runs(&from, &to).map_err(|e| match e {
+    let report = gavel_store::copy::copy_runs(&*from, &*to).map_err(|e| match e {
         gavel_store::copy::CopyError::Store(e) => CliError::from(e),
         other => CliError::error(other.to_string())
             .hint("what was copied so far stays; running it again goes on from there"),

@@ -10,7 +10,6 @@ mod change;
 mod document;
 mod implement;
 
-use crate::store::AnyStore;
 use gavel_core::{GateAnswer, RunRecord};
 
 use crate::error::CliError;
@@ -35,7 +34,7 @@ pub fn issue_workflow(
 pub struct Resume<'a> {
     /// The repository's settings, resolved once; the kind applies the run's own on top.
     pub ctx: crate::context::Context,
-    pub store: &'a AnyStore,
+    pub store: &'a dyn gavel_core::Store,
     pub record: &'a RunRecord,
     pub answer: Option<GateAnswer>,
     /// A new budget in USD (`--budget`).

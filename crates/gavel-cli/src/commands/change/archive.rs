@@ -25,7 +25,7 @@ pub fn cmd_archive(args: &ArchiveArgs, ctx: Context) -> Result<Exit, CliError> {
     check_archivable(&dir)
         .map_err(|why| CliError::usage(sanitize(&why)).hint("nothing was written"))?;
     let store = ctx.open_store()?;
-    refuse_unfinished(&store, &args.id)?;
+    refuse_unfinished(&*store, &args.id)?;
     let wf = ArchiveWorkflow {
         repo_root: ctx.settings.repo_root.clone(),
     };
@@ -36,7 +36,7 @@ pub fn cmd_archive(args: &ArchiveArgs, ctx: Context) -> Result<Exit, CliError> {
         ctx.clock.now(),
     );
     state.file_counter = gavel_workflows::lineage::highest_number(&dir.dir().join("lineage"));
-    let engine = gavel_core::Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder());
+    let engine = gavel_core::Engine::new(&*store, &wf, ctx.clock.as_ref(), ctx.holder());
     let run = engine
         .start_claiming_slug(&args.id, &state, node::LOAD)
         .map_err(|e| CliError::error(e.to_string()))?;
@@ -44,7 +44,7 @@ pub fn cmd_archive(args: &ArchiveArgs, ctx: Context) -> Result<Exit, CliError> {
         "run {run} started: archive change `{}` (its specs merged after you approve the diff)",
         args.id
     ));
-    driver::drive(&ctx, &store, &wf, run, None, GateMode::for_ui(&ctx))
+    driver::drive(&ctx, &*store, &wf, run, None, GateMode::for_ui(&ctx))
 }
 
 /// The change `id` under `[changes] root`, or a usage error (bad id, no such change).

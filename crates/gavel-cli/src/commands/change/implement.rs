@@ -134,7 +134,7 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
                 .hint("switch to the branch the work should be merged into")
         })?;
     let store = ctx.open_store()?;
-    refuse_unfinished(&store, id)?;
+    refuse_unfinished(&*store, id)?;
     let reviewer = ctx
         .settings
         .role(gavel_workflows::implement::CHANGE_WORKFLOW, "reviewer")?;
@@ -185,7 +185,7 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
             state.implementation_iterations
         )),
     });
-    let engine = gavel_core::Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder());
+    let engine = gavel_core::Engine::new(&*store, &wf, ctx.clock.as_ref(), ctx.holder());
     let run = engine
         .start_claiming_slug(id, &s, node::LOAD)
         .map_err(|e| CliError::error(e.to_string()))?;
@@ -193,7 +193,7 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
         "run {run} started: implement change `{id}` ({} open task(s)) on branch gavel/change-{id} (merged into {base_branch} after the review and your approval)",
         tasks.open_tasks().len()
     ));
-    driver::drive(&ctx, &store, &wf, run, None, GateMode::for_ui(&ctx))
+    driver::drive(&ctx, &*store, &wf, run, None, GateMode::for_ui(&ctx))
 }
 
 /// The change's title (from `# Change: TITLE`, else its id) and the plan the implementer

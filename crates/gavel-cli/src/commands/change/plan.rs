@@ -82,7 +82,7 @@ pub fn cmd_plan(args: &PlanArgs, mut ctx: Context) -> Result<Exit, CliError> {
         .hint("nothing was written; fix these, then run the same command again"));
     }
     let store = ctx.open_store()?;
-    refuse_unfinished(&store, id)?;
+    refuse_unfinished(&*store, id)?;
     if let Some(w) = gavel_workflows::roles::same_model_warning(
         "challenger",
         &wf.challenger.describe(),
@@ -107,7 +107,7 @@ pub fn cmd_plan(args: &PlanArgs, mut ctx: Context) -> Result<Exit, CliError> {
     s.start_notes = notes;
     s.file_counter = gavel_workflows::lineage::highest_number(&dir.dir().join("lineage"));
     s.spend.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
-    let engine = gavel_core::Engine::new(&store, &wf, ctx.clock.as_ref(), ctx.holder());
+    let engine = gavel_core::Engine::new(&*store, &wf, ctx.clock.as_ref(), ctx.holder());
     let run = engine
         .start_claiming_slug(id, &s, start)
         .map_err(|e| CliError::error(e.to_string()))?;
@@ -115,7 +115,7 @@ pub fn cmd_plan(args: &PlanArgs, mut ctx: Context) -> Result<Exit, CliError> {
         "run {run} started: plan change `{id}` (from {start}; up to {} challenge round(s))",
         s.max_iterations
     ));
-    driver::drive(&ctx, &store, &wf, run, None, GateMode::for_ui(&ctx))
+    driver::drive(&ctx, &*store, &wf, run, None, GateMode::for_ui(&ctx))
 }
 
 /// The change's state, the node to start at (`None`: planning is complete), and what to note
