@@ -2,8 +2,8 @@
 //!
 //! Stores keep runs, checkpoints (linked to their parents, with a format version), the journal of
 //! finished side-effect steps ("writes", keyed by deterministic step ids), the event timeline and
-//! content-addressed blobs. `gavel-store` provides SQLite and in-memory implementations and one
-//! conformance suite that both pass.
+//! content-addressed blobs. `gavel-store` provides SQLite, PostgreSQL and in-memory
+//! implementations and one conformance suite that all three pass.
 
 use std::any::Any;
 use std::fmt;

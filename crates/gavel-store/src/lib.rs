@@ -1,13 +1,16 @@
 //! Where gavel keeps its runs: implementations of [`gavel_core::Store`].
 //!
 //! The engine in `gavel-core` only knows the [`Store`](gavel_core::Store) contract; this crate
-//! supplies the backends. [`SqliteStore`] is the one real runs use: a single database file per
-//! repository that survives a killed process, that several gavel processes can share while each
-//! drives its own run, and whose run locks are OS file locks released when their holder dies.
-//! [`MemoryStore`] has the same behaviour without a disk, for fast tests. [`conformance`] is
-//! the single suite of contract checks both pass, and any future backend must pass too.
+//! supplies the backends. [`SqliteStore`] is the default for real runs: a single database file
+//! per repository that survives a killed process, that several gavel processes can share while
+//! each drives its own run, and whose run locks are OS file locks released when their holder
+//! dies. [`PgStore`] keeps a team's runs in one PostgreSQL database, each repository's apart,
+//! with run locks the server frees when their holder dies. [`MemoryStore`] has the same
+//! behaviour without a disk, for fast tests. [`conformance`] is the single suite of contract
+//! checks all three pass, and any future backend must pass too; [`copy`] moves runs between any
+//! two; [`testing`] starts a throwaway PostgreSQL server for tests.
 //!
-//! Conventions shared by both backends, beyond what the trait documents:
+//! Conventions shared by every backend, beyond what the trait documents:
 //! - [`Store::run`](gavel_core::Store::run) answers `None` for an unknown run; every other
 //!   method that takes a run id fails with [`StoreError::UnknownRun`].
 //! - A commit whose `seq` is not the head's seq + 1, or whose parent is not the head, is a
