@@ -40,19 +40,14 @@ pub struct ImplArgs {
 }
 
 pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
-    let mut roles = Vec::new();
-    if let Some(p) = &args.implementer {
-        roles.push(("implementer".to_owned(), p.clone()));
-    }
-    if let Some(p) = &args.reviewer {
-        roles.push(("reviewer".to_owned(), p.clone()));
-    }
-    ctx.settings.apply(&crate::settings::Overrides {
-        state_dir: None,
-        budget: args.budget,
-        roles,
-        tracker: None,
-    })?;
+    super::apply_flags(
+        &mut ctx,
+        &[
+            ("implementer", &args.implementer),
+            ("reviewer", &args.reviewer),
+        ],
+        args.budget,
+    )?;
     let id = args.id.as_str();
     let root_rel = ctx.settings.changes.root.clone();
     let root = ctx.settings.repo_root.join(&root_rel);

@@ -56,3 +56,21 @@ pub fn cmd_change(args: &ChangeArgs, ctx: Context) -> Result<Exit, CliError> {
         other => status::cmd_status(other, ctx),
     }
 }
+
+/// Applies a change command's `--ROLE PROVIDER` flags (the given ones only) and `--budget` to
+/// the settings this invocation resolved.
+fn apply_flags(
+    ctx: &mut Context,
+    roles: &[(&str, &Option<String>)],
+    budget: Option<f64>,
+) -> Result<(), CliError> {
+    ctx.settings.apply(&crate::settings::Overrides {
+        state_dir: None,
+        budget,
+        roles: roles
+            .iter()
+            .filter_map(|(role, p)| p.as_ref().map(|p| ((*role).to_owned(), p.clone())))
+            .collect(),
+        tracker: None,
+    })
+}

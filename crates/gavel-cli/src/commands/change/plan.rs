@@ -34,19 +34,11 @@ pub struct PlanArgs {
 }
 
 pub fn cmd_plan(args: &PlanArgs, mut ctx: Context) -> Result<Exit, CliError> {
-    let mut roles = Vec::new();
-    if let Some(p) = &args.planner {
-        roles.push(("planner".to_owned(), p.clone()));
-    }
-    if let Some(p) = &args.challenger {
-        roles.push(("challenger".to_owned(), p.clone()));
-    }
-    ctx.settings.apply(&crate::settings::Overrides {
-        state_dir: None,
-        budget: args.budget,
-        roles,
-        tracker: None,
-    })?;
+    super::apply_flags(
+        &mut ctx,
+        &[("planner", &args.planner), ("challenger", &args.challenger)],
+        args.budget,
+    )?;
     let root = ctx.settings.repo_root.join(&ctx.settings.changes.root);
     let dir = ChangeDir::new(root, &args.id).map_err(|e| CliError::usage(e.to_string()))?;
     let id = args.id.as_str();
