@@ -22,6 +22,7 @@ mod implement;
 mod implement_agents;
 mod implement_crash;
 mod implement_flows;
+mod listing;
 mod lld;
 mod lld_crash;
 mod mcp;
