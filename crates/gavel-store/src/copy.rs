@@ -119,11 +119,7 @@ fn copy_run(
     for meta in &metas {
         hashes_in(&state(&meta.state_hash)?, &mut named);
     }
-    for event in &events {
-        let json =
-            serde_json::to_vec(event).map_err(|e| StoreError::backend("encoding an event", e))?;
-        hashes_in(&json, &mut named);
-    }
+    hashes_in_events(&events, &mut named)?;
     for hash in named {
         let hash = ContentHash::from_hex(hash);
         if to.get_blob(&hash)?.is_some() {
@@ -202,11 +198,7 @@ fn verify(from: &dyn Store, to: &dyn Store, source: RunId, target: RunId) -> Res
         return Err(differ("events"));
     }
     let mut named = BTreeSet::new();
-    for event in &events {
-        let json =
-            serde_json::to_vec(event).map_err(|e| StoreError::backend("encoding an event", e))?;
-        hashes_in(&json, &mut named);
-    }
+    hashes_in_events(&events, &mut named)?;
     for hash in named {
         let hash = ContentHash::from_hex(hash);
         if let Some(bytes) = from.get_blob(&hash)?
@@ -214,6 +206,19 @@ fn verify(from: &dyn Store, to: &dyn Store, source: RunId, target: RunId) -> Res
         {
             return Err(differ("blobs"));
         }
+    }
+    Ok(())
+}
+
+/// Adds the blob hashes `events` name (a call's prompt and answer, an artifact's content).
+fn hashes_in_events(
+    events: &[gavel_core::Event],
+    out: &mut BTreeSet<String>,
+) -> Result<(), StoreError> {
+    for event in events {
+        let json =
+            serde_json::to_vec(event).map_err(|e| StoreError::backend("encoding an event", e))?;
+        hashes_in(&json, out);
     }
     Ok(())
 }
