@@ -27,7 +27,10 @@ pub fn run(args: &[String]) -> Result<String, String> {
     let store: Box<dyn Store> = match flag("--db-url") {
         Some(url) => {
             let project = flag("--project").ok_or(usage)?;
-            Box::new(PgStore::open_project(&url, &project, None).map_err(|e| e.to_string())?)
+            Box::new(
+                PgStore::open_project(&url, &project, &gavel_store::PgEnv::default())
+                    .map_err(|e| e.to_string())?,
+            )
         }
         None => {
             Box::new(SqliteStore::open(&repo.join(".gavel/state.db")).map_err(|e| e.to_string())?)

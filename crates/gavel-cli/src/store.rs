@@ -56,8 +56,8 @@ impl AnyStore {
                     Some(p) => p.clone(),
                     None => project_of_clone(settings)?,
                 };
-                let password = std::env::var("PGPASSWORD").ok();
-                let store = PgStore::open_project(url, &project, password.as_deref())
+                let env = gavel_store::PgEnv::from_process();
+                let store = PgStore::open_project(url, &project, &env)
                     .map_err(|e| {
                         CliError::from(e).hint(
                             "check GAVEL_DATABASE_URL or [storage] url, and that the server is up (`gavel doctor` checks it)",
@@ -76,8 +76,8 @@ impl AnyStore {
         match &settings.backend {
             Backend::Sqlite => Self::open(settings, false),
             Backend::Postgres { url, .. } => {
-                let password = std::env::var("PGPASSWORD").ok();
-                let store = PgStore::open_all_projects(url, password.as_deref())?;
+                let env = gavel_store::PgEnv::from_process();
+                let store = PgStore::open_all_projects(url, &env)?;
                 Ok(Some(Self::Postgres(Box::new(store))))
             }
         }
@@ -150,8 +150,8 @@ impl AnyStore {
             Some(p) => p.clone(),
             None => project_of_clone(settings)?,
         };
-        let password = std::env::var("PGPASSWORD").ok();
-        let store = PgStore::open_project(target, &project, password.as_deref())?;
+        let env = gavel_store::PgEnv::from_process();
+        let store = PgStore::open_project(target, &project, &env)?;
         Ok(Self::Postgres(Box::new(store)))
     }
 }

@@ -33,7 +33,9 @@ pub mod testing;
 use gavel_core::{CHECKPOINT_FORMAT, Checkpoint, StoreError};
 
 pub use memory::MemoryStore;
-pub use postgres::{DEFAULT_RECONNECT_FOR as DEFAULT_PG_RECONNECT, PgStore, redact as redact_url};
+pub use postgres::{
+    DEFAULT_RECONNECT_FOR as DEFAULT_PG_RECONNECT, PgEnv, PgStore, redact as redact_url,
+};
 pub use sqlite::SqliteStore;
 
 /// Checks that `cp` may follow a head at seq `head`, before anything is written.

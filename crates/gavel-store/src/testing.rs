@@ -10,6 +10,10 @@
 //! A missing PostgreSQL is a failure that says how to install it, never a skipped test:
 //! `.ci/run` installs the `postgresql` package when `initdb` is missing.
 //!
+//! [`TempPostgres::start_tls`] is a cluster that also listens on 127.0.0.1 and accepts TCP
+//! connections only over TLS, with certificates from a throwaway certificate authority made
+//! by the `openssl` tool ([`TlsFiles`]).
+//!
 //! This is test support compiled into the library so other crates' tests can use it;
 //! panicking is how it reports.
 
@@ -29,6 +33,21 @@ pub struct TempPostgres {
     run_as: Option<String>,
     /// Whether dropping this value stops the server (a shared cluster has a watchdog instead).
     stop_on_drop: bool,
+    /// The TCP port and certificates of a TLS cluster.
+    tls: Option<(u16, TlsFiles)>,
+}
+
+/// The certificate files of a TLS cluster ([`TempPostgres::start_tls`]), all PEM.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    /// The certificate authority that signed the server's and the client's certificates.
+    pub ca: PathBuf,
+    /// Another certificate authority, which signed nothing the server shows.
+    pub other_ca: PathBuf,
+    /// A client certificate for the user `certuser` (who may log in only with it), and its key.
+    pub client_cert: PathBuf,
+    /// The client certificate's private key.
+    pub client_key: PathBuf,
 }
 
 /// Where Debian keeps the server's binaries, newest version first; or wherever `initdb` is on
@@ -102,6 +121,7 @@ impl TempPostgres {
             bin: find_bin(),
             run_as,
             stop_on_drop: false,
+            tls: None,
         };
         pg.tool(
             "initdb",
@@ -129,10 +149,14 @@ impl TempPostgres {
         self.dir.path()
     }
 
-    /// The URL of database `db` on this server.
+    /// The URL of database `db` on this server (its unix socket).
     pub fn url_for(&self, db: &str) -> String {
+        let port = match &self.tls {
+            Some((port, _)) => format!(":{port}"),
+            None => String::new(),
+        };
         format!(
-            "postgres://postgres@{}/{db}",
+            "postgres://postgres@{}{port}/{db}",
             encode_path(&self.socket_dir().display().to_string())
         )
     }
@@ -158,11 +182,172 @@ impl TempPostgres {
         self.url_for(&name)
     }
 
+    /// Makes and starts a cluster that also listens on 127.0.0.1, where it takes only TLS
+    /// connections: its certificate names `localhost` (not `127.0.0.1`), signed by
+    /// [`TlsFiles::ca`]. The user `certuser` logs in there only with [`TlsFiles::client_cert`],
+    /// and owns the database `certdb`.
+    /// Lives until dropped.
+    pub fn start_tls() -> Self {
+        let mut pg = Self::init();
+        pg.stop_on_drop = true;
+        let files = pg.make_certificates();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        fs::write(
+            pg.data().join("pg_hba.conf"),
+            "local all all trust\n\
+             hostssl all certuser 127.0.0.1/32 cert\n\
+             hostssl all all 127.0.0.1/32 trust\n",
+        )
+        .expect("writing pg_hba.conf");
+        pg.tls = Some((port, files));
+        pg.start_server();
+        let mut client =
+            postgres::Client::connect(&pg.url(), postgres::NoTls).expect("connect to PostgreSQL");
+        for sql in [
+            "CREATE USER certuser",
+            "CREATE DATABASE certdb OWNER certuser",
+        ] {
+            client
+                .batch_execute(sql)
+                .expect("create the certificate user");
+        }
+        pg
+    }
+
+    /// The certificates of a [`Self::start_tls`] cluster.
+    pub fn tls_files(&self) -> &TlsFiles {
+        &self.tls.as_ref().expect("a TLS cluster (start_tls)").1
+    }
+
+    /// The URL of database `db` over TCP to `host` (`localhost` or `127.0.0.1`) on a
+    /// [`Self::start_tls`] cluster, with `query` appended (`sslmode=...`).
+    pub fn tcp_url(&self, host: &str, user: &str, db: &str, query: &str) -> String {
+        let port = self.tls.as_ref().expect("a TLS cluster (start_tls)").0;
+        format!("postgres://{user}@{host}:{port}/{db}?{query}")
+    }
+
+    /// A certificate authority, the server's certificate for `localhost`, another authority
+    /// and a client certificate for `certuser`, made with `openssl` in the cluster directory.
+    fn make_certificates(&self) -> TlsFiles {
+        let dir = self.dir.path().join("tls");
+        fs::create_dir_all(&dir).expect("a directory for certificates");
+        let path = |name: &str| dir.join(name).display().to_string();
+        let openssl = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(&dir)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap_or_else(|e| panic!("running openssl (Debian's openssl package): {e}"));
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        for ca in ["ca", "other-ca"] {
+            openssl(&[
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-days",
+                "2",
+                "-subj",
+                &format!("/CN=gavel test {ca}"),
+                "-keyout",
+                &path(&format!("{ca}.key")),
+                "-out",
+                &path(&format!("{ca}.pem")),
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            ]);
+        }
+        for (name, cn, ext) in [
+            (
+                "server",
+                "localhost",
+                "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n",
+            ),
+            ("client", "certuser", "extendedKeyUsage=clientAuth\n"),
+        ] {
+            openssl(&[
+                "req",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-subj",
+                &format!("/CN={cn}"),
+                "-keyout",
+                &path(&format!("{name}.key")),
+                "-out",
+                &path(&format!("{name}.csr")),
+            ]);
+            fs::write(dir.join(format!("{name}.ext")), ext).expect("writing an extension file");
+            openssl(&[
+                "x509",
+                "-req",
+                "-in",
+                &path(&format!("{name}.csr")),
+                "-CA",
+                &path("ca.pem"),
+                "-CAkey",
+                &path("ca.key"),
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                &path(&format!("{name}.ext")),
+                "-out",
+                &path(&format!("{name}.pem")),
+            ]);
+        }
+        if self.run_as.is_some() {
+            let (uid, gid) = (id("-u"), id("-g"));
+            for entry in fs::read_dir(&dir).expect("the certificates").flatten() {
+                std::os::unix::fs::chown(entry.path(), Some(uid), Some(gid))
+                    .expect("giving the certificates to the postgres user");
+            }
+            std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).expect("chown tls dir");
+        }
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(dir.join("server.key"), fs::Permissions::from_mode(0o600))
+            .expect("the server key is private");
+        TlsFiles {
+            ca: dir.join("ca.pem"),
+            other_ca: dir.join("other-ca.pem"),
+            client_cert: dir.join("client.pem"),
+            client_key: dir.join("client.key"),
+        }
+    }
+
     /// Starts the server (again, after [`Self::stop`]).
     pub fn start_server(&self) {
+        let listen = match &self.tls {
+            Some((port, _)) => {
+                let tls = self.dir.path().join("tls");
+                format!(
+                    "-c listen_addresses=127.0.0.1 -p {port} -c ssl=on -c ssl_cert_file={} \
+                     -c ssl_key_file={} -c ssl_ca_file={}",
+                    tls.join("server.pem").display(),
+                    tls.join("server.key").display(),
+                    tls.join("ca.pem").display()
+                )
+            }
+            None => "-c listen_addresses= -p 5432".to_owned(),
+        };
         let options = format!(
-            "-k {} -c listen_addresses= -p 5432 -c fsync=off -c full_page_writes=off \
-             -c max_connections=300",
+            "-k {} {listen} -c fsync=off -c full_page_writes=off -c max_connections=300",
             self.socket_dir().display()
         );
         self.tool(

@@ -390,3 +390,41 @@ fn store_migrate_moves_sqlite_runs_to_postgres_where_they_resume_and_twice_copie
     let out = env.run(&["store", "migrate", "--to", "mysql://db/x"]);
     assert_exit(&out, 2);
 }
+
+#[test]
+fn a_run_over_tls_checks_the_servers_certificate_with_the_pgssl_variables() {
+    let pg = TempPostgres::start_tls();
+    let files = pg.tls_files().clone();
+    // The server takes TCP only over TLS; the URL names no TLS setting, the environment does.
+    let url = pg.tcp_url("localhost", "postgres", "postgres", "connect_timeout=5");
+    let env = repo_with_origin("https://github.com/octo/app.git");
+    env.script(&script(1, &[APPROVED]));
+    let brief = env.brief("dark-mode");
+    let with_roots = |args: &[&str], roots: &std::path::Path| {
+        on(&env, &url, args)
+            .env("PGSSLMODE", "verify-full")
+            .env("PGSSLROOTCERT", roots)
+            .output()
+            .expect("run gavel")
+    };
+    assert_exit(&with_roots(&["issue", &brief], &files.ca), 3);
+    assert_exit(
+        &with_roots(&["resume", "1", "--choice", "send"], &files.ca),
+        3,
+    );
+    assert_exit(
+        &with_roots(&["resume", "1", "--choice", "approve"], &files.ca),
+        0,
+    );
+    assert_eq!(env.issues().len(), 1);
+    // Roots that did not sign the server's certificate: nothing is read, and the error says why.
+    let out = with_roots(&["runs"], &files.other_ca);
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("UnknownIssuer")
+            && err.contains("not signed by a certificate authority of sslrootcert"),
+        "{err}"
+    );
+    assert!(err.contains("localhost"), "{err}");
+}

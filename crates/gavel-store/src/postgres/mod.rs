@@ -17,6 +17,7 @@
 mod lock;
 mod schema;
 mod store;
+mod tls;
 mod tx;
 
 use std::collections::HashMap;
@@ -26,9 +27,11 @@ use std::time::{Duration, Instant};
 use gavel_core::StoreError;
 use postgres::error::SqlState;
 use postgres::{Client, Config, NoTls, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::blobs::Blobs;
 
+pub use tls::PgEnv;
 pub(crate) use tx::Tx;
 
 /// How long connecting may take before gavel says the server cannot be reached.
@@ -44,6 +47,8 @@ const WRITE_ATTEMPTS: u32 = 4;
 /// A [`gavel_core::Store`] in a PostgreSQL database.
 pub struct PgStore {
     config: Config,
+    /// The TLS connector, or `None` when connections are plain (`sslmode=disable`, a socket).
+    tls: Option<MakeRustlsConnect>,
     shown: String,
     /// How long a call keeps reconnecting to a server that went away before it fails.
     reconnect_for: Duration,
@@ -75,40 +80,39 @@ impl PgStore {
     /// `key=value` form) and brings its schema up to date, refusing one newer than this gavel.
     /// Its runs belong to the unnamed project `""`; see [`Self::open_project`].
     pub fn open(url: &str) -> Result<Self, StoreError> {
-        Self::open_project(url, "", None)
+        Self::open_project(url, "", &PgEnv::default())
     }
 
     /// Like [`Self::open_project`], reading the runs of every project; it cannot start runs.
-    pub fn open_all_projects(url: &str, password: Option<&str>) -> Result<Self, StoreError> {
-        Self::open_scoped(url, None, password)
+    pub fn open_all_projects(url: &str, env: &PgEnv) -> Result<Self, StoreError> {
+        Self::open_scoped(url, None, env)
     }
 
     /// Like [`Self::open`], for the runs of `project` only (a repository's identity, such as
-    /// `github.com/octo/app`): it lists, reads and drives no other project's runs. `password`
-    /// is used when the URL has none (gavel passes `PGPASSWORD`).
-    pub fn open_project(
-        url: &str,
-        project: &str,
-        password: Option<&str>,
-    ) -> Result<Self, StoreError> {
-        Self::open_scoped(url, Some(project), password)
+    /// `github.com/octo/app`): it lists, reads and drives no other project's runs. `env` holds
+    /// libpq's variables for what the URL does not say (the password, TLS: see [`tls`]).
+    pub fn open_project(url: &str, project: &str, env: &PgEnv) -> Result<Self, StoreError> {
+        Self::open_scoped(url, Some(project), env)
     }
 
-    fn open_scoped(
-        url: &str,
-        project: Option<&str>,
-        password: Option<&str>,
-    ) -> Result<Self, StoreError> {
+    fn open_scoped(url: &str, project: Option<&str>, env: &PgEnv) -> Result<Self, StoreError> {
         let shown = redact(url);
-        let mut config: Config = url.parse().map_err(|e| StoreError::Backend {
+        let refuse = |why: String| StoreError::Backend {
+            message: format!("PostgreSQL at {shown}: {why}"),
+            source: None,
+        };
+        let (rest, tls) = tls::split(url, env).map_err(refuse)?;
+        let mut config: Config = rest.parse().map_err(|e| StoreError::Backend {
             message: format!("`{shown}` is not a PostgreSQL URL: {e}"),
             source: None,
         })?;
-        if let Some(password) = password
+        if let Some(password) = &env.password
             && config.get_password().is_none()
         {
             config.password(password);
         }
+        config.ssl_mode(tls.ssl_mode(config.get_hosts()));
+        let tls = tls.connector(config.get_hosts()).map_err(refuse)?;
         if config.get_application_name().is_none() {
             config.application_name("gavel");
         }
@@ -117,6 +121,7 @@ impl PgStore {
         }
         let store = Self {
             config,
+            tls,
             shown,
             project: project.map(str::to_owned),
             reconnect_for: DEFAULT_RECONNECT_FOR,
@@ -156,9 +161,11 @@ impl PgStore {
     /// whose record was lost. A team that prefers speed says so in the URL
     /// (`?options=-c%20synchronous_commit%3Doff`).
     pub(crate) fn connect(&self) -> Result<Client, StoreError> {
-        self.config
-            .connect(NoTls)
-            .map_err(|e| self.backend_error("connecting", e))
+        match &self.tls {
+            Some(tls) => self.config.connect(tls.clone()),
+            None => self.config.connect(NoTls),
+        }
+        .map_err(|e| self.backend_error("connecting", e))
     }
 
     /// The store's connection, reconnecting first when there is none or the server dropped it.
@@ -323,6 +330,10 @@ pub(crate) fn backend_error(shown: &str, doing: &str, e: postgres::Error) -> Sto
         Some(db) => db.message().to_owned(),
         None if e.is_closed() => "the server closed the connection".to_owned(),
         None => std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string()),
+    };
+    let why = match tls::explain(&why) {
+        Some(meaning) => format!("{why} ({meaning})"),
+        None => why,
     };
     StoreError::Backend {
         message: format!("{doing} (PostgreSQL at {shown}): {why}"),

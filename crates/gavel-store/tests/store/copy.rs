@@ -124,9 +124,11 @@ fn runs_go_from_sqlite_to_postgres_and_back_whole_and_a_second_copy_copies_nothi
     let a = fill(&sqlite, "dark-mode", true);
     let b = fill(&sqlite, "search", false);
     let url = TempPostgres::shared().fresh_database();
-    let pg = PgStore::open_project(&url, "github.com/octo/app", None).expect("postgres");
+    let pg = PgStore::open_project(&url, "github.com/octo/app", &gavel_store::PgEnv::default())
+        .expect("postgres");
     // Another project's run in the target is left alone and does not count.
-    let web = PgStore::open_project(&url, "github.com/octo/web", None).expect("postgres");
+    let web = PgStore::open_project(&url, "github.com/octo/web", &gavel_store::PgEnv::default())
+        .expect("postgres");
     fill(&web, "dark-mode", true);
     let report = copy_runs(&sqlite, &pg).expect("copy");
     assert_eq!(report.copied.len(), 2);

@@ -14,4 +14,5 @@ mod engine_control;
 mod engine_gates;
 mod forward_compat;
 mod postgres;
+mod postgres_tls;
 mod sqlite_open;

@@ -316,8 +316,10 @@ fn a_server_that_goes_away_fails_the_call_and_the_store_reconnects_when_it_is_ba
 #[test]
 fn projects_on_one_database_never_see_each_others_runs() {
     let url = TempPostgres::shared().fresh_database();
-    let app = PgStore::open_project(&url, "github.com/octo/app", None).expect("open app");
-    let web = PgStore::open_project(&url, "github.com/octo/web", None).expect("open web");
+    let app = PgStore::open_project(&url, "github.com/octo/app", &gavel_store::PgEnv::default())
+        .expect("open app");
+    let web = PgStore::open_project(&url, "github.com/octo/web", &gavel_store::PgEnv::default())
+        .expect("open web");
     let a = app
         .create_run_claiming_slug("issue", "dark-mode", b"{}", "n", NOW)
         .expect("app run");
