@@ -89,7 +89,13 @@ impl Git {
         }
         // Parallel runs commit into the same repository; git's index.lock would make one fail.
         let _guard = self.lock()?;
-        if existing > 0 {
+        // A first attempt makes its new files known to git in-process (intent-to-add entries,
+        // which the commit fills from the work tree); anything that module does not write
+        // itself, and every replay, runs `git add`.
+        let staged = existing > 0
+            && matches!(prior, PriorAttempt::None)
+            && super::stage::intend_to_add(&self.root, &specs[..existing]).is_some();
+        if existing > 0 && !staged {
             let mut add = vec!["add", "-A", "--"];
             add.extend(specs[..existing].iter().map(String::as_str));
             self.run(&add)?;

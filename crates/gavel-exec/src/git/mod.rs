@@ -19,11 +19,13 @@
 //! - a long-lived git process (the diff gate's `diff` and `cat-file --batch`) is a
 //!   [`GitProcess`] (`child.rs`).
 
+mod cache_tree;
 mod child;
 mod commit;
 mod index;
 mod remote;
 mod snapshot;
+mod stage;
 #[cfg(test)]
 mod tests;
 mod worktree;

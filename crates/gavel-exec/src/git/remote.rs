@@ -25,22 +25,42 @@ impl Git {
 /// Whether a user or system git config may rewrite URLs (`insteadOf`, or includes that could):
 /// then only git knows what `origin` resolves to.
 fn rewrites_elsewhere() -> bool {
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".config")));
-    let files = [
-        std::env::var_os("GIT_CONFIG_GLOBAL").map(std::path::PathBuf::from),
-        home.map(|h| h.join(".gitconfig")),
-        xdg.map(|x| x.join("git/config")),
-        Some(std::path::PathBuf::from("/etc/gitconfig")),
-    ];
-    files.into_iter().flatten().any(|f| {
+    config_files(None).into_iter().any(|f| {
         std::fs::read_to_string(f).is_ok_and(|t| {
             let t = t.to_ascii_lowercase();
             t.contains("insteadof") || t.contains("[include")
         })
     })
+}
+
+/// The config files git reads (system, global, and with `git_dir` the repository's), as the
+/// environment selects them: `GIT_CONFIG_GLOBAL` replaces the user's files,
+/// `GIT_CONFIG_SYSTEM` the system's, `GIT_CONFIG_NOSYSTEM` drops it. Some may not exist.
+pub(crate) fn config_files(git_dir: Option<&Path>) -> Vec<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let mut files = Vec::new();
+    if var("GIT_CONFIG_NOSYSTEM").is_none() {
+        files.push(
+            var("GIT_CONFIG_SYSTEM").map_or_else(|| PathBuf::from("/etc/gitconfig"), PathBuf::from),
+        );
+    }
+    match var("GIT_CONFIG_GLOBAL") {
+        Some(global) => files.push(PathBuf::from(global)),
+        None => {
+            let home = var("HOME").map(PathBuf::from);
+            let xdg = var("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join(".config")));
+            files.extend(xdg.map(|x| x.join("git/config")));
+            files.extend(home.map(|h| h.join(".gitconfig")));
+        }
+    }
+    if let Some(dir) = git_dir {
+        files.push(dir.join("config"));
+        files.push(dir.join("config.worktree"));
+    }
+    files
 }
 
 /// `origin`'s URL in the config file at `path`; `None` (ask git) when the file is missing, has

@@ -1,0 +1,86 @@
+//! git's cache tree (the index's `TREE` extension): the tree ids of the index's folders, kept
+//! so a commit need not hash every folder again. A folder whose content changed must be marked
+//! unknown (`-1` entries, no id) up to the root, or git would commit the old tree; this is what
+//! [`invalidate`] does for the paths [`super::stage`] adds.
+
+/// One folder of the cache tree.
+struct Node {
+    name: Vec<u8>,
+    /// `None`: invalid (an entry count of -1, no id).
+    valid: Option<(u64, [u8; 20])>,
+    children: Vec<Node>,
+}
+
+/// The `TREE` extension `data` with the folders holding any of `paths` (and the root) marked
+/// unknown; `None` when it cannot be read.
+pub(crate) fn invalidate(data: &[u8], paths: &[&[u8]]) -> Option<Vec<u8>> {
+    if data.is_empty() {
+        return Some(Vec::new());
+    }
+    let mut at = 0;
+    let mut root = read(data, &mut at)?;
+    if at != data.len() {
+        return None;
+    }
+    for path in paths {
+        let mut node = &mut root;
+        node.valid = None;
+        let mut parts: Vec<&[u8]> = path.split(|b| *b == b'/').collect();
+        parts.pop(); // the file's own name
+        for part in parts {
+            match node.children.iter_mut().position(|c| c.name == part) {
+                Some(i) => {
+                    node = &mut node.children[i];
+                    node.valid = None;
+                }
+                None => break,
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(data.len());
+    write(&root, &mut out);
+    Some(out)
+}
+
+fn read(data: &[u8], at: &mut usize) -> Option<Node> {
+    let nul = data.get(*at..)?.iter().position(|b| *b == 0)?;
+    let name = data[*at..*at + nul].to_vec();
+    *at += nul + 1;
+    let nl = data.get(*at..)?.iter().position(|b| *b == b'\n')?;
+    let line = std::str::from_utf8(&data[*at..*at + nl]).ok()?;
+    *at += nl + 1;
+    let (count, subtrees) = line.split_once(' ')?;
+    let count: i64 = count.parse().ok()?;
+    let subtrees: usize = subtrees.parse().ok()?;
+    let valid = if count >= 0 {
+        let id: [u8; 20] = data.get(*at..*at + 20)?.try_into().ok()?;
+        *at += 20;
+        Some((u64::try_from(count).ok()?, id))
+    } else {
+        None
+    };
+    let mut children = Vec::with_capacity(subtrees);
+    for _ in 0..subtrees {
+        children.push(read(data, at)?);
+    }
+    Some(Node {
+        name,
+        valid,
+        children,
+    })
+}
+
+fn write(node: &Node, out: &mut Vec<u8>) {
+    out.extend_from_slice(&node.name);
+    out.push(0);
+    let count = node
+        .valid
+        .map_or_else(|| "-1".to_owned(), |(n, _)| n.to_string());
+    out.extend_from_slice(format!("{count} {}\n", node.children.len()).as_bytes());
+    if let Some((_, id)) = &node.valid {
+        out.extend_from_slice(id);
+    }
+    for child in &node.children {
+        write(child, out);
+    }
+}

@@ -1,0 +1,446 @@
+//! New files made known to git without a `git add` process: intent-to-add entries written to
+//! `.git/index` in-process, which `git commit -- PATHS` then fills from the work tree.
+//!
+//! A run's commit names its paths (`git commit -- PATHS`), and git commits only paths it knows,
+//! so the files a run created had to be added first: a whole `git add` process, a real part of
+//! a short run's time. What `git commit` needs is less than an add: an index entry marked
+//! "intent to add" (what `git add -N` writes) makes the path known, and the commit then reads
+//! the file itself, with every filter, attribute and hook as for a person. So the content is
+//! always git's own doing; this module only lists the files `git add -A` would have added and
+//! writes their placeholder entries.
+//!
+//! It writes only what it fully understands, and answers `None` otherwise so the caller runs
+//! `git add`: a `.git` folder (not a linked worktree), an index of version 2 or 3 with SHA-1
+//! ids whose checksum holds, no extension but the cache tree, resolve-undo and the two offset
+//! tables (dropped: they are optional and would be stale), no config that changes what adding
+//! means (case folding, file modes, sparse or split indexes, fsmonitor, untracked cache, other
+//! hash, includes, a global excludes file of its own, `-c` options), only regular files, no
+//! ignored file named explicitly (git add refuses it), no path clashing with a tracked one.
+//! The index is replaced as git does it: `index.lock` created exclusively, renamed over.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use sha1::{Digest, Sha1};
+
+/// git's id of the empty blob, what an intent-to-add entry points at.
+const EMPTY_BLOB: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+/// The on-disk extended flag of an intent-to-add entry.
+const INTENT_TO_ADD: u16 = 0x2000;
+/// The flag saying an entry has a second, extended flags field (version 3 and later).
+const EXTENDED: u16 = 0x4000;
+/// 40 bytes of stat data, a 20-byte id and 16 bits of flags.
+const ENTRY_HEAD: usize = 62;
+
+/// Makes the untracked, not ignored files among `paths` (files and folders relative to `root`,
+/// all existing) known to git's index as intent-to-add entries. `Some(n)`: done, `n` entries
+/// written (0: nothing was new); `None`: not a repository this module writes, nothing changed,
+/// and `git add` must do it.
+pub(crate) fn intend_to_add(root: &Path, paths: &[String]) -> Option<usize> {
+    if ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+    {
+        return None; // `git -c` options of a caller: only git knows
+    }
+    let git_dir = root.join(".git");
+    let env = Env {
+        config: super::remote::config_files(Some(&git_dir)),
+        excludes: global_excludes(),
+    };
+    intend_to_add_in(root, paths, &env)
+}
+
+/// What of the environment matters here: the config files git reads, the global excludes.
+pub(crate) struct Env {
+    pub(crate) config: Vec<PathBuf>,
+    pub(crate) excludes: Option<PathBuf>,
+}
+
+/// [`intend_to_add`] with the environment given.
+pub(crate) fn intend_to_add_in(root: &Path, paths: &[String], env: &Env) -> Option<usize> {
+    let git_dir = root.join(".git");
+    if !git_dir.is_dir() || !plain_config(&env.config) {
+        return None;
+    }
+    let candidates = files_to_add(root, paths, env.excludes.as_deref())?;
+    let lock_path = git_dir.join("index.lock");
+    let mut lock = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o666)
+        .open(&lock_path)
+        .ok()?;
+    let written = write_index(root, &git_dir, &candidates, &mut lock);
+    match written {
+        Some(n) if n > 0 => {
+            drop(lock);
+            fs::rename(&lock_path, git_dir.join("index"))
+                .ok()
+                .or_else(|| {
+                    let _ = fs::remove_file(&lock_path);
+                    None
+                })?;
+            Some(n)
+        }
+        other => {
+            drop(lock);
+            let _ = fs::remove_file(&lock_path);
+            other
+        }
+    }
+}
+
+/// Whether none of the config `files` changes what adding a file means here.
+fn plain_config(files: &[PathBuf]) -> bool {
+    const CHANGES_ADDING: [&str; 11] = [
+        "ignorecase",
+        "precomposeunicode",
+        "splitindex",
+        "sparse",
+        "fsmonitor",
+        "untrackedcache",
+        "skiphash",
+        "objectformat",
+        "excludesfile",
+        "[include",
+        "symlinks",
+    ];
+    files.iter().all(|file| {
+        let Ok(text) = fs::read_to_string(file) else {
+            // Missing is fine; unreadable to us may not be to git.
+            return !file.exists();
+        };
+        let text = text.to_ascii_lowercase();
+        let filemode_off = text
+            .lines()
+            .any(|l| l.contains("filemode") && l.contains("false"));
+        !filemode_off && !CHANGES_ADDING.iter().any(|k| text.contains(k))
+    })
+}
+
+/// The files `git add -A -- PATHS` would add that the index lacks, sorted; `None` when one of
+/// them is not a regular file, or an explicitly named one is ignored.
+fn files_to_add(
+    root: &Path,
+    paths: &[String],
+    excludes: Option<&Path>,
+) -> Option<BTreeSet<String>> {
+    let mut found = BTreeSet::new();
+    for path in paths {
+        let path = path.trim_end_matches('/');
+        let full = root.join(path);
+        let meta = fs::symlink_metadata(&full).ok()?;
+        if meta.is_file() {
+            // Named explicitly: included unless ignored, which git add refuses (let it say so).
+            if ignored(root, path, excludes) {
+                return None;
+            }
+            found.insert(path.to_owned());
+        } else if meta.is_dir() {
+            walk(root, &full, excludes, &mut found)?;
+        } else {
+            return None;
+        }
+    }
+    Some(found)
+}
+
+/// Adds the regular files under `dir` that no ignore rule excludes, as git add walks them.
+fn walk(
+    root: &Path,
+    dir: &Path,
+    excludes: Option<&Path>,
+    found: &mut BTreeSet<String>,
+) -> Option<()> {
+    let mut builder = walker(dir, excludes);
+    builder.follow_links(false);
+    for entry in builder.build() {
+        let entry = entry.ok()?;
+        let kind = entry.file_type()?;
+        if entry.file_name() == ".git" {
+            // A nested repository: git add treats it as a submodule.
+            return None;
+        }
+        if kind.is_dir() {
+            continue;
+        }
+        if !kind.is_file() {
+            return None;
+        }
+        let rel = entry.path().strip_prefix(root).ok()?.to_str()?.to_owned();
+        found.insert(rel);
+    }
+    Some(())
+}
+
+/// Whether `path` (a file relative to `root`) is ignored, by listing its folder as `walk` does.
+fn ignored(root: &Path, path: &str, excludes: Option<&Path>) -> bool {
+    let full = root.join(path);
+    let Some(parent) = full.parent() else {
+        return true;
+    };
+    let mut seen = BTreeSet::new();
+    let mut builder = walker(parent, excludes);
+    builder.max_depth(Some(1));
+    for entry in builder.build().flatten() {
+        seen.insert(entry.into_path());
+    }
+    !seen.contains(&full)
+}
+
+/// A walk of `dir` that skips what git ignores: `.gitignore` files of the folder and its
+/// parents, `.git/info/exclude`, and the global excludes file.
+fn walker(dir: &Path, excludes: Option<&Path>) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(dir);
+    builder
+        .hidden(false)
+        .parents(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .ignore(false)
+        .require_git(true);
+    if let Some(global) = excludes {
+        builder.add_ignore(global);
+    }
+    builder
+}
+
+/// git's default global excludes file, when it exists (a configured one makes
+/// [`plain_config`] refuse).
+fn global_excludes() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    let file = xdg.join("git/ignore");
+    file.is_file().then_some(file)
+}
+
+/// One index entry: its raw bytes and where its name is.
+struct Entry<'a> {
+    raw: std::borrow::Cow<'a, [u8]>,
+    name: &'a [u8],
+    stage: u16,
+}
+
+/// Writes the index with intent-to-add entries for `candidates` the index lacks into `out`.
+/// `Some(0)` when every candidate is already in the index.
+fn write_index(
+    root: &Path,
+    git_dir: &Path,
+    candidates: &BTreeSet<String>,
+    out: &mut fs::File,
+) -> Option<usize> {
+    let bytes = match fs::read(git_dir.join("index")) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => empty_index(),
+        Err(_) => return None,
+    };
+    let (version, mut entries, extensions) = parse(&bytes)?;
+    let names: BTreeSet<&[u8]> = entries.iter().map(|e| e.name).collect();
+    let new: Vec<&String> = candidates
+        .iter()
+        .filter(|c| !names.contains(c.as_bytes()))
+        .collect();
+    if new.is_empty() {
+        return Some(0);
+    }
+    if entries.iter().any(|e| e.stage != 0) {
+        return None; // a merge in progress: git add knows what to do
+    }
+    let owned: Vec<(Vec<u8>, &String)> = new
+        .iter()
+        .map(|path| Some((intent_entry(&root.join(path), path)?, *path)))
+        .collect::<Option<_>>()?;
+    for (raw, path) in &owned {
+        if clashes(&names, path.as_bytes()) {
+            return None;
+        }
+        let name_at = ENTRY_HEAD + 2;
+        entries.push(Entry {
+            raw: std::borrow::Cow::Borrowed(raw),
+            name: &raw[name_at..name_at + path.len()],
+            stage: 0,
+        });
+    }
+    entries.sort_by(|a, b| a.name.cmp(b.name).then(a.stage.cmp(&b.stage)));
+    ensure_empty_blob(git_dir)?;
+    let mut body = Vec::with_capacity(bytes.len() + owned.len() * 128);
+    body.extend_from_slice(b"DIRC");
+    body.extend_from_slice(&version.max(3).to_be_bytes());
+    body.extend_from_slice(&u32::try_from(entries.len()).ok()?.to_be_bytes());
+    for entry in &entries {
+        body.extend_from_slice(&entry.raw);
+    }
+    let added: Vec<&[u8]> = owned.iter().map(|(_, p)| p.as_bytes()).collect();
+    for (sig, data) in extensions {
+        let data = match &sig {
+            b"TREE" => super::cache_tree::invalidate(data, &added)?,
+            b"REUC" => data.to_vec(),
+            // Offsets into the old file: optional, and stale now.
+            b"EOIE" | b"IEOT" => continue,
+            _ => return None,
+        };
+        body.extend_from_slice(&sig);
+        body.extend_from_slice(&u32::try_from(data.len()).ok()?.to_be_bytes());
+        body.extend_from_slice(&data);
+    }
+    let sum = Sha1::digest(&body);
+    out.write_all(&body).ok()?;
+    // Not synced, as git does not sync its index by default: the commit rewrites it at once.
+    out.write_all(&sum).ok()?;
+    Some(owned.len())
+}
+
+/// The bytes of an index without entries.
+fn empty_index() -> Vec<u8> {
+    let mut body = b"DIRC\0\0\0\x02\0\0\0\0".to_vec();
+    let sum = Sha1::digest(&body);
+    body.extend_from_slice(&sum);
+    body
+}
+
+/// An index's version, entries and extensions; `None` unless it is version 2 or 3 with SHA-1
+/// ids and an intact checksum.
+#[allow(clippy::type_complexity)]
+fn parse(bytes: &[u8]) -> Option<(u32, Vec<Entry<'_>>, Vec<([u8; 4], &[u8])>)> {
+    if bytes.len() < 32 || &bytes[..4] != b"DIRC" {
+        return None;
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - 20);
+    if Sha1::digest(body).as_slice() != sum {
+        return None;
+    }
+    let version = u32::from_be_bytes(body[4..8].try_into().ok()?);
+    if !matches!(version, 2 | 3) {
+        return None;
+    }
+    let count = usize::try_from(u32::from_be_bytes(body[8..12].try_into().ok()?)).ok()?;
+    let mut entries = Vec::with_capacity(count + 8);
+    let mut at = 12;
+    for _ in 0..count {
+        let flags = u16::from_be_bytes(body.get(at + 60..at + ENTRY_HEAD)?.try_into().ok()?);
+        let extended = flags & EXTENDED != 0;
+        if extended && version < 3 {
+            return None;
+        }
+        let name_at = at + ENTRY_HEAD + if extended { 2 } else { 0 };
+        let len = body.get(name_at..)?.iter().position(|b| *b == 0)?;
+        if usize::from(flags & 0x0fff) != len.min(0x0fff) {
+            return None;
+        }
+        let size = (name_at - at + len + 8) & !7;
+        entries.push(Entry {
+            raw: std::borrow::Cow::Borrowed(body.get(at..at + size)?),
+            name: &body[name_at..name_at + len],
+            stage: (flags >> 12) & 3,
+        });
+        at += size;
+    }
+    let mut extensions = Vec::new();
+    while at < body.len() {
+        let sig: [u8; 4] = body.get(at..at + 4)?.try_into().ok()?;
+        let len = usize::try_from(u32::from_be_bytes(
+            body.get(at + 4..at + 8)?.try_into().ok()?,
+        ))
+        .ok()?;
+        extensions.push((sig, body.get(at + 8..at + 8 + len)?));
+        at += 8 + len;
+    }
+    Some((version, entries, extensions))
+}
+
+/// Whether adding `path` would put a file where the index has a folder, or under a file.
+fn clashes(names: &BTreeSet<&[u8]>, path: &[u8]) -> bool {
+    let under_a_file = path
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'/')
+        .any(|(i, _)| names.contains(&path[..i]));
+    let mut folder = path.to_vec();
+    folder.push(b'/');
+    let over_a_folder = names
+        .range::<[u8], _>((
+            std::ops::Bound::Included(folder.as_slice()),
+            std::ops::Bound::Unbounded,
+        ))
+        .next()
+        .is_some_and(|n| n.starts_with(&folder));
+    under_a_file || over_a_folder
+}
+
+/// The on-disk entry `git add -N` writes for the file at `full` named `name`: its stat data,
+/// the empty blob's id, and the intent-to-add flag (version 3).
+fn intent_entry(full: &Path, name: &str) -> Option<Vec<u8>> {
+    let meta = fs::symlink_metadata(full).ok()?;
+    if !meta.is_file() || name.len() >= 0x0fff || name.contains('\0') {
+        return None;
+    }
+    let u32_of = |v: i64| (v as u64 & 0xffff_ffff) as u32;
+    let mode: u32 = if meta.mode() & 0o111 != 0 {
+        0o100755
+    } else {
+        0o100644
+    };
+    let mut raw = Vec::with_capacity(ENTRY_HEAD + 2 + name.len() + 8);
+    for v in [
+        u32_of(meta.ctime()),
+        u32_of(meta.ctime_nsec()),
+        u32_of(meta.mtime()),
+        u32_of(meta.mtime_nsec()),
+        meta.dev() as u32,
+        meta.ino() as u32,
+        mode,
+        meta.uid(),
+        meta.gid(),
+        meta.size() as u32,
+    ] {
+        raw.extend_from_slice(&v.to_be_bytes());
+    }
+    raw.extend_from_slice(&hex(EMPTY_BLOB)?);
+    let flags = EXTENDED | u16::try_from(name.len()).ok()?;
+    raw.extend_from_slice(&flags.to_be_bytes());
+    raw.extend_from_slice(&INTENT_TO_ADD.to_be_bytes());
+    raw.extend_from_slice(name.as_bytes());
+    let size = (raw.len() + 8) & !7;
+    raw.resize(size, 0);
+    Some(raw)
+}
+
+fn hex(s: &str) -> Option<Vec<u8>> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Writes the empty blob to the object store when it is not there loose (`git add -N` does).
+fn ensure_empty_blob(git_dir: &Path) -> Option<()> {
+    let dir = git_dir.join("objects").join(&EMPTY_BLOB[..2]);
+    let path = dir.join(&EMPTY_BLOB[2..]);
+    if path.exists() {
+        return Some(());
+    }
+    fs::create_dir_all(&dir).ok()?;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(b"blob 0\0").ok()?;
+    let data = z.finish().ok()?;
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir).ok()?;
+    tmp.write_all(&data).ok()?;
+    let mut perms = tmp.as_file().metadata().ok()?.permissions();
+    perms.set_readonly(true);
+    tmp.as_file().set_permissions(perms).ok()?;
+    // Another process writing the same object at once is as good as this one.
+    match tmp.persist_noclobber(&path) {
+        Ok(_) => Some(()),
+        Err(_) => path.exists().then_some(()),
+    }
+}
+
+#[cfg(test)]
+#[path = "stage_tests.rs"]
+mod tests;
