@@ -38,6 +38,31 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
+/// A write-ahead log smaller than this is left for the next process when the store closes,
+/// instead of being copied into the database then (SQLite's default): that copy syncs the log
+/// and the database to disk, two `fsync`s that were a real part of a short run's time. Nothing
+/// is less safe for it: a commit in `synchronous=NORMAL` survives a killed process from the log
+/// alone. The next process to open the database reads the log once to index it, which costs
+/// less than the syncs at this size (measured: a brief → issue run 1.8 ms faster, median of
+/// 25). The log is copied once it grows past this, SQLite's own threshold (1,000 pages of
+/// 4 KiB, checked at each commit), so it stays a few MiB on disk: a brief → issue run adds
+/// some 0.7 MiB, so about one run in five pays for the copy.
+const KEEP_WAL_BELOW: u64 = 4 << 20;
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        let mut wal = self.path.as_os_str().to_owned();
+        wal.push("-wal");
+        if fs::metadata(&wal).is_ok_and(|m| m.len() < KEEP_WAL_BELOW) {
+            // A failure only means SQLite checkpoints as it always did.
+            let _ = self.conn().set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                true,
+            );
+        }
+    }
+}
+
 impl SqliteStore {
     /// Opens the database at `path`, creating it (and its directory) if missing and migrating
     /// it to the current schema. Run lock files go to `locks/` next to it.

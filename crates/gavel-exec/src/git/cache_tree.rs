@@ -42,6 +42,14 @@ pub(crate) fn invalidate(data: &[u8], paths: &[&[u8]]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The root tree's id (hex) when the cache tree knows it (the root entry is valid).
+pub(crate) fn root(data: &[u8]) -> Option<String> {
+    let mut at = 0;
+    let root = read(data, &mut at)?;
+    let (_, id) = root.valid?;
+    Some(id.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 fn read(data: &[u8], at: &mut usize) -> Option<Node> {
     let nul = data.get(*at..)?.iter().position(|b| *b == 0)?;
     let name = data[*at..*at + nul].to_vec();

@@ -92,53 +92,56 @@ impl Git {
         // A first attempt makes its new files known to git in-process (intent-to-add entries,
         // which the commit fills from the work tree); anything that module does not write
         // itself, and every replay, runs `git add`.
-        let staged = existing > 0
-            && matches!(prior, PriorAttempt::None)
-            && super::stage::intend_to_add(&self.root, &specs[..existing]).is_some();
-        if existing > 0 && !staged {
+        let staged = if existing > 0 && matches!(prior, PriorAttempt::None) {
+            super::stage::intend_to_add(&self.root, &specs[..existing])
+        } else {
+            None
+        };
+        if existing > 0 && staged.is_none() {
             let mut add = vec!["add", "-A", "--"];
             add.extend(specs[..existing].iter().map(String::as_str));
             self.run(&add)?;
         }
         let full = format!("{message}\n\nGavel-Step: {key}\n");
-        let mut commit = vec!["commit", "-m", &full, "--"];
+        // `--only` (git's default with paths) commits the paths from a temporary index, leaving
+        // what else the person staged alone. When nothing else is staged (the index was HEAD's
+        // tree), `--include` commits the same tree from the index itself, with less work.
+        let mut commit = Vec::new();
+        // git's automatic maintenance after the commit is a second process; skipped when git's
+        // own check, made here, says it would do nothing (see `maintenance`).
+        let git_dir = self.root.join(".git");
+        if git_dir.is_dir()
+            && !super::maintenance::may_be_due(
+                &git_dir,
+                &super::remote::config_files(Some(&git_dir)),
+            )
+        {
+            commit.extend(["-c", "maintenance.auto=false"]);
+        }
+        commit.extend(["commit", "--quiet", "-m", &full]);
+        if staged.is_some_and(|s| s.index_was_head) {
+            commit.push("--include");
+        }
+        commit.push("--");
         commit.extend(specs.iter().map(String::as_str));
-        let summary = self.run(&commit)?;
-        if let Some(sha) = self.new_head(&summary) {
+        self.run(&commit)?;
+        if let Some(sha) = self.new_commit(key) {
             return Ok(sha);
         }
         Ok(self.run(&["rev-parse", "HEAD"])?.trim().to_owned())
     }
 
-    /// The full id of the commit `git commit` just made, read from the branch's ref file and
-    /// checked against the abbreviated id in its summary line (`[main 1a2b3c4] ...`), without
-    /// another git process. `None` (ask git instead) unless everything is plainly as expected:
-    /// a `.git` folder, `HEAD` naming a loose ref or holding an id, and the ids agreeing. (git
-    /// runs with the scrubbed environment, so a `GIT_DIR` of gavel's own cannot have sent the
-    /// commit elsewhere.)
-    pub(super) fn new_head(&self, summary: &str) -> Option<String> {
-        let first = summary.lines().next()?;
-        let inside = first.strip_prefix('[')?.split(']').next()?;
-        let abbrev = inside.rsplit(' ').next()?;
-        if abbrev.len() < 4 || !abbrev.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
-        }
+    /// The full id of the commit `git commit` just made: the one `HEAD` names, read from the
+    /// branch's ref file, if it is a loose commit carrying this step's trailer. `None` (ask git
+    /// instead) unless everything is plainly as expected. (git runs with the scrubbed
+    /// environment, so a `GIT_DIR` of gavel's own cannot have sent the commit elsewhere.)
+    pub(super) fn new_commit(&self, key: &str) -> Option<String> {
         let git_dir = self.root.join(".git");
         if !git_dir.is_dir() {
             return None;
         }
-        let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
-        let head = head.trim();
-        let id = match head.strip_prefix("ref: ") {
-            Some(name) if name.starts_with("refs/") && !name.contains("..") => {
-                std::fs::read_to_string(git_dir.join(name)).ok()?
-            }
-            Some(_) => return None,
-            None => head.to_owned(),
-        };
-        let id = id.trim();
-        let full = matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit());
-        (full && id.starts_with(abbrev)).then(|| id.to_owned())
+        let id = super::objects::head_id(&git_dir)?;
+        super::objects::commit_has_line(&git_dir, &id, &format!("Gavel-Step: {key}"))?.then_some(id)
     }
 
     /// An exclusive lock on `gavel.lock` in the common git folder, held while gavel stages and

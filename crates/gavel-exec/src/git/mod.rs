@@ -23,6 +23,8 @@ mod cache_tree;
 mod child;
 mod commit;
 mod index;
+mod maintenance;
+mod objects;
 mod remote;
 mod snapshot;
 mod stage;

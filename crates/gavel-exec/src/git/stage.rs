@@ -35,11 +35,21 @@ const EXTENDED: u16 = 0x4000;
 /// 40 bytes of stat data, a 20-byte id and 16 bits of flags.
 const ENTRY_HEAD: usize = 62;
 
+/// What [`intend_to_add`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Staged {
+    /// How many intent-to-add entries it wrote (0: nothing was new).
+    pub(crate) added: usize,
+    /// Whether the index held exactly `HEAD`'s tree before (its cache tree's root is valid and
+    /// is that tree): nothing else is staged, so committing the whole index after adding the
+    /// paths (`git commit --include`) commits exactly those paths.
+    pub(crate) index_was_head: bool,
+}
+
 /// Makes the untracked, not ignored files among `paths` (files and folders relative to `root`,
-/// all existing) known to git's index as intent-to-add entries. `Some(n)`: done, `n` entries
-/// written (0: nothing was new); `None`: not a repository this module writes, nothing changed,
-/// and `git add` must do it.
-pub(crate) fn intend_to_add(root: &Path, paths: &[String]) -> Option<usize> {
+/// all existing) known to git's index as intent-to-add entries. `None`: not a repository this
+/// module writes, nothing changed, and `git add` must do it.
+pub(crate) fn intend_to_add(root: &Path, paths: &[String]) -> Option<Staged> {
     if ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"]
         .iter()
         .any(|v| std::env::var_os(v).is_some())
@@ -61,7 +71,7 @@ pub(crate) struct Env {
 }
 
 /// [`intend_to_add`] with the environment given.
-pub(crate) fn intend_to_add_in(root: &Path, paths: &[String], env: &Env) -> Option<usize> {
+pub(crate) fn intend_to_add_in(root: &Path, paths: &[String], env: &Env) -> Option<Staged> {
     let git_dir = root.join(".git");
     if !git_dir.is_dir() || !plain_config(&env.config) {
         return None;
@@ -76,15 +86,13 @@ pub(crate) fn intend_to_add_in(root: &Path, paths: &[String], env: &Env) -> Opti
         .ok()?;
     let written = write_index(root, &git_dir, &candidates, &mut lock);
     match written {
-        Some(n) if n > 0 => {
+        Some(staged) if staged.added > 0 => {
             drop(lock);
-            fs::rename(&lock_path, git_dir.join("index"))
-                .ok()
-                .or_else(|| {
-                    let _ = fs::remove_file(&lock_path);
-                    None
-                })?;
-            Some(n)
+            if fs::rename(&lock_path, git_dir.join("index")).is_err() {
+                let _ = fs::remove_file(&lock_path);
+                return None;
+            }
+            Some(staged)
         }
         other => {
             drop(lock);
@@ -227,27 +235,38 @@ struct Entry<'a> {
     stage: u16,
 }
 
-/// Writes the index with intent-to-add entries for `candidates` the index lacks into `out`.
-/// `Some(0)` when every candidate is already in the index.
+/// Writes the index with intent-to-add entries for `candidates` the index lacks into `out`
+/// (nothing when every candidate is already in the index: `added` 0).
 fn write_index(
     root: &Path,
     git_dir: &Path,
     candidates: &BTreeSet<String>,
     out: &mut fs::File,
-) -> Option<usize> {
+) -> Option<Staged> {
     let bytes = match fs::read(git_dir.join("index")) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => empty_index(),
         Err(_) => return None,
     };
     let (version, mut entries, extensions) = parse(&bytes)?;
+    let index_was_head = extensions.iter().any(|(sig, data)| {
+        sig == b"TREE"
+            && super::cache_tree::root(data).is_some_and(|tree| {
+                super::objects::head_id(git_dir)
+                    .and_then(|head| super::objects::commit_tree(git_dir, &head))
+                    .is_some_and(|head_tree| head_tree == tree)
+            })
+    });
     let names: BTreeSet<&[u8]> = entries.iter().map(|e| e.name).collect();
     let new: Vec<&String> = candidates
         .iter()
         .filter(|c| !names.contains(c.as_bytes()))
         .collect();
     if new.is_empty() {
-        return Some(0);
+        return Some(Staged {
+            added: 0,
+            index_was_head,
+        });
     }
     if entries.iter().any(|e| e.stage != 0) {
         return None; // a merge in progress: git add knows what to do
@@ -293,7 +312,10 @@ fn write_index(
     out.write_all(&body).ok()?;
     // Not synced, as git does not sync its index by default: the commit rewrites it at once.
     out.write_all(&sum).ok()?;
-    Some(owned.len())
+    Some(Staged {
+        added: owned.len(),
+        index_was_head,
+    })
 }
 
 /// The bytes of an index without entries.

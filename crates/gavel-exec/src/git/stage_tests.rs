@@ -120,7 +120,10 @@ fn a_commit_after_intent_to_add_is_the_commit_git_add_makes() {
     let paths: Vec<String> = PATHS.iter().map(|p| (*p).to_owned()).collect();
     // The lineage's 001, 002, keep.log and run.sh, the new issue and the moved idea: not the
     // three ignored files.
-    assert_eq!(intend_to_add_in(root, &paths, &env_of(root)), Some(6));
+    assert_eq!(
+        intend_to_add_in(root, &paths, &env_of(root)).map(|s| (s.added, s.index_was_head)),
+        Some((6, true))
+    );
     // Known to git now, content still to come (what `git add -N` leaves).
     let known = git(root, &["ls-files", "--stage", "ideas/done/1-dark-mode.md"]);
     assert!(
@@ -163,7 +166,10 @@ fn nothing_new_changes_nothing() {
     let root = dir.path();
     let before = fs::read(root.join(".git/index")).expect("index");
     let tracked = vec!["docs/issues/labels.txt".to_owned()];
-    assert_eq!(intend_to_add_in(root, &tracked, &env_of(root)), Some(0));
+    assert_eq!(
+        intend_to_add_in(root, &tracked, &env_of(root)).map(|s| s.added),
+        Some(0)
+    );
     assert_eq!(fs::read(root.join(".git/index")).expect("index"), before);
 }
 
@@ -222,9 +228,41 @@ fn a_repository_without_an_index_or_commits_gets_one() {
     write(root, "docs/a.md", "a\n");
     write(root, "b.md", "b\n");
     let paths = vec!["docs".to_owned(), "b.md".to_owned()];
-    assert_eq!(intend_to_add_in(root, &paths, &env_of(root)), Some(2));
+    assert_eq!(
+        intend_to_add_in(root, &paths, &env_of(root)),
+        Some(Staged {
+            added: 2,
+            index_was_head: false
+        })
+    );
     git(root, &["commit", "-q", "-m", "first", "--", "docs", "b.md"]);
     assert_eq!(git(root, &["ls-files"]), "b.md\ndocs/a.md\n");
     assert_eq!(git(root, &["status", "--porcelain"]), "");
+    git(root, &["fsck", "--strict"]);
+}
+
+#[test]
+fn commit_paths_with_nothing_else_staged_makes_the_commit_git_add_makes() {
+    let (with_git, in_process) = (repo(), repo());
+    let mut add = vec!["add", "-A", "--"];
+    add.extend(PATHS);
+    git(with_git.path(), &add);
+    let expected_tree = {
+        commit(with_git.path());
+        git(with_git.path(), &["rev-parse", "HEAD^{tree}"])
+    };
+    let root = in_process.path();
+    let mut paths: Vec<PathBuf> = PATHS.iter().map(PathBuf::from).collect();
+    paths.push(PathBuf::from("ideas/active/dark-mode.md"));
+    let repo = super::super::Git::at(root);
+    let id = repo
+        .commit_paths(&paths, "file", "k1", super::super::PriorAttempt::None)
+        .expect("commit");
+    assert_eq!(id, git(root, &["rev-parse", "HEAD"]).trim());
+    assert_eq!(git(root, &["rev-parse", "HEAD^{tree}"]), expected_tree);
+    assert_eq!(
+        git(root, &["status", "--porcelain", "--ignored"]),
+        git(with_git.path(), &["status", "--porcelain", "--ignored"])
+    );
     git(root, &["fsck", "--strict"]);
 }
