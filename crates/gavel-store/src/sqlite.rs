@@ -43,11 +43,10 @@ impl std::fmt::Debug for SqliteStore {
 /// and the database to disk, two `fsync`s that were a real part of a short run's time. Nothing
 /// is less safe for it: a commit in `synchronous=NORMAL` survives a killed process from the log
 /// alone. The next process to open the database reads the log once to index it, which costs
-/// less than the syncs at this size (measured: a brief → issue run 1.8 ms faster, median of
-/// 25). The log is copied once it grows past this, SQLite's own threshold (1,000 pages of
-/// 4 KiB, checked at each commit), so it stays a few MiB on disk: a brief → issue run adds
-/// some 0.7 MiB, so about one run in five pays for the copy.
-const KEEP_WAL_BELOW: u64 = 4 << 20;
+/// less than the syncs at this size. A larger log is copied at close as before, so the files
+/// on disk stay at most this much larger than the database itself (a brief → issue run adds
+/// some 0.7 MiB: every other run pays for the copy).
+const KEEP_WAL_BELOW: u64 = 1 << 20;
 
 impl Drop for SqliteStore {
     fn drop(&mut self) {
