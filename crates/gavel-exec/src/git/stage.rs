@@ -131,25 +131,28 @@ fn plain_config(files: &[PathBuf]) -> bool {
 }
 
 /// The files `git add -A -- PATHS` would add that the index lacks, sorted; `None` when one of
-/// them is not a regular file, or an explicitly named one is ignored.
+/// them is not a regular file, an explicitly named one is ignored (git add refuses it: let it
+/// say so), or an ignore file cannot be read.
 fn files_to_add(
     root: &Path,
     paths: &[String],
     excludes: Option<&Path>,
 ) -> Option<BTreeSet<String>> {
+    let mut rules = super::ignore_rules::Rules::new(root, excludes)?;
     let mut found = BTreeSet::new();
     for path in paths {
         let path = path.trim_end_matches('/');
         let full = root.join(path);
         let meta = fs::symlink_metadata(&full).ok()?;
         if meta.is_file() {
-            // Named explicitly: included unless ignored, which git add refuses (let it say so).
-            if ignored(root, path, excludes) {
+            if rules.ignored(&full, false)? {
                 return None;
             }
             found.insert(path.to_owned());
         } else if meta.is_dir() {
-            walk(root, &full, excludes, &mut found)?;
+            if !rules.ignored(&full, true)? {
+                walk(root, &full, &mut rules, &mut found)?;
+            }
         } else {
             return None;
         }
@@ -157,65 +160,33 @@ fn files_to_add(
     Some(found)
 }
 
-/// Adds the regular files under `dir` that no ignore rule excludes, as git add walks them.
+/// Adds the regular files under `dir` (not ignored itself) that git add would, skipping
+/// ignored ones and the insides of ignored folders.
 fn walk(
     root: &Path,
     dir: &Path,
-    excludes: Option<&Path>,
+    rules: &mut super::ignore_rules::Rules,
     found: &mut BTreeSet<String>,
 ) -> Option<()> {
-    let mut builder = walker(dir, excludes);
-    builder.follow_links(false);
-    for entry in builder.build() {
+    for entry in fs::read_dir(dir).ok()? {
         let entry = entry.ok()?;
-        let kind = entry.file_type()?;
+        let kind = entry.file_type().ok()?;
+        let path = entry.path();
         if entry.file_name() == ".git" {
-            // A nested repository: git add treats it as a submodule.
-            return None;
+            return None; // a nested repository: git add makes it a submodule
         }
-        if kind.is_dir() {
+        if rules.ignored(&path, kind.is_dir())? {
             continue;
         }
-        if !kind.is_file() {
+        if kind.is_dir() {
+            walk(root, &path, rules, found)?;
+        } else if kind.is_file() {
+            found.insert(path.strip_prefix(root).ok()?.to_str()?.to_owned());
+        } else {
             return None;
         }
-        let rel = entry.path().strip_prefix(root).ok()?.to_str()?.to_owned();
-        found.insert(rel);
     }
     Some(())
-}
-
-/// Whether `path` (a file relative to `root`) is ignored, by listing its folder as `walk` does.
-fn ignored(root: &Path, path: &str, excludes: Option<&Path>) -> bool {
-    let full = root.join(path);
-    let Some(parent) = full.parent() else {
-        return true;
-    };
-    let mut seen = BTreeSet::new();
-    let mut builder = walker(parent, excludes);
-    builder.max_depth(Some(1));
-    for entry in builder.build().flatten() {
-        seen.insert(entry.into_path());
-    }
-    !seen.contains(&full)
-}
-
-/// A walk of `dir` that skips what git ignores: `.gitignore` files of the folder and its
-/// parents, `.git/info/exclude`, and the global excludes file.
-fn walker(dir: &Path, excludes: Option<&Path>) -> ignore::WalkBuilder {
-    let mut builder = ignore::WalkBuilder::new(dir);
-    builder
-        .hidden(false)
-        .parents(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .ignore(false)
-        .require_git(true);
-    if let Some(global) = excludes {
-        builder.add_ignore(global);
-    }
-    builder
 }
 
 /// git's default global excludes file, when it exists (a configured one makes

@@ -183,8 +183,12 @@ fn what_this_module_does_not_write_is_left_to_git_add() {
         let paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
         intend_to_add_in(root, &paths, &env_of(root))
     };
-    // An ignored file named explicitly: git add refuses it, and says so.
+    // An ignored file named explicitly: git add refuses it, and says so. Also one a deeper
+    // rule re-includes inside an ignored folder (git never looks inside that folder).
     assert_eq!(ask(&["docs/lineage/done/1-dark-mode/run.log"]), None);
+    write(root, "docs/lineage/.gitignore", "!secret/key.md\n");
+    assert_eq!(ask(&["docs/lineage/done/1-dark-mode/secret/key.md"]), None);
+    fs::remove_file(root.join("docs/lineage/.gitignore")).expect("rm");
     // A symbolic link.
     std::os::unix::fs::symlink(
         "002-draft.md",
