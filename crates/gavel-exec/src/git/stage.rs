@@ -11,11 +11,12 @@
 //!
 //! It writes only what it fully understands, and answers `None` otherwise so the caller runs
 //! `git add`: a `.git` folder (not a linked worktree), an index of version 2 or 3 with SHA-1
-//! ids whose checksum holds, no extension but the cache tree, resolve-undo and the two offset
-//! tables (dropped: they are optional and would be stale), no config that changes what adding
-//! means (case folding, file modes, sparse or split indexes, fsmonitor, untracked cache, other
-//! hash, includes, a global excludes file of its own, `-c` options), only regular files, no
-//! ignored file named explicitly (git add refuses it), no path clashing with a tracked one.
+//! ids (its checksum not checked on reading, as git does not), no extension but the cache
+//! tree, resolve-undo and the two offset tables (dropped: they are optional and would be
+//! stale), no config that changes what adding means (case folding, file modes, sparse or
+//! split indexes, fsmonitor, untracked cache, other hash, includes, a global excludes file of
+//! its own, `-c` options), only regular files, no ignored file named explicitly (git add
+//! refuses it), no path clashing with a tracked one.
 //! The index is replaced as git does it: `index.lock` created exclusively, renamed over.
 
 use std::collections::BTreeSet;
@@ -228,10 +229,11 @@ fn write_index(
                     .is_some_and(|head_tree| head_tree == tree)
             })
     });
-    let names: BTreeSet<&[u8]> = entries.iter().map(|e| e.name).collect();
+    // The index is sorted by name (git keeps it so): look names up by binary search.
+    let names: Vec<&[u8]> = entries.iter().map(|e| e.name).collect();
     let new: Vec<&String> = candidates
         .iter()
-        .filter(|c| !names.contains(c.as_bytes()))
+        .filter(|c| names.binary_search(&c.as_bytes()).is_err())
         .collect();
     if new.is_empty() {
         return Some(Staged {
@@ -246,18 +248,34 @@ fn write_index(
         .iter()
         .map(|path| Some((intent_entry(&root.join(path), path)?, *path)))
         .collect::<Option<_>>()?;
-    for (raw, path) in &owned {
-        if clashes(&names, path.as_bytes()) {
-            return None;
-        }
-        let name_at = ENTRY_HEAD + 2;
-        entries.push(Entry {
-            raw: std::borrow::Cow::Borrowed(raw),
-            name: &raw[name_at..name_at + path.len()],
-            stage: 0,
-        });
+    if owned
+        .iter()
+        .any(|(_, path)| clashes(&names, path.as_bytes()))
+    {
+        return None;
     }
-    entries.sort_by(|a, b| a.name.cmp(b.name).then(a.stage.cmp(&b.stage)));
+    if names.windows(2).any(|w| w[0] >= w[1]) {
+        return None; // not sorted as git writes it: let git read it
+    }
+    // Both lists are sorted (the candidates are a BTreeSet): merge them.
+    let name_at = ENTRY_HEAD + 2;
+    let mut added_entries = owned.iter().map(|(raw, path)| Entry {
+        raw: std::borrow::Cow::Borrowed(raw.as_slice()),
+        name: &raw[name_at..name_at + path.len()],
+        stage: 0,
+    });
+    let mut merged = Vec::with_capacity(entries.len() + owned.len());
+    let mut next_new = added_entries.next();
+    for entry in entries.drain(..) {
+        while let Some(new_entry) = next_new.take_if(|n| n.name < entry.name) {
+            merged.push(new_entry);
+            next_new = added_entries.next();
+        }
+        merged.push(entry);
+    }
+    merged.extend(next_new);
+    merged.extend(added_entries);
+    let entries = merged;
     ensure_empty_blob(git_dir)?;
     let mut body = Vec::with_capacity(bytes.len() + owned.len() * 128);
     body.extend_from_slice(b"DIRC");
@@ -298,16 +316,15 @@ fn empty_index() -> Vec<u8> {
 }
 
 /// An index's version, entries and extensions; `None` unless it is version 2 or 3 with SHA-1
-/// ids and an intact checksum.
+/// ids.
 #[allow(clippy::type_complexity)]
 fn parse(bytes: &[u8]) -> Option<(u32, Vec<Entry<'_>>, Vec<([u8; 4], &[u8])>)> {
     if bytes.len() < 32 || &bytes[..4] != b"DIRC" {
         return None;
     }
-    let (body, sum) = bytes.split_at(bytes.len() - 20);
-    if Sha1::digest(body).as_slice() != sum {
-        return None;
-    }
+    // Like git, which does not check an index's checksum when it reads it (only `git fsck`
+    // does): it costs a hash of the whole file, and the commit that follows reads it anyway.
+    let (body, _sum) = bytes.split_at(bytes.len() - 20);
     let version = u32::from_be_bytes(body[4..8].try_into().ok()?);
     if !matches!(version, 2 | 3) {
         return None;
@@ -348,21 +365,16 @@ fn parse(bytes: &[u8]) -> Option<(u32, Vec<Entry<'_>>, Vec<([u8; 4], &[u8])>)> {
 }
 
 /// Whether adding `path` would put a file where the index has a folder, or under a file.
-fn clashes(names: &BTreeSet<&[u8]>, path: &[u8]) -> bool {
+fn clashes(names: &[&[u8]], path: &[u8]) -> bool {
     let under_a_file = path
         .iter()
         .enumerate()
         .filter(|(_, b)| **b == b'/')
-        .any(|(i, _)| names.contains(&path[..i]));
+        .any(|(i, _)| names.binary_search(&&path[..i]).is_ok());
     let mut folder = path.to_vec();
     folder.push(b'/');
-    let over_a_folder = names
-        .range::<[u8], _>((
-            std::ops::Bound::Included(folder.as_slice()),
-            std::ops::Bound::Unbounded,
-        ))
-        .next()
-        .is_some_and(|n| n.starts_with(&folder));
+    let first = names.partition_point(|n| *n < folder.as_slice());
+    let over_a_folder = names.get(first).is_some_and(|n| n.starts_with(&folder));
     under_a_file || over_a_folder
 }
 
