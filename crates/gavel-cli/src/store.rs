@@ -10,10 +10,10 @@ use crate::error::CliError;
 use crate::settings::Settings;
 use crate::settings::storage::{Backend, project_from_remote};
 
-/// An open store of either kind.
+/// An open store of either kind (boxed: the stores are a few hundred bytes each).
 #[derive(Debug)]
 pub enum AnyStore {
-    Sqlite(SqliteStore),
+    Sqlite(Box<SqliteStore>),
     Postgres(Box<PgStore>),
 }
 
@@ -25,7 +25,7 @@ impl std::ops::Deref for AnyStore {
 
     fn deref(&self) -> &Self::Target {
         match self {
-            Self::Sqlite(s) => s,
+            Self::Sqlite(s) => s.as_ref(),
             Self::Postgres(s) => s.as_ref(),
         }
     }
@@ -45,7 +45,7 @@ impl AnyStore {
                 if settings.fsync {
                     store.sync_every_commit()?;
                 }
-                Ok(Some(Self::Sqlite(store)))
+                Ok(Some(Self::Sqlite(Box::new(store))))
             }
             Backend::Postgres {
                 url,
@@ -142,9 +142,8 @@ impl AnyStore {
                     gavel_store::redact_url(target)
                 )));
             }
-            return Ok(Self::Sqlite(SqliteStore::open(&crate::context::absolute(
-                std::path::Path::new(target),
-            ))?));
+            let path = crate::context::absolute(std::path::Path::new(target));
+            return Ok(Self::Sqlite(Box::new(SqliteStore::open(&path)?)));
         }
         let project = match &settings.project {
             Some(p) => p.clone(),

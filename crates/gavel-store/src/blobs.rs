@@ -50,7 +50,13 @@ pub(crate) trait BlobTable {
     fn row(&self, hash: &ContentHash) -> Result<Option<(Vec<u8>, i64)>, StoreError>;
     /// Blob `hash`'s delta depth.
     fn depth(&self, hash: &ContentHash) -> Result<Option<i64>, StoreError>;
-    /// Adds the row of blob `hash` (it has none yet).
+    /// Whether [`Self::has`] is cheap (an in-process look-up). When it is not (a round trip to
+    /// a server), the codec skips it: [`Self::put`] must then accept a blob that already has a
+    /// row, keeping the row as it is.
+    fn has_is_cheap(&self) -> bool {
+        true
+    }
+    /// Adds the row of blob `hash` (it has none yet, unless `has_is_cheap` is false).
     fn put(
         &self,
         hash: &ContentHash,
@@ -103,7 +109,16 @@ type Encoded = (Vec<u8>, i64, i64, usize);
 #[derive(Default)]
 pub(crate) struct Blobs {
     cache: Mutex<Vec<(ContentHash, Arc<[u8]>)>>,
+    /// Blobs whose rows a committed transaction of this process wrote, with their depths: rows
+    /// are never deleted, so they need no look-up (a server's round trip) again. Kept only for
+    /// tables whose look-ups are not cheap.
+    known: Mutex<std::collections::HashMap<ContentHash, i64>>,
+    /// The rows the current transaction wrote, known once it commits ([`Self::committed`]).
+    pending: Mutex<Vec<(ContentHash, i64)>>,
 }
+
+/// How many committed blobs [`Blobs`] remembers before it starts again.
+const KNOWN_ENTRIES: usize = 4096;
 
 impl Blobs {
     /// Stores `bytes` (idempotent), as a delta against `bases` when that pays off.
@@ -114,12 +129,39 @@ impl Blobs {
         bases: &[ContentHash],
     ) -> Result<ContentHash, StoreError> {
         let hash = ContentHash::of(bytes);
-        if !conn.has(&hash)? {
+        if conn.has_is_cheap() {
+            if !conn.has(&hash)? {
+                let (data, codec, depth) = self.encode(conn, bytes, bases)?;
+                conn.put(&hash, &data, codec, depth)?;
+            }
+        } else if self.known_depth(&hash).is_none() {
+            // One round trip: the row is added unless it exists (then it is kept as it is).
             let (data, codec, depth) = self.encode(conn, bytes, bases)?;
             conn.put(&hash, &data, codec, depth)?;
+            lock(&self.pending).push((hash.clone(), depth));
         }
         self.remember(&hash, Arc::from(bytes));
         Ok(hash)
+    }
+
+    /// The depth of a blob a committed transaction of this process wrote.
+    fn known_depth(&self, hash: &ContentHash) -> Option<i64> {
+        lock(&self.known).get(hash).copied()
+    }
+
+    /// The transaction that wrote the pending rows committed: they exist from now on.
+    pub(crate) fn committed(&self) {
+        let pending = std::mem::take(&mut *lock(&self.pending));
+        let mut known = lock(&self.known);
+        if known.len() + pending.len() > KNOWN_ENTRIES {
+            known.clear();
+        }
+        known.extend(pending);
+    }
+
+    /// The transaction that wrote the pending rows did not commit: forget them.
+    pub(crate) fn rolled_back(&self) {
+        lock(&self.pending).clear();
     }
 
     /// The content of blob `hash`, or `None` if there is no such blob.
@@ -140,7 +182,7 @@ impl Blobs {
         if let Some(hit) = self.cached(hash) {
             // Only a blob that is in the table counts: the cache may remember one whose
             // transaction was rolled back.
-            if conn.has(hash)? {
+            if self.known_depth(hash).is_some() || conn.has(hash)? {
                 return Ok(Some(hit));
             }
         }
@@ -240,7 +282,10 @@ impl Blobs {
             if usable.iter().any(|(h, _, _)| h == base) || from_hex(base).is_none() {
                 continue;
             }
-            let depth = conn.depth(base)?;
+            let depth = match self.known_depth(base) {
+                Some(depth) => Some(depth),
+                None => conn.depth(base)?,
+            };
             let Some(depth) = depth.filter(|d| *d < MAX_DEPTH) else {
                 continue;
             };
@@ -386,155 +431,11 @@ fn to_hex(raw: &[u8]) -> String {
     s
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn conn() -> Connection {
-        let conn = Connection::open_in_memory().expect("open");
-        conn.execute_batch(
-            "CREATE TABLE blobs (hash TEXT PRIMARY KEY, data BLOB NOT NULL,
-                 codec INTEGER NOT NULL DEFAULT 0, depth INTEGER NOT NULL DEFAULT 0);",
-        )
-        .expect("schema");
-        conn
-    }
-
-    fn text(seed: u64, n: usize) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                b"abcdefgh ijklmnop\n"[(x % 18) as usize]
-            })
-            .collect()
-    }
-
-    fn codec(conn: &Connection, hash: &ContentHash) -> (i64, i64, i64) {
-        conn.query_row(
-            "SELECT codec, depth, length(data) FROM blobs WHERE hash = ?1",
-            [hash.as_str()],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .expect("row")
-    }
-
-    #[test]
-    fn small_blobs_stay_raw_and_text_is_deflated() {
-        let conn = conn();
-        let blobs = Blobs::default();
-        let small = blobs.insert(&conn, b"tiny", &[]).expect("insert");
-        assert_eq!(codec(&conn, &small).0, RAW);
-        let big = text(1, 10_000);
-        let h = blobs.insert(&conn, &big, &[]).expect("insert");
-        let (c, d, len) = codec(&conn, &h);
-        assert_eq!((c, d), (DEFLATE, 0));
-        assert!(len < 8_000, "{len}");
-        blobs.forget();
-        assert_eq!(
-            &blobs.read(&conn, &h).expect("read").expect("some")[..],
-            &big[..]
-        );
-        assert_eq!(h, ContentHash::of(&big));
-    }
-
-    #[test]
-    fn a_blob_around_a_base_is_a_small_delta_and_reads_back() {
-        let conn = conn();
-        let blobs = Blobs::default();
-        let draft = text(2, 40_000);
-        let d = blobs.insert(&conn, &draft, &[]).expect("draft");
-        let mut prompt = b"Review this:\n\n".to_vec();
-        prompt.extend_from_slice(&draft[10..]);
-        prompt.extend_from_slice(b"\nAnswer in JSON.\n");
-        let missing = ContentHash::of(b"not stored");
-        let p = blobs
-            .insert(&conn, &prompt, &[missing, d.clone(), d.clone()])
-            .expect("prompt");
-        let (c, depth, len) = codec(&conn, &p);
-        assert_eq!(
-            (c, depth),
-            (DELTA_PLAIN, 1),
-            "a small delta is not deflated"
-        );
-        assert!(len < 100, "{len}");
-        // Much new text around the copy: the delta is deflated.
-        let mut long = text(9, 2_000);
-        long.extend_from_slice(&draft);
-        let l = blobs.insert(&conn, &long, &[d]).expect("long");
-        let (c, depth, len) = codec(&conn, &l);
-        assert_eq!((c, depth), (DELTA, 1));
-        assert!(len < 1_800, "{len}");
-        blobs.forget();
-        assert_eq!(
-            &blobs.read(&conn, &p).expect("read").expect("some")[..],
-            &prompt[..]
-        );
-        assert_eq!(
-            &blobs.read(&conn, &l).expect("read").expect("some")[..],
-            &long[..]
-        );
-    }
-
-    #[test]
-    fn delta_chains_stop_at_the_maximum_depth() {
-        let conn = conn();
-        let blobs = Blobs::default();
-        let mut state = text(3, 3_000);
-        let mut parent = blobs.insert(&conn, &state, &[]).expect("first");
-        let mut depths = Vec::new();
-        let mut all = vec![(parent.clone(), state.clone())];
-        for i in 0..20u8 {
-            state[100] = i;
-            let h = blobs.insert(&conn, &state, &[parent]).expect("next");
-            depths.push(codec(&conn, &h).1);
-            all.push((h.clone(), state.clone()));
-            parent = h;
-        }
-        assert!(depths.iter().all(|d| *d <= MAX_DEPTH), "{depths:?}");
-        assert!(
-            depths.contains(&0),
-            "a whole blob restarts the chain: {depths:?}"
-        );
-        blobs.forget();
-        for (h, want) in all {
-            assert_eq!(
-                &blobs.read(&conn, &h).expect("read").expect("some")[..],
-                &want[..]
-            );
-        }
-    }
-
-    #[test]
-    fn a_damaged_delta_is_reported_not_returned() {
-        let conn = conn();
-        let blobs = Blobs::default();
-        let base = text(4, 5_000);
-        let b = blobs.insert(&conn, &base, &[]).expect("base");
-        let mut target = base.clone();
-        target.extend_from_slice(b"more");
-        let t = blobs
-            .insert(&conn, &target, std::slice::from_ref(&b))
-            .expect("target");
-        assert_eq!(codec(&conn, &t).0, DELTA_PLAIN);
-        blobs.forget();
-        // Replace the base's content with other bytes under the same hash.
-        conn.execute(
-            "UPDATE blobs SET data = ?1, codec = 0 WHERE hash = ?2",
-            params![text(42, 5_000), b.as_str()],
-        )
-        .expect("tamper");
-        let Err(err) = blobs.read(&conn, &t) else {
-            panic!("a delta over a damaged base was returned");
-        };
-        assert!(err.to_string().contains(t.as_str()), "{err}");
-        assert!(
-            blobs
-                .read(&conn, &ContentHash::of(b"x"))
-                .expect("read")
-                .is_none()
-        );
-    }
+/// `mutex`'s value; a panic while it was held left nothing half-done in these lists.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
+
+#[cfg(test)]
+#[path = "blobs_tests.rs"]
+mod tests;

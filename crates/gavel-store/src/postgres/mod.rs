@@ -14,6 +14,7 @@
 //! back; the call that met the dead connection fails and says so. The URL's password is never
 //! shown: errors and [`PgStore::shown`] use [`redact`].
 
+mod events;
 mod lock;
 mod schema;
 mod store;
@@ -248,6 +249,24 @@ impl PgStore {
         work: &impl Fn(&Tx<'_>) -> Result<T, StoreError>,
     ) -> Result<T, Retry> {
         let mut guard = self.conn().map_err(Retry::Reconnect)?;
+        // Blob rows this attempt writes count as existing only once it commits; the connection
+        // is held throughout, so no other attempt's rows mix in.
+        self.blobs.rolled_back();
+        let outcome = self.attempt(doing, transaction, work, &mut guard);
+        match &outcome {
+            Ok(_) => self.blobs.committed(),
+            Err(_) => self.blobs.rolled_back(),
+        }
+        outcome
+    }
+
+    fn attempt<T>(
+        &self,
+        doing: &str,
+        transaction: bool,
+        work: &impl Fn(&Tx<'_>) -> Result<T, StoreError>,
+        guard: &mut MutexGuard<'_, Option<Conn>>,
+    ) -> Result<T, Retry> {
         let conn = guard.as_mut().ok_or_else(|| Retry::Fail(self.gone()))?;
         let Conn { client, stmts } = conn;
         let tx = if transaction {

@@ -2,11 +2,12 @@
 //! begins by locking its run's row.
 
 use gavel_core::{
-    CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, ContentHash, Event, EventKind, LockInfo, RunId,
-    RunLock, RunRecord, RunStatus, Store, StoreError,
+    CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, RunId, RunLock,
+    RunRecord, RunStatus, Store, StoreError,
 };
 use postgres::Row;
 
+use super::events::{append_events, event_json};
 use super::{PgStore, Tx, lock, schema};
 
 impl PgStore {
@@ -98,43 +99,6 @@ impl PgStore {
             &[&run.0, &self.project()],
         )?;
         self.seq(row.ok_or(StoreError::UnknownRun(run))?.get(0))
-    }
-
-    /// Appends `events` to `run`'s timeline; the caller holds the run's row lock.
-    fn insert_events(&self, tx: &Tx<'_>, run: RunId, events: &[Event]) -> Result<(), StoreError> {
-        if events.is_empty() {
-            return Ok(());
-        }
-        for event in events {
-            let json = serde_json::to_string(event)
-                .map_err(|e| StoreError::backend("encoding an event", e))?;
-            // Numbered after the last one in the same statement (the caller holds the run's
-            // row lock, so nobody appends in between).
-            tx.execute(
-                "appending events",
-                "INSERT INTO events (run_id, seq, json)
-                 SELECT $1, COALESCE(MAX(seq) + 1, 0), $2 FROM events WHERE run_id = $1",
-                &[&run.0, &json],
-            )?;
-            // The month's running total, in the same transaction as the call's event.
-            if let EventKind::ModelCall { ledger, .. } = &event.kind
-                && let Some(month) = event.at.get(..7)
-            {
-                let micros = ledger
-                    .as_ref()
-                    .and_then(|l| l.cost_micros)
-                    .map_or(0, |m| i64::try_from(m).unwrap_or(i64::MAX));
-                tx.execute(
-                    "adding up spend",
-                    "INSERT INTO spend (month, project, micros, calls)
-                     SELECT $1, project, $3, 1 FROM runs WHERE id = $2
-                     ON CONFLICT (month, project) DO UPDATE
-                     SET micros = spend.micros + EXCLUDED.micros, calls = spend.calls + 1",
-                    &[&month, &run.0, &micros],
-                )?;
-            }
-        }
-        Ok(())
     }
 
     fn new_run(
@@ -399,13 +363,24 @@ impl Store for PgStore {
             let hash = self
                 .blobs()
                 .insert(tx, &cp.state, parent_state.as_slice())?;
+            self.add_spend(tx, cp.run, events)?;
+            // The checkpoint, its events and the run's new head in one statement (one round
+            // trip; the run's row lock is held, so the events' numbers are free).
+            let json = event_json(events)?;
             tx.execute(
                 "writing a checkpoint",
-                "INSERT INTO checkpoints
-                     (run_id, seq, parent_seq, node, next_node, state_hash, format, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                concat!(
+                    append_events!(),
+                    ", checkpoint AS (
+                         INSERT INTO checkpoints (run_id, seq, parent_seq, node, next_node,
+                                                  state_hash, format, created_at)
+                         VALUES ($1, $3, $4, $5, $6, $7, $8, $9)
+                     )
+                     UPDATE runs SET status = $10, head_seq = $3, updated_at = $9 WHERE id = $1"
+                ),
                 &[
                     &cp.run.0,
+                    &json,
                     &seq,
                     &parent,
                     &cp.node,
@@ -413,13 +388,8 @@ impl Store for PgStore {
                     &hash.as_str(),
                     &format,
                     &cp.created_at,
+                    &status,
                 ],
-            )?;
-            self.insert_events(tx, cp.run, events)?;
-            tx.execute(
-                "advancing a run's head",
-                "UPDATE runs SET status = $1, head_seq = $2, updated_at = $3 WHERE id = $4",
-                &[&status, &seq, &cp.created_at, &cp.run.0],
             )?;
             Ok(())
         })

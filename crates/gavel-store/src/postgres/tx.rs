@@ -195,6 +195,12 @@ impl BlobTable for Tx<'_> {
         .map(|row| row.map(|r| r.get(0)))
     }
 
+    /// A look-up is a round trip to the server: the codec skips it and relies on `put`
+    /// keeping an existing row.
+    fn has_is_cheap(&self) -> bool {
+        false
+    }
+
     fn put(
         &self,
         hash: &ContentHash,

@@ -1,0 +1,79 @@
+//! A run's timeline in PostgreSQL: events appended in one statement, numbered after the last
+//! one under the run's row lock, and the month's spend added up with each model call.
+
+use gavel_core::{Event, EventKind, RunId, StoreError};
+
+use super::{PgStore, Tx};
+
+/// The start of a statement appending the events `$2` (JSON texts, in order) to run `$1`,
+/// numbered after its last one; the caller holds the run's row lock and adds the main query.
+macro_rules! append_events {
+    () => {
+        "WITH appended AS (
+             INSERT INTO events (run_id, seq, json)
+             SELECT $1, next.seq + e.ord - 1, e.json
+             FROM unnest($2::text[]) WITH ORDINALITY AS e(json, ord),
+                  (SELECT COALESCE(MAX(seq) + 1, 0) AS seq FROM events WHERE run_id = $1) AS next
+         )"
+    };
+}
+pub(crate) use append_events;
+
+impl PgStore {
+    /// Appends `events` to `run`'s timeline in one statement; the caller holds the run's row
+    /// lock.
+    pub(crate) fn insert_events(
+        &self,
+        tx: &Tx<'_>,
+        run: RunId,
+        events: &[Event],
+    ) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let json = event_json(events)?;
+        tx.execute(
+            "appending events",
+            concat!(append_events!(), " SELECT 1"),
+            &[&run.0, &json],
+        )?;
+        self.add_spend(tx, run, events)
+    }
+
+    /// Adds the model calls among `events` to the month's running total (the caller writes
+    /// the events in the same transaction).
+    pub(crate) fn add_spend(
+        &self,
+        tx: &Tx<'_>,
+        run: RunId,
+        events: &[Event],
+    ) -> Result<(), StoreError> {
+        for event in events {
+            if let EventKind::ModelCall { ledger, .. } = &event.kind
+                && let Some(month) = event.at.get(..7)
+            {
+                let micros = ledger
+                    .as_ref()
+                    .and_then(|l| l.cost_micros)
+                    .map_or(0, |m| i64::try_from(m).unwrap_or(i64::MAX));
+                tx.execute(
+                    "adding up spend",
+                    "INSERT INTO spend (month, project, micros, calls)
+                     SELECT $1, project, $3, 1 FROM runs WHERE id = $2
+                     ON CONFLICT (month, project) DO UPDATE
+                     SET micros = spend.micros + EXCLUDED.micros, calls = spend.calls + 1",
+                    &[&month, &run.0, &micros],
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `events` as the JSON texts the events table holds.
+pub(crate) fn event_json(events: &[Event]) -> Result<Vec<String>, StoreError> {
+    events
+        .iter()
+        .map(|e| serde_json::to_string(e).map_err(|e| StoreError::backend("encoding an event", e)))
+        .collect()
+}

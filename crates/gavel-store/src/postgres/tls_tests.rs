@@ -1,0 +1,94 @@
+//! libpq's TLS parameters taken out of URLs of both forms, the environment's, and refusals.
+
+use super::*;
+
+fn no_env() -> PgEnv {
+    PgEnv::default()
+}
+
+#[test]
+fn tls_keys_leave_a_url_and_the_rest_stays() {
+    let (rest, tls) = split(
+        "postgres://ann:pw@db:5432/gavel?application_name=ci&sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem",
+        &no_env(),
+    )
+    .expect("valid");
+    assert_eq!(rest, "postgres://ann:pw@db:5432/gavel?application_name=ci");
+    assert_eq!(tls.mode, Mode::VerifyFull);
+    assert_eq!(tls.roots, Some(Roots::File(PathBuf::from("/etc/ca.pem"))));
+    let (rest, tls) = split("postgres://db/gavel?sslmode=require", &no_env()).expect("valid");
+    assert_eq!(rest, "postgres://db/gavel");
+    assert_eq!(tls.mode, Mode::Require);
+}
+
+#[test]
+fn tls_keys_leave_a_key_value_string() {
+    let (rest, tls) = split(
+        "host=db sslmode = verify-ca sslrootcert='/a b/ca.pem' dbname=gavel password='x y'",
+        &no_env(),
+    )
+    .expect("valid");
+    assert_eq!(rest, "host=db dbname=gavel password='x y'");
+    assert_eq!(tls.mode, Mode::VerifyCa);
+    assert_eq!(tls.roots, Some(Roots::File(PathBuf::from("/a b/ca.pem"))));
+}
+
+#[test]
+fn the_environment_applies_when_the_url_is_silent() {
+    let env = PgEnv {
+        sslmode: Some("require".into()),
+        ..PgEnv::default()
+    };
+    assert_eq!(
+        split("postgres://db/g", &env).expect("ok").1.mode,
+        Mode::Require
+    );
+    let (_, tls) = split("postgres://db/g?sslmode=disable", &env).expect("ok");
+    assert_eq!(tls.mode, Mode::Disable);
+    assert_eq!(
+        split("postgres://db/g", &no_env()).expect("ok").1.mode,
+        Mode::Prefer
+    );
+}
+
+#[test]
+fn wrong_tls_settings_are_refused_by_name() {
+    let err = split("postgres://db/g?sslmode=strict", &no_env()).expect_err("bad mode");
+    assert!(err.contains("sslmode `strict`"), "{err}");
+    let err = split("postgres://db/g?sslmode=verify-full", &no_env()).expect_err("no roots");
+    assert!(err.contains("sslrootcert"), "{err}");
+    let err = split(
+        "postgres://db/g?sslmode=require&sslrootcert=system",
+        &no_env(),
+    )
+    .expect_err("system roots need verify-full");
+    assert!(err.contains("verify-full"), "{err}");
+    let err = split("postgres://db/g?sslcert=/c.pem", &no_env()).expect_err("cert, no key");
+    assert!(err.contains("sslkey"), "{err}");
+    let (_, tls) = split("postgres://db/g?sslrootcert=system", &no_env()).expect("ok");
+    assert_eq!(tls.mode, Mode::VerifyFull);
+}
+
+#[test]
+fn a_unix_socket_never_uses_tls() {
+    let (_, tls) = split("postgres://db/g?sslmode=require", &no_env()).expect("ok");
+    let unix = [Host::Unix(PathBuf::from("/run/postgresql"))];
+    assert_eq!(tls.ssl_mode(&unix), SslMode::Disable);
+    assert!(tls.connector(&unix).expect("no files read").is_none());
+    let tcp = [Host::Tcp("db".into())];
+    assert_eq!(tls.ssl_mode(&tcp), SslMode::Require);
+}
+
+#[test]
+fn a_missing_root_file_is_named() {
+    let (_, tls) = split(
+        "postgres://db/g?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+        &no_env(),
+    )
+    .expect("parses");
+    let err = tls
+        .connector(&[Host::Tcp("db".into())])
+        .err()
+        .expect("the file is missing");
+    assert!(err.contains("/nonexistent/ca.pem"), "{err}");
+}
