@@ -56,14 +56,15 @@ pub(crate) trait BlobTable {
     fn has_is_cheap(&self) -> bool {
         true
     }
-    /// Adds the row of blob `hash` (it has none yet, unless `has_is_cheap` is false).
+    /// Adds the row of blob `hash` (it has none yet, unless `has_is_cheap` is false); whether
+    /// a row was added (`false`: one was there, and is kept as it is).
     fn put(
         &self,
         hash: &ContentHash,
         data: &[u8],
         codec: i64,
         depth: i64,
-    ) -> Result<(), StoreError>;
+    ) -> Result<bool, StoreError>;
 }
 
 impl BlobTable for Connection {
@@ -94,10 +95,10 @@ impl BlobTable for Connection {
         data: &[u8],
         codec: i64,
         depth: i64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         self.prepare_cached("INSERT INTO blobs (hash, data, codec, depth) VALUES (?1, ?2, ?3, ?4)")
             .and_then(|mut stmt| stmt.execute(params![hash.as_str(), data, codec, depth]))
-            .map(|_| ())
+            .map(|added| added > 0)
             .map_err(|e| StoreError::backend("storing a blob", e))
     }
 }
@@ -137,8 +138,11 @@ impl Blobs {
         } else if self.known_depth(&hash).is_none() {
             // One round trip: the row is added unless it exists (then it is kept as it is).
             let (data, codec, depth) = self.encode(conn, bytes, bases)?;
-            conn.put(&hash, &data, codec, depth)?;
-            lock(&self.pending).push((hash.clone(), depth));
+            // Only a row this transaction added has the depth chosen here (an existing one
+            // may be encoded otherwise): remember only those.
+            if conn.put(&hash, &data, codec, depth)? {
+                lock(&self.pending).push((hash.clone(), depth));
+            }
         }
         self.remember(&hash, Arc::from(bytes));
         Ok(hash)
@@ -157,6 +161,11 @@ impl Blobs {
             known.clear();
         }
         known.extend(pending);
+    }
+
+    /// Forgets every blob remembered as written (the connection was replaced).
+    pub(crate) fn forget_known(&self) {
+        lock(&self.known).clear();
     }
 
     /// The transaction that wrote the pending rows did not commit: forget them.

@@ -187,13 +187,14 @@ impl BlobTable for Remote {
         data: &[u8],
         codec: i64,
         depth: i64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         self.puts.set(self.puts.get() + 1);
-        self.rows
-            .borrow_mut()
-            .entry(hash.as_str().to_owned())
-            .or_insert((data.to_vec(), codec, depth));
-        Ok(())
+        let mut rows = self.rows.borrow_mut();
+        if rows.contains_key(hash.as_str()) {
+            return Ok(false);
+        }
+        rows.insert(hash.as_str().to_owned(), (data.to_vec(), codec, depth));
+        Ok(true)
     }
 }
 
@@ -207,6 +208,7 @@ fn a_remote_table_is_asked_only_about_what_no_committed_transaction_wrote() {
     // Written, then rolled back: not known, so written again next time.
     let p = blobs.insert(&table, &parent, &[]).expect("insert");
     blobs.rolled_back();
+    table.rows.borrow_mut().clear(); // the transaction's rows are gone with it
     blobs.insert(&table, &parent, &[]).expect("insert again");
     assert_eq!(
         table.puts.get(),
@@ -235,5 +237,35 @@ fn a_remote_table_is_asked_only_about_what_no_committed_transaction_wrote() {
     assert_eq!(
         blobs.read(&table, &c).expect("read").as_deref(),
         Some(child.as_slice())
+    );
+}
+
+#[test]
+fn a_row_another_process_wrote_keeps_its_own_depth() {
+    let table = Remote::default();
+    let bytes: Vec<u8> = (0..4000u32).flat_map(|i| (i % 241).to_le_bytes()).collect();
+    let hash = ContentHash::of(&bytes);
+    // Someone else stored it as a deep delta.
+    table
+        .rows
+        .borrow_mut()
+        .insert(hash.as_str().to_owned(), (bytes.clone(), RAW, 7));
+    let blobs = Blobs::default();
+    blobs.insert(&table, &bytes, &[]).expect("insert");
+    blobs.committed();
+    let mut child = bytes.clone();
+    child[7] ^= 1;
+    let before = table.lookups.get();
+    let c = blobs
+        .insert(&table, &child, std::slice::from_ref(&hash))
+        .expect("child");
+    assert!(
+        table.lookups.get() > before,
+        "the base's depth is asked, not assumed"
+    );
+    assert_eq!(
+        table.rows.borrow()[c.as_str()].2,
+        8,
+        "one deeper than the stored base"
     );
 }

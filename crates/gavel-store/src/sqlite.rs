@@ -40,12 +40,14 @@ impl std::fmt::Debug for SqliteStore {
 
 /// A write-ahead log smaller than this is left for the next process when the store closes,
 /// instead of being copied into the database then (SQLite's default): that copy syncs the log
-/// and the database to disk, two `fsync`s that were a real part of a short run's time. Nothing
-/// is less safe for it: a commit in `synchronous=NORMAL` survives a killed process from the log
-/// alone. The next process to open the database reads the log once to index it, which costs
-/// less than the syncs at this size. A larger log is copied at close as before, so the files
-/// on disk stay at most this much larger than the database itself (a brief → issue run adds
-/// some 0.7 MiB: every other run pays for the copy).
+/// and the database to disk, two `fsync`s that were a real part of a short run's time. Commits
+/// stay as durable as `synchronous=NORMAL` promises: a killed process loses nothing; an OS crash
+/// or power loss may lose the last commits (a clean exit used to sync them as a side effect;
+/// `[storage] fsync = true` syncs every commit). The next process to open the database reads the
+/// log once to index it, which costs less than the syncs at this size. A larger log is copied
+/// at close as before, so the files on disk stay at most this much larger than the database
+/// (a brief → issue run adds some 0.7 MiB: every other run pays for the copy). A copy of the
+/// store must take `state.db-wal` with `state.db`.
 const KEEP_WAL_BELOW: u64 = 1 << 20;
 
 impl Drop for SqliteStore {

@@ -8,7 +8,9 @@
 //! packs against `gc.autoPackLimit`), and passes `-c maintenance.auto=false` only when it says
 //! nothing is due. Whenever the configuration says more than this module reads (any
 //! `maintenance` setting, gc settings it cannot parse, includes, `-c` options of the caller),
-//! git decides, as it always did.
+//! git decides, as it always did. This models git's default strategy up to the git gavel is
+//! tested with (2.47: `gc` only); a git whose default runs more tasks (a later geometric
+//! default) still gets them from the person's own commits, and from gavel's once gc is due.
 
 use std::path::{Path, PathBuf};
 

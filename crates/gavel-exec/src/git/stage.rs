@@ -79,26 +79,37 @@ pub(crate) fn intend_to_add_in(root: &Path, paths: &[String], env: &Env) -> Opti
     }
     let candidates = files_to_add(root, paths, env.excludes.as_deref())?;
     let lock_path = git_dir.join("index.lock");
-    let mut lock = fs::OpenOptions::new()
+    let file = fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o666)
         .open(&lock_path)
         .ok()?;
-    let written = write_index(root, &git_dir, &candidates, &mut lock);
-    match written {
-        Some(staged) if staged.added > 0 => {
-            drop(lock);
-            if fs::rename(&lock_path, git_dir.join("index")).is_err() {
-                let _ = fs::remove_file(&lock_path);
-                return None;
-            }
-            Some(staged)
-        }
-        other => {
-            drop(lock);
-            let _ = fs::remove_file(&lock_path);
-            other
+    // Removed however this ends (an error, a panic) unless renamed over the index.
+    let mut lock = IndexLock {
+        path: lock_path,
+        file: Some(file),
+    };
+    let staged = write_index(root, &git_dir, &candidates, lock.file.as_mut()?)?;
+    if staged.added > 0 {
+        drop(lock.file.take());
+        fs::rename(&lock.path, git_dir.join("index")).ok()?;
+        lock.path = PathBuf::new();
+    }
+    Some(staged)
+}
+
+/// `index.lock` while this module writes it: deleted on drop unless it became the index.
+struct IndexLock {
+    path: PathBuf,
+    file: Option<fs::File>,
+}
+
+impl Drop for IndexLock {
+    fn drop(&mut self) {
+        drop(self.file.take());
+        if !self.path.as_os_str().is_empty() {
+            let _ = fs::remove_file(&self.path);
         }
     }
 }
@@ -124,9 +135,12 @@ fn plain_config(files: &[PathBuf]) -> bool {
             return !file.exists();
         };
         let text = text.to_ascii_lowercase();
-        let filemode_off = text
-            .lines()
-            .any(|l| l.contains("filemode") && l.contains("false"));
+        let filemode_off = text.lines().any(|l| {
+            let l = l.split(['#', ';']).next().unwrap_or("");
+            l.contains("filemode")
+                && l.split_once('=')
+                    .is_some_and(|(_, v)| matches!(v.trim(), "false" | "no" | "off" | "0"))
+        });
         !filemode_off && !CHANGES_ADDING.iter().any(|k| text.contains(k))
     })
 }
@@ -143,6 +157,15 @@ fn files_to_add(
     let mut found = BTreeSet::new();
     for path in paths {
         let path = path.trim_end_matches('/');
+        // Only plain relative names go into the index as they are (git normalises the rest).
+        if path.is_empty()
+            || path.starts_with('/')
+            || path
+                .split('/')
+                .any(|c| c.is_empty() || c == "." || c == ".." || c == ".git")
+        {
+            return None;
+        }
         let full = root.join(path);
         let meta = fs::symlink_metadata(&full).ok()?;
         if meta.is_file() {
@@ -151,9 +174,10 @@ fn files_to_add(
             }
             found.insert(path.to_owned());
         } else if meta.is_dir() {
-            if !rules.ignored(&full, true)? {
-                walk(root, &full, &mut rules, &mut found)?;
+            if rules.ignored(&full, true)? {
+                return None; // git add refuses an ignored folder named explicitly
             }
+            walk(root, &full, &mut rules, &mut found)?;
         } else {
             return None;
         }
@@ -193,9 +217,10 @@ fn walk(
 /// git's default global excludes file, when it exists (a configured one makes
 /// [`plain_config`] refuse).
 fn global_excludes() -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let xdg = var("XDG_CONFIG_HOME")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".config")))?;
     let file = xdg.join("git/ignore");
     file.is_file().then_some(file)
 }
@@ -215,20 +240,32 @@ fn write_index(
     candidates: &BTreeSet<String>,
     out: &mut fs::File,
 ) -> Option<Staged> {
-    let bytes = match fs::read(git_dir.join("index")) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => empty_index(),
+    let index_path = git_dir.join("index");
+    let (bytes, written_at) = match fs::read(&index_path) {
+        Ok(bytes) => (bytes, fs::metadata(&index_path).ok()?.mtime()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (empty_index(), 0),
         Err(_) => return None,
     };
     let (version, mut entries, extensions) = parse(&bytes)?;
-    let index_was_head = extensions.iter().any(|(sig, data)| {
-        sig == b"TREE"
-            && super::cache_tree::root(data).is_some_and(|tree| {
-                super::objects::head_id(git_dir)
-                    .and_then(|head| super::objects::commit_tree(git_dir, &head))
-                    .is_some_and(|head_tree| head_tree == tree)
-            })
-    });
+    // A merge, cherry-pick, revert or rebase in progress: `--include` would conclude it.
+    let in_progress = [
+        "MERGE_HEAD",
+        "CHERRY_PICK_HEAD",
+        "REVERT_HEAD",
+        "rebase-merge",
+        "rebase-apply",
+    ]
+    .iter()
+    .any(|f| git_dir.join(f).exists());
+    let index_was_head = !in_progress
+        && extensions.iter().any(|(sig, data)| {
+            sig == b"TREE"
+                && super::cache_tree::root(data).is_some_and(|tree| {
+                    super::objects::head_id(git_dir)
+                        .and_then(|head| super::objects::commit_tree(git_dir, &head))
+                        .is_some_and(|head_tree| head_tree == tree)
+                })
+        });
     // The index is sorted by name (git keeps it so): look names up by binary search.
     let names: Vec<&[u8]> = entries.iter().map(|e| e.name).collect();
     let new: Vec<&String> = candidates
@@ -243,6 +280,17 @@ fn write_index(
     }
     if entries.iter().any(|e| e.stage != 0) {
         return None; // a merge in progress: git add knows what to do
+    }
+    // An entry whose file changed in the same second the index was written looks clean by its
+    // stat data; git re-checks it because the index is no older than the file ("racily
+    // clean"). Written into a newer index it would no longer be suspect, so, as git does when
+    // it writes an index, its size is set to 0: git then reads the file before trusting it.
+    for entry in &mut entries {
+        let mtime = u32::from_be_bytes(entry.raw.get(8..12)?.try_into().ok()?);
+        if i64::from(mtime) >= written_at {
+            let raw = entry.raw.to_mut();
+            raw.get_mut(36..40)?.copy_from_slice(&[0; 4]);
+        }
     }
     let owned: Vec<(Vec<u8>, &String)> = new
         .iter()
@@ -436,9 +484,10 @@ fn ensure_empty_blob(git_dir: &Path) -> Option<()> {
     let data = z.finish().ok()?;
     let mut tmp = tempfile::NamedTempFile::new_in(&dir).ok()?;
     tmp.write_all(&data).ok()?;
-    let mut perms = tmp.as_file().metadata().ok()?.permissions();
-    perms.set_readonly(true);
-    tmp.as_file().set_permissions(perms).ok()?;
+    // Readable by all, as git writes its objects.
+    tmp.as_file()
+        .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o444))
+        .ok()?;
     // Another process writing the same object at once is as good as this one.
     match tmp.persist_noclobber(&path) {
         Ok(_) => Some(()),

@@ -270,3 +270,65 @@ fn commit_paths_with_nothing_else_staged_makes_the_commit_git_add_makes() {
     );
     git(root, &["fsck", "--strict"]);
 }
+
+#[test]
+fn a_file_changed_in_the_second_the_index_was_written_is_not_taken_for_clean() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["config", "user.name", "t"]);
+    git(root, &["config", "user.email", "t@example.invalid"]);
+    write(root, "labels.txt", "ui\n");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "base"]);
+    // Same size, same second as the index git just wrote.
+    write(root, "labels.txt", "ux\n");
+    write(root, "new.md", "n\n");
+    let added = intend_to_add_in(root, &["new.md".to_owned()], &env_of(root)).map(|s| s.added);
+    assert_eq!(added, Some(1));
+    let status = git(root, &["status", "--porcelain"]);
+    assert!(status.contains(" M labels.txt"), "{status}");
+    git(root, &["commit", "-q", "-m", "new", "--", "new.md"]);
+    assert_eq!(git(root, &["show", "HEAD:labels.txt"]), "ui\n");
+    assert!(git(root, &["status", "--porcelain"]).contains(" M labels.txt"));
+}
+
+#[test]
+fn names_git_would_normalise_and_an_ignored_folder_are_left_to_git_add() {
+    let dir = repo();
+    let root = dir.path();
+    for odd in [
+        "./docs/issues/0001-dark-mode.md",
+        "docs/../docs/issues",
+        "/etc/passwd",
+    ] {
+        assert_eq!(
+            intend_to_add_in(root, &[odd.to_owned()], &env_of(root)),
+            None,
+            "{odd}"
+        );
+    }
+    assert_eq!(
+        intend_to_add_in(
+            root,
+            &["docs/lineage/done/1-dark-mode/secret".to_owned()],
+            &env_of(root)
+        ),
+        None
+    );
+}
+
+#[test]
+fn a_merge_in_progress_is_never_concluded_by_include() {
+    let dir = repo();
+    let root = dir.path();
+    let head = git(root, &["rev-parse", "HEAD"]);
+    fs::write(root.join(".git/MERGE_HEAD"), head).expect("merge head");
+    let staged = intend_to_add_in(
+        root,
+        &["docs/issues/0001-dark-mode.md".to_owned()],
+        &env_of(root),
+    )
+    .expect("staged");
+    assert!(!staged.index_was_head);
+}

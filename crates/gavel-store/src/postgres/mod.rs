@@ -175,6 +175,9 @@ impl PgStore {
         let mut guard = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
         if guard.as_ref().is_none_or(|c| c.client.is_closed()) {
             *guard = None;
+            // A server that went away may come back without its last commits (a failover to a
+            // replica): blobs remembered as written are asked about again.
+            self.blobs.forget_known();
             let client = self.connect()?;
             *guard = Some(Conn {
                 client,

@@ -44,6 +44,10 @@ pub struct PgEnv {
     pub sslcert: Option<String>,
     /// `PGSSLKEY`.
     pub sslkey: Option<String>,
+    /// libpq's default roots, `~/.postgresql/root.crt`, when that file exists: used when
+    /// neither the URL nor `PGSSLROOTCERT` names roots (then `prefer` and `require` check the
+    /// server's chain, as with libpq).
+    pub default_rootcert: Option<String>,
 }
 
 impl PgEnv {
@@ -56,6 +60,10 @@ impl PgEnv {
             sslrootcert: var("PGSSLROOTCERT"),
             sslcert: var("PGSSLCERT"),
             sslkey: var("PGSSLKEY"),
+            default_rootcert: var("HOME")
+                .map(|home| std::path::Path::new(&home).join(".postgresql/root.crt"))
+                .filter(|file| file.is_file())
+                .map(|file| file.display().to_string()),
         }
     }
 }
@@ -91,7 +99,10 @@ const KEYS: [&str; 4] = ["sslmode", "sslrootcert", "sslcert", "sslkey"];
 /// Takes libpq's TLS parameters out of `url` (either form), applying `env` where it says
 /// nothing. Returns the rest of the URL and the TLS it asks for, or why it is wrong.
 pub(crate) fn split(url: &str, env: &PgEnv) -> Result<(String, Tls), String> {
-    let (rest, found) = if url.contains("://") {
+    // The URL form is known by its scheme, as libpq knows it (a `key=value` string may hold
+    // `://` inside a value).
+    let lower = url.trim_start().to_ascii_lowercase();
+    let (rest, found) = if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
         split_query(url)
     } else {
         split_key_values(url)
@@ -119,10 +130,12 @@ pub(crate) fn split(url: &str, env: &PgEnv) -> Result<(String, Tls), String> {
             ));
         }
     };
-    let roots = take("sslrootcert", &env.sslrootcert).map(|r| match r.as_str() {
-        "system" => Roots::System,
-        path => Roots::File(PathBuf::from(path)),
-    });
+    let roots = take("sslrootcert", &env.sslrootcert)
+        .or_else(|| env.default_rootcert.clone())
+        .map(|r| match r.as_str() {
+            "system" => Roots::System,
+            path => Roots::File(PathBuf::from(path)),
+        });
     let mode = match (mode, &roots) {
         (None, Some(Roots::System)) => Mode::VerifyFull,
         (Some(m), Some(Roots::System)) if m != Mode::VerifyFull && m != Mode::Disable => {

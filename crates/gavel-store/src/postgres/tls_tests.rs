@@ -92,3 +92,25 @@ fn a_missing_root_file_is_named() {
         .expect("the file is missing");
     assert!(err.contains("/nonexistent/ca.pem"), "{err}");
 }
+
+#[test]
+fn a_key_value_string_is_not_taken_for_a_url_by_a_value_holding_a_scheme() {
+    let (rest, tls) = split("host=db sslmode=require password=a://b", &no_env()).expect("valid");
+    assert_eq!(tls.mode, Mode::Require);
+    assert_eq!(rest, "host=db password=a://b");
+}
+
+#[test]
+fn libpq_default_roots_apply_when_none_are_named() {
+    let env = PgEnv {
+        default_rootcert: Some("/home/ann/.postgresql/root.crt".into()),
+        ..PgEnv::default()
+    };
+    let (_, tls) = split("postgres://db/g?sslmode=require", &env).expect("ok");
+    assert_eq!(
+        tls.roots,
+        Some(Roots::File(PathBuf::from("/home/ann/.postgresql/root.crt")))
+    );
+    let (_, tls) = split("postgres://db/g?sslmode=require&sslrootcert=/ca.pem", &env).expect("ok");
+    assert_eq!(tls.roots, Some(Roots::File(PathBuf::from("/ca.pem"))));
+}

@@ -207,7 +207,7 @@ impl BlobTable for Tx<'_> {
         data: &[u8],
         codec: i64,
         depth: i64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         // Another machine may store the same content at the same moment: theirs is as good.
         self.execute(
             "storing a blob",
@@ -215,6 +215,6 @@ impl BlobTable for Tx<'_> {
              ON CONFLICT (hash) DO NOTHING",
             &[&hash.as_str(), &data, &codec, &depth],
         )
-        .map(|_| ())
+        .map(|added| added > 0)
     }
 }
