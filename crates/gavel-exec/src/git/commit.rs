@@ -92,10 +92,18 @@ impl Git {
         // A first attempt makes its new files known to git in-process (intent-to-add entries,
         // which the commit fills from the work tree); anything that module does not write
         // itself, and every replay, runs `git add`.
-        let staged = if existing > 0 && matches!(prior, PriorAttempt::None) {
-            super::stage::intend_to_add(&self.root, &specs[..existing])
-        } else {
-            None
+        // The config git will read, read once for staging and the maintenance check (`None`:
+        // only git knows it, and both are left to git).
+        let git_dir = self.root.join(".git");
+        let config = git_dir
+            .is_dir()
+            .then(|| super::config::Config::read(Some(&git_dir)))
+            .flatten();
+        let staged = match &config {
+            Some(config) if existing > 0 && matches!(prior, PriorAttempt::None) => {
+                super::stage::intend_to_add(&self.root, &specs[..existing], config)
+            }
+            _ => None,
         };
         if existing > 0 && staged.is_none() {
             let mut add = vec!["add", "-A", "--"];
@@ -109,12 +117,9 @@ impl Git {
         let mut commit = Vec::new();
         // git's automatic maintenance after the commit is a second process; skipped when git's
         // own check, made here, says it would do nothing (see `maintenance`).
-        let git_dir = self.root.join(".git");
-        if git_dir.is_dir()
-            && !super::maintenance::may_be_due(
-                &git_dir,
-                &super::remote::config_files(Some(&git_dir)),
-            )
+        if config
+            .as_ref()
+            .is_some_and(|config| !super::maintenance::may_be_due(&git_dir, config))
         {
             commit.extend(["-c", "maintenance.auto=false"]);
         }

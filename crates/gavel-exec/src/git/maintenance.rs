@@ -12,7 +12,9 @@
 //! tested with (2.47: `gc` only); a git whose default runs more tasks (a later geometric
 //! default) still gets them from the person's own commits, and from gavel's once gc is due.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use super::config::{Config, entries};
 
 /// git's default `gc.auto`: loose objects before an automatic gc.
 const GC_AUTO: i64 = 6700;
@@ -20,15 +22,9 @@ const GC_AUTO: i64 = 6700;
 const GC_AUTO_PACK_LIMIT: i64 = 50;
 
 /// Whether git's automatic maintenance may have work after a commit in the repository whose
-/// git folder is `git_dir`, with the config `files` git reads. `true` when unsure.
-pub(crate) fn may_be_due(git_dir: &Path, files: &[PathBuf]) -> bool {
-    if ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some())
-    {
-        return true;
-    }
-    let Some((auto, pack_limit)) = gc_settings(files) else {
+/// git folder is `git_dir`, with the `config` git reads. `true` when unsure.
+pub(crate) fn may_be_due(git_dir: &Path, config: &Config) -> bool {
+    let Some((auto, pack_limit)) = gc_settings(config) else {
         return true;
     };
     if auto <= 0 {
@@ -54,39 +50,25 @@ pub(crate) fn may_be_due(git_dir: &Path, files: &[PathBuf]) -> bool {
     pack_limit > 0 && i64::try_from(packs).unwrap_or(i64::MAX) > pack_limit
 }
 
-/// `gc.auto` and `gc.autoPackLimit` from the config `files` (later files win), or `None` when
-/// a file says anything about maintenance, includes another, or sets them in a form this does
-/// not read.
-fn gc_settings(files: &[PathBuf]) -> Option<(i64, i64)> {
+/// `gc.auto` and `gc.autoPackLimit` from `config` (later files win), or `None` when it says
+/// anything about maintenance, includes another file, or sets them in a form this does not
+/// read.
+fn gc_settings(config: &Config) -> Option<(i64, i64)> {
+    if config.mentions("maintenance") || config.mentions("[include") {
+        return None;
+    }
     let (mut auto, mut pack_limit) = (GC_AUTO, GC_AUTO_PACK_LIMIT);
-    for file in files {
-        let text = match std::fs::read_to_string(file) {
-            Ok(text) => text,
-            Err(_) if !file.exists() => continue,
-            Err(_) => return None,
-        };
-        let lower = text.to_ascii_lowercase();
-        if lower.contains("maintenance") || lower.contains("[include") {
-            return None;
-        }
-        let mut in_gc = false;
-        for line in lower.lines() {
-            let line = line.trim();
-            if line.starts_with('[') {
-                in_gc = line.replace(' ', "") == "[gc]";
-                if !in_gc && line.starts_with("[gc") {
-                    return None; // a subsection or a key on the header line
-                }
+    for text in config.texts() {
+        for entry in entries(text) {
+            if entry.section.starts_with("gc") && entry.section != "gc" {
+                return None; // a subsection
+            }
+            if entry.section != "gc" {
                 continue;
             }
-            if !in_gc || line.is_empty() || line.starts_with(['#', ';']) {
-                continue;
-            }
-            let (key, value) = line.split_once('=').unwrap_or((line, "true"));
-            let value = value.split(['#', ';']).next().unwrap_or("").trim();
-            match key.trim() {
-                "auto" => auto = parse_int(value)?,
-                "autopacklimit" => pack_limit = parse_int(value)?,
+            match entry.key {
+                "auto" => auto = parse_int(entry.value)?,
+                "autopacklimit" => pack_limit = parse_int(entry.value)?,
                 _ => {}
             }
         }
@@ -118,7 +100,8 @@ mod tests {
         let config = dir.path().join("config");
         let with = |text: &str| {
             std::fs::write(&config, text).expect("write");
-            may_be_due(&git_dir, std::slice::from_ref(&config))
+            let read = Config::from_files(std::slice::from_ref(&config)).expect("readable");
+            may_be_due(&git_dir, &read)
         };
         assert!(
             !with("[user]\n\tname = a\n"),

@@ -22,6 +22,7 @@
 mod cache_tree;
 mod child;
 mod commit;
+mod config;
 mod ignore_rules;
 mod index;
 mod maintenance;

@@ -22,45 +22,11 @@ impl Git {
     }
 }
 
-/// Whether a user or system git config may rewrite URLs (`insteadOf`, or includes that could):
-/// then only git knows what `origin` resolves to.
+/// Whether a user or system git config may rewrite URLs (`insteadOf`, or includes that could),
+/// or cannot be read here: then only git knows what `origin` resolves to.
 fn rewrites_elsewhere() -> bool {
-    config_files(None).into_iter().any(|f| {
-        std::fs::read_to_string(f).is_ok_and(|t| {
-            let t = t.to_ascii_lowercase();
-            t.contains("insteadof") || t.contains("[include")
-        })
-    })
-}
-
-/// The config files git reads (system, global, and with `git_dir` the repository's), as the
-/// environment selects them: `GIT_CONFIG_GLOBAL` replaces the user's files,
-/// `GIT_CONFIG_SYSTEM` the system's, `GIT_CONFIG_NOSYSTEM` drops it. Some may not exist.
-pub(crate) fn config_files(git_dir: Option<&Path>) -> Vec<std::path::PathBuf> {
-    use std::path::PathBuf;
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    let mut files = Vec::new();
-    if var("GIT_CONFIG_NOSYSTEM").is_none() {
-        files.push(
-            var("GIT_CONFIG_SYSTEM").map_or_else(|| PathBuf::from("/etc/gitconfig"), PathBuf::from),
-        );
-    }
-    match var("GIT_CONFIG_GLOBAL") {
-        Some(global) => files.push(PathBuf::from(global)),
-        None => {
-            let home = var("HOME").map(PathBuf::from);
-            let xdg = var("XDG_CONFIG_HOME")
-                .map(PathBuf::from)
-                .or_else(|| home.as_ref().map(|h| h.join(".config")));
-            files.extend(xdg.map(|x| x.join("git/config")));
-            files.extend(home.map(|h| h.join(".gitconfig")));
-        }
-    }
-    if let Some(dir) = git_dir {
-        files.push(dir.join("config"));
-        files.push(dir.join("config.worktree"));
-    }
-    files
+    super::config::Config::read(None)
+        .is_none_or(|c| c.mentions("insteadof") || c.mentions("[include"))
 }
 
 /// `origin`'s URL in the config file at `path`; `None` (ask git) when the file is missing, has
@@ -71,22 +37,10 @@ fn origin_from_config(path: &Path) -> Option<String> {
     if lower.contains("insteadof") || lower.contains("[include") {
         return None;
     }
-    let mut in_origin = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_origin = line.replace(' ', "") == "[remote\"origin\"]";
-            continue;
-        }
-        if in_origin
-            && let Some((key, value)) = line.split_once('=')
-            && key.trim().eq_ignore_ascii_case("url")
-        {
-            let value = value.trim().trim_matches('"');
-            return (!value.is_empty()).then(|| value.to_owned());
-        }
-    }
-    None
+    super::config::entries(&text)
+        .filter(|e| e.section == "remote\"origin\"" && e.key.eq_ignore_ascii_case("url"))
+        .map(|e| e.value.to_owned())
+        .find(|url| !url.is_empty())
 }
 
 #[cfg(test)]

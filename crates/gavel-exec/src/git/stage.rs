@@ -27,6 +27,8 @@ use std::path::{Path, PathBuf};
 
 use sha1::{Digest, Sha1};
 
+use super::config::{Config, entries};
+
 /// git's id of the empty blob, what an intent-to-add entry points at.
 const EMPTY_BLOB: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
 /// The on-disk extended flag of an intent-to-add entry.
@@ -50,34 +52,22 @@ pub(crate) struct Staged {
 /// Makes the untracked, not ignored files among `paths` (files and folders relative to `root`,
 /// all existing) known to git's index as intent-to-add entries. `None`: not a repository this
 /// module writes, nothing changed, and `git add` must do it.
-pub(crate) fn intend_to_add(root: &Path, paths: &[String]) -> Option<Staged> {
-    if ["GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some())
-    {
-        return None; // `git -c` options of a caller: only git knows
-    }
-    let git_dir = root.join(".git");
-    let env = Env {
-        config: super::remote::config_files(Some(&git_dir)),
-        excludes: global_excludes(),
-    };
-    intend_to_add_in(root, paths, &env)
+pub(crate) fn intend_to_add(root: &Path, paths: &[String], config: &Config) -> Option<Staged> {
+    intend_to_add_in(root, paths, config, global_excludes().as_deref())
 }
 
-/// What of the environment matters here: the config files git reads, the global excludes.
-pub(crate) struct Env {
-    pub(crate) config: Vec<PathBuf>,
-    pub(crate) excludes: Option<PathBuf>,
-}
-
-/// [`intend_to_add`] with the environment given.
-pub(crate) fn intend_to_add_in(root: &Path, paths: &[String], env: &Env) -> Option<Staged> {
+/// [`intend_to_add`] with the global excludes file given.
+pub(crate) fn intend_to_add_in(
+    root: &Path,
+    paths: &[String],
+    config: &Config,
+    excludes: Option<&Path>,
+) -> Option<Staged> {
     let git_dir = root.join(".git");
-    if !git_dir.is_dir() || !plain_config(&env.config) {
+    if !git_dir.is_dir() || !plain_config(config) {
         return None;
     }
-    let candidates = files_to_add(root, paths, env.excludes.as_deref())?;
+    let candidates = files_to_add(root, paths, excludes)?;
     let lock_path = git_dir.join("index.lock");
     let file = fs::OpenOptions::new()
         .write(true)
@@ -114,8 +104,8 @@ impl Drop for IndexLock {
     }
 }
 
-/// Whether none of the config `files` changes what adding a file means here.
-fn plain_config(files: &[PathBuf]) -> bool {
+/// Whether nothing in `config` changes what adding a file means here.
+fn plain_config(config: &Config) -> bool {
     const CHANGES_ADDING: [&str; 11] = [
         "ignorecase",
         "precomposeunicode",
@@ -129,20 +119,14 @@ fn plain_config(files: &[PathBuf]) -> bool {
         "[include",
         "symlinks",
     ];
-    files.iter().all(|file| {
-        let Ok(text) = fs::read_to_string(file) else {
-            // Missing is fine; unreadable to us may not be to git.
-            return !file.exists();
-        };
-        let text = text.to_ascii_lowercase();
-        let filemode_off = text.lines().any(|l| {
-            let l = l.split(['#', ';']).next().unwrap_or("");
-            l.contains("filemode")
-                && l.split_once('=')
-                    .is_some_and(|(_, v)| matches!(v.trim(), "false" | "no" | "off" | "0"))
-        });
-        !filemode_off && !CHANGES_ADDING.iter().any(|k| text.contains(k))
-    })
+    let filemode_off = config.texts().iter().any(|text| {
+        entries(text).any(|e| {
+            e.section == "core"
+                && e.key == "filemode"
+                && matches!(e.value, "false" | "no" | "off" | "0")
+        })
+    });
+    !filemode_off && !CHANGES_ADDING.iter().any(|k| config.mentions(k))
 }
 
 /// The files `git add -A -- PATHS` would add that the index lacks, sorted; `None` when one of

@@ -22,11 +22,10 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn env_of(root: &Path) -> Env {
-    Env {
-        config: vec![root.join(".git/config")],
-        excludes: None,
-    }
+/// `intend_to_add` with only the repository's own config and no global excludes.
+fn stage(root: &Path, paths: &[String]) -> Option<Staged> {
+    let config = Config::from_files(&[root.join(".git/config")]).expect("readable config");
+    intend_to_add_in(root, paths, &config, None)
 }
 
 fn write(root: &Path, path: &str, text: &str) {
@@ -121,7 +120,7 @@ fn a_commit_after_intent_to_add_is_the_commit_git_add_makes() {
     // The lineage's 001, 002, keep.log and run.sh, the new issue and the moved idea: not the
     // three ignored files.
     assert_eq!(
-        intend_to_add_in(root, &paths, &env_of(root)).map(|s| (s.added, s.index_was_head)),
+        stage(root, &paths).map(|s| (s.added, s.index_was_head)),
         Some((6, true))
     );
     // Known to git now, content still to come (what `git add -N` leaves).
@@ -166,10 +165,7 @@ fn nothing_new_changes_nothing() {
     let root = dir.path();
     let before = fs::read(root.join(".git/index")).expect("index");
     let tracked = vec!["docs/issues/labels.txt".to_owned()];
-    assert_eq!(
-        intend_to_add_in(root, &tracked, &env_of(root)).map(|s| s.added),
-        Some(0)
-    );
+    assert_eq!(stage(root, &tracked).map(|s| s.added), Some(0));
     assert_eq!(fs::read(root.join(".git/index")).expect("index"), before);
 }
 
@@ -181,7 +177,7 @@ fn what_this_module_does_not_write_is_left_to_git_add() {
     let before = index();
     let ask = |paths: &[&str]| {
         let paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
-        intend_to_add_in(root, &paths, &env_of(root))
+        stage(root, &paths)
     };
     // An ignored file named explicitly: git add refuses it, and says so. Also one a deeper
     // rule re-includes inside an ignored folder (git never looks inside that folder).
@@ -233,7 +229,7 @@ fn a_repository_without_an_index_or_commits_gets_one() {
     write(root, "b.md", "b\n");
     let paths = vec!["docs".to_owned(), "b.md".to_owned()];
     assert_eq!(
-        intend_to_add_in(root, &paths, &env_of(root)),
+        stage(root, &paths),
         Some(Staged {
             added: 2,
             index_was_head: false
@@ -281,11 +277,15 @@ fn a_file_changed_in_the_second_the_index_was_written_is_not_taken_for_clean() {
     write(root, "labels.txt", "ui\n");
     git(root, &["add", "-A"]);
     git(root, &["commit", "-q", "-m", "base"]);
-    // Same size, same second as the index git just wrote.
+    // Same size, written after (or in the same second as) the index git just wrote.
     write(root, "labels.txt", "ux\n");
     write(root, "new.md", "n\n");
-    let added = intend_to_add_in(root, &["new.md".to_owned()], &env_of(root)).map(|s| s.added);
+    let added = stage(root, &["new.md".to_owned()]).map(|s| s.added);
     assert_eq!(added, Some(1));
+    // Written no earlier than the index, so its entry is smudged (size 0), as git smudges it:
+    // read before any git command refreshes the index.
+    let debug = git(root, &["ls-files", "--debug", "labels.txt"]);
+    assert!(debug.contains("size: 0\t"), "{debug}");
     let status = git(root, &["status", "--porcelain"]);
     assert!(status.contains(" M labels.txt"), "{status}");
     git(root, &["commit", "-q", "-m", "new", "--", "new.md"]);
@@ -302,18 +302,10 @@ fn names_git_would_normalise_and_an_ignored_folder_are_left_to_git_add() {
         "docs/../docs/issues",
         "/etc/passwd",
     ] {
-        assert_eq!(
-            intend_to_add_in(root, &[odd.to_owned()], &env_of(root)),
-            None,
-            "{odd}"
-        );
+        assert_eq!(stage(root, &[odd.to_owned()]), None, "{odd}");
     }
     assert_eq!(
-        intend_to_add_in(
-            root,
-            &["docs/lineage/done/1-dark-mode/secret".to_owned()],
-            &env_of(root)
-        ),
+        stage(root, &["docs/lineage/done/1-dark-mode/secret".to_owned()]),
         None
     );
 }
@@ -324,11 +316,6 @@ fn a_merge_in_progress_is_never_concluded_by_include() {
     let root = dir.path();
     let head = git(root, &["rev-parse", "HEAD"]);
     fs::write(root.join(".git/MERGE_HEAD"), head).expect("merge head");
-    let staged = intend_to_add_in(
-        root,
-        &["docs/issues/0001-dark-mode.md".to_owned()],
-        &env_of(root),
-    )
-    .expect("staged");
+    let staged = stage(root, &["docs/issues/0001-dark-mode.md".to_owned()]).expect("staged");
     assert!(!staged.index_was_head);
 }
