@@ -1,12 +1,13 @@
 //! Feedback while a model call runs: a spinner with role, provider, elapsed time, tokens so far
 //! and the attempt number on a terminal (drawn by indicatif, which redraws in place and clears
 //! itself), and a plain status line every 10 seconds otherwise (logs and CI keep a readable
-//! record).
+//! record). Off a terminal one thread, started at the first call and parked between calls,
+//! writes the status lines of every call of the process.
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::{self, JoinHandle};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
 use gavel_llm::{CallProgress, Role};
@@ -19,22 +20,87 @@ use crate::ui::sanitize;
 struct Shared {
     tokens: AtomicU64,
     attempt: AtomicU32,
-    done: AtomicBool,
 }
+
+/// How often a call off a terminal gets a status line.
+const PLAIN_EVERY: Duration = Duration::from_secs(10);
 
 /// The call on display.
 struct Active {
     shared: Arc<Shared>,
     /// The spinner, on a terminal.
     bar: Option<ProgressBar>,
-    /// The plain status-line writer, elsewhere.
-    plain: Option<JoinHandle<()>>,
+}
+
+/// The call the plain status-line thread reports on.
+struct Watched {
+    shared: Arc<Shared>,
+    label: String,
+    started: Instant,
+    last: Instant,
+}
+
+/// The plain status-line thread and the call it watches (`None` between calls).
+struct Plain {
+    watched: Arc<Mutex<Option<Watched>>>,
+    thread: Thread,
+}
+
+impl Plain {
+    fn start() -> Self {
+        let watched: Arc<Mutex<Option<Watched>>> = Arc::default();
+        let w = Arc::clone(&watched);
+        let thread = thread::spawn(move || plain_status_lines(&w))
+            .thread()
+            .clone();
+        Self { watched, thread }
+    }
+
+    fn watched(&self) -> std::sync::MutexGuard<'_, Option<Watched>> {
+        self.watched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The plain status-line thread: a line every [`PLAIN_EVERY`] while a call runs, parked
+/// otherwise. Lines are written under the lock [`Spinner::call_finished`] takes, so none comes
+/// after its call finished.
+fn plain_status_lines(watched: &Mutex<Option<Watched>>) {
+    loop {
+        let wait = {
+            let mut guard = watched
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            guard.as_mut().map(|w| {
+                if w.last.elapsed() >= PLAIN_EVERY {
+                    w.last = Instant::now();
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "    {}: still running ({:.0}s, {})",
+                        w.label,
+                        w.started.elapsed().as_secs_f64(),
+                        status(
+                            w.shared.tokens.load(Ordering::SeqCst),
+                            w.shared.attempt.load(Ordering::SeqCst)
+                        )
+                    );
+                }
+                PLAIN_EVERY.saturating_sub(w.last.elapsed())
+            })
+        };
+        match wait {
+            Some(d) => thread::park_timeout(d.max(Duration::from_millis(1))),
+            None => thread::park(),
+        }
+    }
 }
 
 /// The live display of model calls (one at a time).
 #[derive(Default)]
 pub struct Spinner {
     current: Mutex<Option<Active>>,
+    plain: OnceLock<Plain>,
 }
 
 impl Spinner {
@@ -77,34 +143,18 @@ impl CallObserver for Spinner {
             Active {
                 shared,
                 bar: Some(bar),
-                plain: None,
             }
         } else {
-            let s = Arc::clone(&shared);
-            let plain = thread::spawn(move || {
-                let started = Instant::now();
-                let mut last = Instant::now();
-                while !s.done.load(Ordering::SeqCst) {
-                    if last.elapsed() >= Duration::from_secs(10) {
-                        last = Instant::now();
-                        let _ = writeln!(
-                            std::io::stderr().lock(),
-                            "    {label}: still running ({:.0}s, {})",
-                            started.elapsed().as_secs_f64(),
-                            status(
-                                s.tokens.load(Ordering::SeqCst),
-                                s.attempt.load(Ordering::SeqCst)
-                            )
-                        );
-                    }
-                    thread::park_timeout(Duration::from_millis(100));
-                }
+            let plain = self.plain.get_or_init(Plain::start);
+            let now = Instant::now();
+            *plain.watched() = Some(Watched {
+                shared: Arc::clone(&shared),
+                label,
+                started: now,
+                last: now,
             });
-            Active {
-                shared,
-                bar: None,
-                plain: Some(plain),
-            }
+            plain.thread.unpark();
+            Active { shared, bar: None }
         };
         *self
             .current
@@ -146,13 +196,40 @@ impl CallObserver for Spinner {
         let Some(active) = active else {
             return;
         };
-        active.shared.done.store(true, Ordering::SeqCst);
         if let Some(bar) = active.bar {
             bar.finish_and_clear();
         }
-        if let Some(h) = active.plain {
-            h.thread().unpark();
-            let _ = h.join();
+        if let Some(plain) = self.plain.get() {
+            *plain.watched() = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_status_thread_serves_every_call_and_forgets_a_finished_one() {
+        // Off a terminal (a test's stderr is captured), calls take the plain path.
+        if std::io::stderr().is_terminal() {
+            return;
+        }
+        let spinner = Spinner::default();
+        spinner.call_started(Role::DRAFTER, "scripted:a");
+        let first = spinner.plain.get().map(|p| p.thread.id());
+        assert!(spinner.plain.get().is_some_and(|p| p.watched().is_some()));
+        spinner.call_finished();
+        assert!(spinner.plain.get().is_some_and(|p| p.watched().is_none()));
+        spinner.call_started(Role::REVIEWER, "scripted:b");
+        assert_eq!(spinner.plain.get().map(|p| p.thread.id()), first);
+        assert_eq!(
+            spinner
+                .plain
+                .get()
+                .and_then(|p| p.watched().as_ref().map(|w| w.label.clone())),
+            Some("reviewer scripted:b".to_owned())
+        );
+        spinner.call_finished();
     }
 }

@@ -32,9 +32,13 @@ impl Ui {
         let _ = writeln!(out, "{line}");
     }
 
-    /// A progress or status line on stderr.
+    /// A progress or status line on stderr, in one write (stderr is unbuffered: `writeln!`
+    /// would write the line and its newline separately).
     pub fn info(&self, line: &str) {
-        let _ = writeln!(io::stderr().lock(), "{line}");
+        let mut whole = String::with_capacity(line.len() + 1);
+        whole.push_str(line);
+        whole.push('\n');
+        let _ = io::stderr().lock().write_all(whole.as_bytes());
     }
 
     /// Writes a prompt on stderr without a newline.

@@ -110,5 +110,6 @@ pub fn workflow(
         reviewer: ctx.provider(&reviewer),
         tracker: crate::tracker::build(s, tracker)?,
         observer: Some(std::sync::Arc::new(crate::spinner::Spinner::default())),
+        preflight: Default::default(),
     })
 }

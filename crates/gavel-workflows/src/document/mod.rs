@@ -254,6 +254,24 @@ pub struct DocWorkflow {
     pub tracker: Box<dyn Tracker>,
     /// Told about calls while they run (for a live display).
     pub observer: Option<std::sync::Arc<dyn CallObserver>>,
+    /// Whether [`DocWorkflow::preflight_problems`] just found nothing (`Default`: not checked).
+    pub preflight: PreflightMemo,
+}
+
+/// That pre-flight passed in this process a moment ago: the CLI checks before it creates a run,
+/// and N1, which follows at once, then need not read every file and probe the tracker again.
+/// Used once: N1 taking it resets it, so another visit checks afresh.
+#[derive(Debug, Default)]
+pub struct PreflightMemo(std::sync::atomic::AtomicBool);
+
+impl PreflightMemo {
+    fn record(&self, passed: bool) {
+        self.0.store(passed, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn take(&self) -> bool {
+        self.0.swap(false, std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 impl DocWorkflow {
@@ -299,7 +317,9 @@ impl DocWorkflow {
 
     /// What pre-flight (N1) would report, for a caller to check before it writes anything.
     pub fn preflight_problems(&self) -> Vec<String> {
-        self.problems()
+        let problems = self.problems();
+        self.preflight.record(problems.is_empty());
+        problems
     }
 }
 

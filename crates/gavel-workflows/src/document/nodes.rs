@@ -21,7 +21,11 @@ impl DocWorkflow {
         _s: &mut DocState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        let problems = self.problems();
+        let problems = if self.preflight.take() {
+            Vec::new()
+        } else {
+            self.problems()
+        };
         if problems.is_empty() {
             if let Some(w) = self.same_model_warning() {
                 cx.event(EventKind::Note {

@@ -79,6 +79,7 @@ fn setup(
         reviewer: Box::new(ScriptedProvider::new(path)),
         tracker: Box::new(LocalTracker::new(kit.root(), "docs/issues".as_ref())),
         observer: None,
+        preflight: Default::default(),
     }
 }
 
