@@ -1,5 +1,6 @@
 //! Opening the SQLite store from many processes (here: threads with their own connections) at
-//! the same moment, as parallel `gavel` commands do on a fresh repository.
+//! the same moment, as parallel `gavel` commands do on a fresh repository; and what closing it
+//! leaves on disk.
 
 use std::sync::{Arc, Barrier};
 
@@ -27,4 +28,55 @@ fn many_connections_creating_the_database_at_once_all_succeed() {
             assert!(matches!(result, Ok(0)), "round {round}: {result:?}");
         }
     }
+}
+
+/// `len` bytes that deflate cannot shrink (a xorshift stream), so the log grows by about `len`.
+fn incompressible(len: usize, mut seed: u64) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed.to_le_bytes()[0]
+        })
+        .collect()
+}
+
+#[test]
+fn a_small_log_is_left_for_the_next_process_and_a_large_one_is_copied_at_close() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("state.db");
+    let wal = dir.path().join("state.db-wal");
+    let small = {
+        let store = SqliteStore::open(&path).expect("open");
+        // About two brief → issue runs' worth of log.
+        store.put_blob(&incompressible(1536 << 10, 1)).expect("put")
+    };
+    let kept = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    assert!(
+        kept > 1536 << 10,
+        "a log under 2 MiB stays at close ({kept} bytes)"
+    );
+    // The next process sees what the log holds.
+    let big = {
+        let store = SqliteStore::open(&path).expect("reopen");
+        assert!(store.get_blob(&small).expect("get").is_some());
+        // Past the 2 MiB limit, short of SQLite's own checkpoint at about 4 MiB.
+        let mut last = None;
+        for i in 0..6 {
+            last = Some(
+                store
+                    .put_blob(&incompressible(512 << 10, 2 + i))
+                    .expect("put"),
+            );
+        }
+        last.expect("blobs")
+    };
+    assert!(
+        std::fs::metadata(&wal).map_or(true, |m| m.len() == 0),
+        "a log over the limit is copied into the database at close"
+    );
+    let store = SqliteStore::open(&path).expect("reopen");
+    assert!(store.get_blob(&big).expect("get").is_some());
+    assert!(store.get_blob(&small).expect("get").is_some());
 }
