@@ -166,12 +166,10 @@ impl Tracker for LocalTracker {
 
     fn check(&self) -> Result<(), TrackerError> {
         let dir = self.ensure_dir()?;
-        let probe = dir.join(format!(".gavel-probe-{}", std::process::id()));
-        fs::write(&probe, b"").map_err(|e| {
-            self.unreachable(format!("{} is not writable: {e}", self.dir.display()))
-        })?;
-        let _ = fs::remove_file(probe);
-        Ok(())
+        // Asked of the kernel (permissions, ACLs, a read-only or immutable folder) rather than
+        // by writing a probe file: on a busy ext4 every new inode costs a scan.
+        nix::unistd::access(&dir, nix::unistd::AccessFlags::W_OK)
+            .map_err(|e| self.unreachable(format!("{} is not writable: {e}", self.dir.display())))
     }
 
     fn ensure_labels(&self, labels: &[String]) -> Result<Vec<String>, TrackerError> {

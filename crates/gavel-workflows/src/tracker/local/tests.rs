@@ -134,6 +134,17 @@ fn missing_labels_are_created_once() {
 }
 
 #[test]
+fn the_check_writes_nothing_into_the_folder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t = LocalTracker::new(dir.path(), Path::new("docs/issues"));
+    t.check().expect("check");
+    let entries = fs::read_dir(dir.path().join("docs/issues"))
+        .expect("the folder exists")
+        .count();
+    assert_eq!(entries, 0);
+}
+
+#[test]
 fn a_file_where_the_folder_should_be_is_unreachable() {
     let dir = tempfile::tempdir().expect("tempdir");
     fs::create_dir_all(dir.path().join("docs")).expect("mkdir");
