@@ -11,7 +11,7 @@ pub(crate) mod editor;
 pub(crate) mod error;
 pub(crate) mod exit;
 pub(crate) mod kinds;
-pub(crate) mod ledger;
+pub(crate) use gavel_report::ledger;
 pub(crate) mod logging;
 pub(crate) mod settings;
 pub(crate) mod spinner;

@@ -13,11 +13,13 @@ mod init;
 mod issue;
 mod lld;
 mod mcp;
+mod report;
 mod resume;
 mod runs;
 mod show;
 mod start;
 mod store;
+mod ui;
 
 use std::path::PathBuf;
 
@@ -61,6 +63,10 @@ pub enum Command {
     Runs(runs::RunsArgs),
     /// Show one run's timeline of nodes, gates and artifacts.
     Show(show::ShowArgs),
+    /// Serve the runs read-only in a browser, on 127.0.0.1 with a secret URL, until Ctrl-C.
+    Ui(ui::UiArgs),
+    /// Write a run's pages (or every run's, `--all`) as static HTML for CI artifacts.
+    Report(report::ReportArgs),
     /// Continue a paused, halted or interrupted run.
     #[command(after_help = crate::exit::CHOICES_HELP)]
     Resume(resume::ResumeArgs),
@@ -113,6 +119,8 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Implement(args) => implement::cmd_implement(&args, ctx()?),
         Command::Runs(args) => runs::cmd_runs(&args, ctx()?),
         Command::Show(args) => show::cmd_show(&args, ctx()?),
+        Command::Ui(args) => ui::cmd_ui(&args, ctx()?),
+        Command::Report(args) => report::cmd_report(&args, ctx()?),
         Command::Resume(args) => resume::cmd_resume(&args, ctx()?),
         Command::Abort(args) => abort::cmd_abort(&args, ctx()?),
         Command::Doctor(args) => doctor::cmd_doctor(&args, ctx()?),

@@ -1,5 +1,6 @@
 //! The spend ledger as people read it: every model call of a run (from its timeline) and the
-//! totals per run and per role, for `gavel runs`, `gavel show` and `gavel show --call N`.
+//! totals per run and per role, for `gavel runs`, `gavel show`, `gavel show --call N` and the
+//! report pages.
 
 use std::collections::BTreeMap;
 

@@ -1,0 +1,69 @@
+//! `gavel report RUN --html DIR` (or `--all`): the pages `gavel ui` serves, written as static
+//! files a CI job can publish as an artifact. Relative links, no script.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use gavel_core::RunId;
+use gavel_report::{Site, SiteMode};
+
+use crate::context::Context;
+use crate::driver::open_run;
+use crate::error::CliError;
+use crate::exit::Exit;
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run to report (id or slug); several may be given.
+    #[arg(
+        value_name = "RUN",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub runs: Vec<String>,
+    /// Report every run of the store.
+    #[arg(long)]
+    pub all: bool,
+    /// Write the pages into this folder (created if missing; pages already there are replaced).
+    #[arg(long, value_name = "DIR")]
+    pub html: PathBuf,
+}
+
+pub fn cmd_report(args: &ReportArgs, ctx: Context) -> Result<Exit, CliError> {
+    if args.html.exists() && !args.html.is_dir() {
+        return Err(CliError::usage(format!(
+            "--html {} exists and is not a folder",
+            args.html.display()
+        )));
+    }
+    let (store, ids): (_, Option<Vec<RunId>>) = if args.all {
+        let store = ctx.open_existing_store()?.ok_or_else(|| {
+            CliError::error("there are no runs yet (no store)")
+                .hint("start one with `gavel issue BRIEF.md`")
+        })?;
+        (store, None)
+    } else {
+        // Every named run is checked before anything is written.
+        let mut ids = Vec::new();
+        let mut opened = None;
+        for run in &args.runs {
+            let (store, record) = open_run(&ctx, run)?;
+            ids.push(record.id);
+            opened = Some(store);
+        }
+        let store = opened.ok_or_else(|| CliError::usage("name a run, or pass --all"))?;
+        (store, Some(ids))
+    };
+    let site = Site::new(&*store, SiteMode::Static);
+    let written = site
+        .export(&args.html, ids.as_deref())
+        .map_err(|e| CliError::error(e.to_string()))?;
+    let index = args.html.join("index.html");
+    ctx.ui.info(&format!(
+        "wrote {} files into {}",
+        written.len(),
+        args.html.display()
+    ));
+    ctx.ui.out(&index.display().to_string());
+    Ok(Exit::Success)
+}

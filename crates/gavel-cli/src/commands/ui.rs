@@ -1,0 +1,230 @@
+//! `gavel ui [--port N] [--open]`: the report pages served on 127.0.0.1 only, read-only, until
+//! Ctrl-C. The URL it prints carries a random token; a request without it, for another Host
+//! (a DNS-rebinding page), or with another method than GET/HEAD is refused before anything is
+//! read. Pages come from [`gavel_report::Site`], so they are the ones `gavel report` writes.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Query, State};
+use axum::http::{HeaderValue, Method, Request, StatusCode, header};
+use axum::response::Response;
+use clap::Args;
+use gavel_report::{Page, RunsQuery, Site, SiteMode};
+
+use crate::context::Context;
+use crate::error::CliError;
+use crate::exit::Exit;
+use crate::store::AnyStore;
+
+#[derive(Debug, Args)]
+pub struct UiArgs {
+    /// The port on 127.0.0.1 (default: a free one).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Open the printed URL in the default browser.
+    #[arg(long)]
+    pub open: bool,
+}
+
+/// What every request is checked against.
+struct Served {
+    store: AnyStore,
+    token: String,
+    /// The Host values a browser sends for this server (`127.0.0.1:PORT`, `localhost:PORT`).
+    hosts: [String; 2],
+}
+
+/// A response's security headers: no script, no framing, no sniffing, nothing cached.
+const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; \
+                   form-action 'self'; frame-ancestors 'none'";
+
+pub fn cmd_ui(args: &UiArgs, ctx: Context) -> Result<Exit, CliError> {
+    let store = ctx.open_existing_store()?.ok_or_else(|| {
+        CliError::error("there are no runs yet (no store)")
+            .hint("start one with `gavel issue BRIEF.md`, then run `gavel ui` again")
+    })?;
+    let listener = std::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, args.port)))
+        .map_err(|e| {
+            CliError::error(format!("cannot listen on 127.0.0.1:{}: {e}", args.port))
+                .hint("pick another --port, or leave it out for a free one")
+        })?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| CliError::error(format!("reading the listening address: {e}")))?
+        .port();
+    let token = new_token()?;
+    let url = format!("http://127.0.0.1:{port}/{token}/");
+    ctx.ui.out(&url);
+    ctx.ui
+        .info("serving the runs read-only on 127.0.0.1 until Ctrl-C");
+    if args.open {
+        open_in_browser(&ctx, &url);
+    }
+    let served = Arc::new(Served {
+        store,
+        token,
+        hosts: [format!("127.0.0.1:{port}"), format!("localhost:{port}")],
+    });
+    serve(listener, served)
+}
+
+fn serve(listener: std::net::TcpListener, served: Arc<Served>) -> Result<Exit, CliError> {
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| CliError::error(format!("preparing the listener: {e}")))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(|e| CliError::error(format!("starting the server: {e}")))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .map_err(|e| CliError::error(format!("preparing the listener: {e}")))?;
+        let app = Router::new().fallback(handle).with_state(served);
+        axum::serve(listener, app)
+            .await
+            .map_err(|e| CliError::error(format!("serving: {e}")))
+    })?;
+    Ok(Exit::Success)
+}
+
+/// 32 hex digits from the OS's random source.
+fn new_token() -> Result<String, CliError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| CliError::error(format!("no random token available: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn open_in_browser(ctx: &Context, url: &str) {
+    let program = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let opened = std::process::Command::new(program)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = opened {
+        ctx.ui.info(&format!(
+            "could not run {program} ({e}); open the URL above yourself"
+        ));
+    }
+}
+
+fn respond(status: StatusCode, content_type: &'static str, body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn refuse(status: StatusCode, why: &str) -> Response {
+    respond(status, "text/plain; charset=utf-8", format!("{why}\n"))
+}
+
+fn html(status: StatusCode, body: String) -> Response {
+    respond(status, "text/html; charset=utf-8", body)
+}
+
+async fn handle(State(served): State<Arc<Served>>, request: Request<Body>) -> Response {
+    if request.method() != Method::GET && request.method() != Method::HEAD {
+        return refuse(StatusCode::METHOD_NOT_ALLOWED, "read-only: GET only");
+    }
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    if !served.hosts.iter().any(|h| h == host) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "refused: this server answers only to 127.0.0.1 and localhost",
+        );
+    }
+    let path = request.uri().path();
+    let Some(rest) = path
+        .strip_prefix('/')
+        .and_then(|p| p.strip_prefix(served.token.as_str()))
+    else {
+        return refuse(StatusCode::FORBIDDEN, "refused: the URL's token is missing");
+    };
+    let Some(rest) = rest.strip_prefix('/') else {
+        if rest.is_empty() {
+            let mut r = refuse(StatusCode::PERMANENT_REDIRECT, "moved");
+            if let Ok(v) = HeaderValue::from_str(&format!("/{}/", served.token)) {
+                r.headers_mut().insert(header::LOCATION, v);
+            }
+            return r;
+        }
+        return refuse(StatusCode::FORBIDDEN, "refused: the URL's token is missing");
+    };
+    let rest = rest.to_owned();
+    let query = match Query::<RunsQuery>::try_from_uri(request.uri()) {
+        Ok(Query(q)) => q,
+        Err(e) => {
+            return html(
+                StatusCode::BAD_REQUEST,
+                Site::error_page(&root_of(&rest), "Bad request", &e.body_text()),
+            );
+        }
+    };
+    let rendered = tokio::task::spawn_blocking(move || {
+        let site = Site::new(&*served.store, SiteMode::Served);
+        site.route(&rest, &query).map_err(|e| (rest, e))
+    })
+    .await;
+    match rendered {
+        Ok(Ok(Some(Page::Html(body)))) => html(StatusCode::OK, body),
+        Ok(Ok(Some(Page::Css(css)))) => {
+            respond(StatusCode::OK, "text/css; charset=utf-8", css.to_owned())
+        }
+        Ok(Ok(None)) => html(
+            StatusCode::NOT_FOUND,
+            Site::error_page(
+                "",
+                "Not found",
+                "There is no such page or run in this store.",
+            ),
+        ),
+        Ok(Err((rest, e))) => {
+            let status = match e {
+                gavel_report::ReportError::BadQuery { .. } => StatusCode::BAD_REQUEST,
+                _ => StatusCode::INTERNAL_SERVER_ERROR,
+            };
+            html(
+                status,
+                Site::error_page(&root_of(&rest), "Cannot show this page", &e.to_string()),
+            )
+        }
+        Err(e) => html(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Site::error_page("", "Cannot show this page", &e.to_string()),
+        ),
+    }
+}
+
+/// The way back to the site's top from `rest` (`runs/3/files/1.html` → `../../../`).
+fn root_of(rest: &str) -> String {
+    "../".repeat(rest.matches('/').count())
+}

@@ -1,0 +1,296 @@
+//! The pages as one site, addressed by relative paths that are the same whether `gavel ui`
+//! serves them (under its token) or `gavel report --html` writes them as files:
+//!
+//! - `index.html` — the runs (filters and pages when served; `runs-page-N.html` as files)
+//! - `runs/{id}/index.html` — a run
+//! - `runs/{id}/files/{k}.html` — a lineage file of the run, a draft with its diff
+//! - `spend.html` — spend by day, workflow and role
+//! - `style.css`
+//!
+//! Every link is relative, so a written report can be moved or published as it is.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use askama::Template;
+use gavel_core::{RunId, Store};
+
+use crate::error::ReportError;
+use crate::pages::{
+    CallLine, Chart, ErrorTemplate, FileTemplate, ListedRun, RunTemplate, RunsTemplate,
+    SpendTemplate,
+};
+use crate::query::{RunsQuery, STATUSES};
+use crate::{listing, view};
+
+/// The stylesheet every page links.
+pub const STYLE: &str = include_str!("../templates/style.css");
+
+/// Whether the pages are served (filters work) or written as files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SiteMode {
+    Served,
+    Static,
+}
+
+/// A page's body and type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Page {
+    Html(String),
+    Css(&'static str),
+}
+
+/// The pages of one store.
+pub struct Site<'a> {
+    store: &'a dyn Store,
+    mode: SiteMode,
+}
+
+fn render(t: &impl Template, page: &str) -> Result<String, ReportError> {
+    t.render().map_err(|e| ReportError::Render {
+        page: page.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+impl<'a> Site<'a> {
+    pub fn new(store: &'a dyn Store, mode: SiteMode) -> Self {
+        Self { store, mode }
+    }
+
+    /// The page at `path` (relative, without a leading `/`), `None` when there is none.
+    pub fn route(&self, path: &str, query: &RunsQuery) -> Result<Option<Page>, ReportError> {
+        let parts: Vec<&str> = path.split('/').collect();
+        Ok(match parts.as_slice() {
+            [""] | ["index.html"] => Some(Page::Html(self.runs_page(query)?)),
+            ["spend.html"] => Some(Page::Html(self.spend_page()?)),
+            ["style.css"] => Some(Page::Css(STYLE)),
+            ["runs", id, ""] | ["runs", id, "index.html"] => match parse_id(id) {
+                Some(id) => self.run_page(id)?.map(Page::Html),
+                None => None,
+            },
+            ["runs", id, "files", file] => {
+                let k = file
+                    .strip_suffix(".html")
+                    .filter(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|k| k.parse::<usize>().ok());
+                match (parse_id(id), k) {
+                    (Some(id), Some(k)) => self.file_page(id, k)?.map(Page::Html),
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+    }
+
+    /// The runs page for `query`.
+    pub fn runs_page(&self, query: &RunsQuery) -> Result<String, ReportError> {
+        let selected = query.select(self.store)?;
+        let rows = selected
+            .runs
+            .iter()
+            .map(|r| {
+                let row = listing::row(self.store, r)?;
+                Ok(ListedRun {
+                    href: format!("runs/{}/index.html", r.id),
+                    cost: gavel_llm::price::usd(row.spend.cost_micros),
+                    row,
+                })
+            })
+            .collect::<Result<Vec<_>, ReportError>>()?;
+        let link = |page: usize| match self.mode {
+            SiteMode::Served => format!(
+                "index.html{}",
+                RunsQuery {
+                    page: Some(page),
+                    ..query.filters()
+                }
+                .to_query_string()
+            ),
+            SiteMode::Static if page == 1 => "index.html".to_owned(),
+            SiteMode::Static => format!("runs-page-{page}.html"),
+        };
+        let text = |v: &Option<String>| v.clone().unwrap_or_default();
+        render(
+            &RunsTemplate {
+                root: "",
+                served: self.mode == SiteMode::Served,
+                rows,
+                matched: selected.matched,
+                page: selected.page,
+                pages: selected.pages,
+                prev: (selected.page > 1).then(|| link(selected.page - 1)),
+                next: (selected.page < selected.pages).then(|| link(selected.page + 1)),
+                workflows: selected.workflows,
+                statuses: STATUSES,
+                workflow: text(&query.workflow),
+                status: text(&query.status),
+                since: text(&query.since),
+                until: text(&query.until),
+            },
+            "the runs page",
+        )
+    }
+
+    /// The page of run `id`, `None` when the store has no such run.
+    pub fn run_page(&self, id: RunId) -> Result<Option<String>, ReportError> {
+        let Some(v) = view::run_view(self.store, id)? else {
+            return Ok(None);
+        };
+        let calls = v.calls.iter().map(CallLine::of).collect();
+        render(
+            &RunTemplate {
+                root: "../../",
+                v: &v,
+                calls,
+            },
+            &format!("run {id}"),
+        )
+        .map(Some)
+    }
+
+    /// The page of file `k` of run `id`.
+    pub fn file_page(&self, id: RunId, k: usize) -> Result<Option<String>, ReportError> {
+        let Some(f) = view::file_view(self.store, id, k)? else {
+            return Ok(None);
+        };
+        render(
+            &FileTemplate {
+                root: "../../../",
+                f: &f,
+            },
+            &format!("file {k} of run {id}"),
+        )
+        .map(Some)
+    }
+
+    /// The spend page.
+    pub fn spend_page(&self) -> Result<String, ReportError> {
+        let s = view::spend_view(self.store)?;
+        render(
+            &SpendTemplate {
+                root: "",
+                total: gavel_llm::price::usd(s.total_micros),
+                calls: s.calls,
+                runs: s.runs,
+                charts: vec![
+                    Chart::of("day", &s.by_day),
+                    Chart::of("workflow", &s.by_workflow),
+                    Chart::of("role", &s.by_role),
+                ],
+            },
+            "the spend page",
+        )
+    }
+
+    /// A page saying what went wrong (`root`: the way back to the site's top).
+    pub fn error_page(root: &str, title: &str, message: &str) -> String {
+        ErrorTemplate {
+            root,
+            title,
+            message,
+        }
+        .render()
+        .unwrap_or_else(|_| format!("{title}: {message}"))
+    }
+
+    /// Writes the pages of `runs` (every run when `None`) under `dir`: the runs list, each run
+    /// with its files, the spend page and the stylesheet. Returns the files written.
+    pub fn export(&self, dir: &Path, runs: Option<&[RunId]>) -> Result<Vec<PathBuf>, ReportError> {
+        let mut written = Vec::new();
+        let mut put = |rel: &str, body: &str| -> Result<(), ReportError> {
+            let path = dir.join(rel);
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(|source| ReportError::Write {
+                    path: parent.display().to_string(),
+                    source,
+                })?;
+            }
+            fs::write(&path, body).map_err(|source| ReportError::Write {
+                path: path.display().to_string(),
+                source,
+            })?;
+            written.push(path);
+            Ok(())
+        };
+        put("style.css", STYLE)?;
+        let ids: Vec<RunId> = match runs {
+            Some(ids) => ids.to_vec(),
+            None => self.store.runs()?.into_iter().map(|r| r.id).collect(),
+        };
+        // The list pages: every run, or only the chosen ones.
+        if runs.is_none() {
+            let first = RunsQuery::default().select(self.store)?;
+            for page in 1..=first.pages {
+                let q = RunsQuery {
+                    page: Some(page),
+                    ..RunsQuery::default()
+                };
+                let name = if page == 1 {
+                    "index.html".to_owned()
+                } else {
+                    format!("runs-page-{page}.html")
+                };
+                put(&name, &self.runs_page(&q)?)?;
+            }
+        } else {
+            put("index.html", &self.listed_only(&ids)?)?;
+        }
+        put("spend.html", &self.spend_page()?)?;
+        for id in ids {
+            let Some(page) = self.run_page(id)? else {
+                continue;
+            };
+            put(&format!("runs/{id}/index.html"), &page)?;
+            let files = view::run_view(self.store, id)?.map_or(0, |v| v.files.len());
+            for k in 0..files {
+                if let Some(page) = self.file_page(id, k)? {
+                    put(&format!("runs/{id}/files/{k}.html"), &page)?;
+                }
+            }
+        }
+        Ok(written)
+    }
+
+    /// A runs page listing only `ids` (a report of chosen runs).
+    fn listed_only(&self, ids: &[RunId]) -> Result<String, ReportError> {
+        let mut rows = Vec::new();
+        for id in ids.iter().rev() {
+            if let Some(r) = self.store.run(*id)? {
+                let row = listing::row(self.store, &r)?;
+                rows.push(ListedRun {
+                    href: format!("runs/{id}/index.html"),
+                    cost: gavel_llm::price::usd(row.spend.cost_micros),
+                    row,
+                });
+            }
+        }
+        render(
+            &RunsTemplate {
+                root: "",
+                served: false,
+                matched: rows.len(),
+                rows,
+                page: 1,
+                pages: 1,
+                prev: None,
+                next: None,
+                workflows: Vec::new(),
+                statuses: STATUSES,
+                workflow: String::new(),
+                status: String::new(),
+                since: String::new(),
+                until: String::new(),
+            },
+            "the runs page",
+        )
+    }
+}
+
+/// A run id from a path segment: digits only.
+fn parse_id(s: &str) -> Option<RunId> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse::<i64>().ok().map(RunId)
+}

@@ -1,0 +1,433 @@
+//! What the pages show, read from a [`Store`]: a run's path through its graph, its timeline,
+//! gates, model calls and spend, its lineage files (drafts with their diffs, verdicts), and the
+//! diff-gate decisions it journaled. Only reads; every text here is still untrusted and is
+//! escaped (or rendered by [`crate::markdown`]) by the templates.
+
+use std::collections::BTreeMap;
+
+use gavel_core::{Event, EventKind, RunId, Store};
+use gavel_diffgate::AuditEvent;
+
+use crate::diff::{self, DiffLine};
+use crate::error::ReportError;
+use crate::ledger::{self, CallRow};
+use crate::listing::{self, RunRow};
+
+/// An edge of the graph the run took, with how often.
+#[derive(Debug, Clone)]
+pub struct Edge {
+    pub from: String,
+    pub to: String,
+    pub count: usize,
+}
+
+/// One line of the timeline.
+#[derive(Debug, Clone)]
+pub struct TimelineItem {
+    pub at: String,
+    /// `node`, `gate`, `answer`, `file`, `call`, `note`, `halt`, `fail`, `done`, `abort`, `other`.
+    pub kind: &'static str,
+    pub text: String,
+    /// The file page of an artifact line.
+    pub file: Option<usize>,
+}
+
+/// A gate and its answer.
+#[derive(Debug, Clone)]
+pub struct GateItem {
+    pub gate: String,
+    pub kind: String,
+    pub asked_at: String,
+    pub choice: Option<String>,
+    pub by: Option<String>,
+    pub answered_at: Option<String>,
+}
+
+/// A file the run wrote into its lineage, as stored (its bytes are a blob).
+#[derive(Debug, Clone)]
+pub struct FileItem {
+    /// Its number on the run's pages (`files/{k}.html`).
+    pub k: usize,
+    pub path: String,
+    pub name: String,
+    pub at: String,
+}
+
+/// A verdict of the review history.
+#[derive(Debug, Clone)]
+pub struct VerdictItem {
+    pub name: String,
+    pub at: String,
+    pub html: String,
+    pub file: usize,
+}
+
+/// A diff-gate decision the run journaled.
+#[derive(Debug, Clone)]
+pub struct AuditItem {
+    pub at: String,
+    pub decision: String,
+    pub by: String,
+    pub tree: String,
+    pub files_changed: usize,
+    pub flagged: Vec<String>,
+    pub reason: String,
+}
+
+/// Everything the run page shows.
+#[derive(Debug, Clone)]
+pub struct RunView {
+    pub row: RunRow,
+    /// The nodes in the order they ran.
+    pub path: Vec<String>,
+    pub edges: Vec<Edge>,
+    pub timeline: Vec<TimelineItem>,
+    pub gates: Vec<GateItem>,
+    pub calls: Vec<CallRow>,
+    pub spend: String,
+    pub spend_by_role: Vec<(String, String)>,
+    pub files: Vec<FileItem>,
+    pub verdicts: Vec<VerdictItem>,
+    pub audits: Vec<AuditItem>,
+}
+
+/// One lineage file: rendered when it is Markdown, and a draft's diff against the one before.
+#[derive(Debug, Clone)]
+pub struct FileView {
+    pub run: RunRow,
+    pub file: FileItem,
+    /// Markdown rendered safely, or `None` for other text (shown as is).
+    pub html: Option<String>,
+    pub text: String,
+    /// The draft before this one, and the changes since it.
+    pub previous: Option<FileItem>,
+    pub diff: Vec<DiffLine>,
+}
+
+/// Reads run `id` for its page; `None` when the store has no such run.
+pub fn run_view(store: &dyn Store, id: RunId) -> Result<Option<RunView>, ReportError> {
+    let Some(record) = store.run(id)? else {
+        return Ok(None);
+    };
+    let row = listing::row(store, &record)?;
+    let events = store.events(id)?;
+    let path: Vec<String> = store
+        .checkpoints(id)?
+        .into_iter()
+        .filter_map(|c| c.node)
+        .collect();
+    let files = files(&events);
+    let mut verdicts = Vec::new();
+    for f in files.iter().filter(|f| f.name.ends_with("-verdict.md")) {
+        let text = file_text(store, &events, f.k)?.unwrap_or_default();
+        verdicts.push(VerdictItem {
+            name: f.name.clone(),
+            at: f.at.clone(),
+            html: crate::markdown::to_html(&text),
+            file: f.k,
+        });
+    }
+    let calls = ledger::calls(&events);
+    let (total, by_role) = ledger::totals(&calls);
+    Ok(Some(RunView {
+        edges: edges(&events),
+        timeline: timeline(&events),
+        gates: gates(&events),
+        spend: total.summary(),
+        spend_by_role: by_role
+            .into_iter()
+            .map(|(role, t)| (role, t.summary()))
+            .collect(),
+        calls,
+        audits: audits(store, id)?,
+        row,
+        path,
+        files,
+        verdicts,
+    }))
+}
+
+/// Reads file `k` of run `id` for its page; `None` when there is no such run or file.
+pub fn file_view(store: &dyn Store, id: RunId, k: usize) -> Result<Option<FileView>, ReportError> {
+    let Some(record) = store.run(id)? else {
+        return Ok(None);
+    };
+    let events = store.events(id)?;
+    let all = files(&events);
+    let Some(file) = all.get(k).cloned() else {
+        return Ok(None);
+    };
+    let text = file_text(store, &events, k)?.unwrap_or_default();
+    let kind = draft_kind(&file.name);
+    let previous = kind.and_then(|kind| {
+        all[..k]
+            .iter()
+            .rev()
+            .find(|f| draft_kind(&f.name) == Some(kind))
+            .cloned()
+    });
+    let diff = match &previous {
+        Some(p) => diff::lines(&file_text(store, &events, p.k)?.unwrap_or_default(), &text),
+        None => Vec::new(),
+    };
+    let html = file
+        .name
+        .ends_with(".md")
+        .then(|| crate::markdown::to_html(&text));
+    Ok(Some(FileView {
+        run: listing::row(store, &record)?,
+        file,
+        html,
+        text,
+        previous,
+        diff,
+    }))
+}
+
+/// What a numbered lineage file is (`003-draft.md` → `draft`), for drafts and verdicts, whose
+/// versions are compared with the one before.
+fn draft_kind(name: &str) -> Option<&str> {
+    let stem = name.strip_suffix(".md")?;
+    let kind = stem.split_once('-').map_or(stem, |(_, k)| k);
+    matches!(kind, "draft" | "verdict" | "lld" | "proposal").then_some(kind)
+}
+
+/// The lineage files of a timeline, numbered in the order they were written.
+fn files(events: &[Event]) -> Vec<FileItem> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Artifact {
+                path,
+                content: Some(_),
+            } => Some((e, path)),
+            _ => None,
+        })
+        .enumerate()
+        .map(|(k, (e, path))| FileItem {
+            k,
+            name: path.rsplit('/').next().unwrap_or(path).to_owned(),
+            path: path.clone(),
+            at: e.at.clone(),
+        })
+        .collect()
+}
+
+/// The bytes of file `k`, as text.
+fn file_text(store: &dyn Store, events: &[Event], k: usize) -> Result<Option<String>, ReportError> {
+    let hash = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Artifact {
+                content: Some(h), ..
+            } => Some(h),
+            _ => None,
+        })
+        .nth(k);
+    let Some(hash) = hash else {
+        return Ok(None);
+    };
+    Ok(store
+        .get_blob(hash)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+fn edges(events: &[Event]) -> Vec<Edge> {
+    let mut counts: Vec<Edge> = Vec::new();
+    for e in events {
+        if let EventKind::Node { node, next, .. } = &e.kind {
+            let to = next.clone().unwrap_or_else(|| "end".to_owned());
+            match counts.iter_mut().find(|x| x.from == *node && x.to == to) {
+                Some(edge) => edge.count += 1,
+                None => counts.push(Edge {
+                    from: node.clone(),
+                    to,
+                    count: 1,
+                }),
+            }
+        }
+    }
+    counts
+}
+
+fn gates(events: &[Event]) -> Vec<GateItem> {
+    let mut out: Vec<GateItem> = Vec::new();
+    for e in events {
+        match &e.kind {
+            EventKind::GateWaiting { gate, kind } => out.push(GateItem {
+                gate: gate.clone(),
+                kind: kind.clone(),
+                asked_at: e.at.clone(),
+                choice: None,
+                by: None,
+                answered_at: None,
+            }),
+            EventKind::GateAnswered { gate, choice, by } => {
+                match out
+                    .iter_mut()
+                    .rev()
+                    .find(|g| g.gate == *gate && g.choice.is_none())
+                {
+                    Some(g) => {
+                        g.choice = Some(choice.clone());
+                        g.by = Some(by.clone());
+                        g.answered_at = Some(e.at.clone());
+                    }
+                    // Answered without a pause (auto mode): asked and answered at once.
+                    None => out.push(GateItem {
+                        gate: gate.clone(),
+                        kind: String::new(),
+                        asked_at: e.at.clone(),
+                        choice: Some(choice.clone()),
+                        by: Some(by.clone()),
+                        answered_at: Some(e.at.clone()),
+                    }),
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn timeline(events: &[Event]) -> Vec<TimelineItem> {
+    let mut file = 0usize;
+    events
+        .iter()
+        .map(|e| {
+            let (kind, text, link) = match &e.kind {
+                EventKind::Node { node, next, seq } => (
+                    "node",
+                    format!(
+                        "{node} → {} (checkpoint {seq})",
+                        next.as_deref().unwrap_or("end")
+                    ),
+                    None,
+                ),
+                EventKind::GateWaiting { gate, kind } => {
+                    ("gate", format!("waiting at gate {gate} ({kind})"), None)
+                }
+                EventKind::GateAnswered { gate, choice, by } => {
+                    ("answer", format!("gate {gate}: {choice} (by {by})"), None)
+                }
+                EventKind::Artifact { path, content } => {
+                    let link = content.as_ref().map(|_| {
+                        file += 1;
+                        file - 1
+                    });
+                    ("file", path.clone(), link)
+                }
+                EventKind::ModelCall {
+                    role,
+                    provider,
+                    model,
+                    ledger,
+                } => (
+                    "call",
+                    match ledger {
+                        Some(l) => format!(
+                            "call #{} {role} · {provider} · {} → {model}",
+                            l.n, l.requested_model
+                        ),
+                        None => format!("call {role} · {provider} · {model}"),
+                    },
+                    None,
+                ),
+                EventKind::Note { text } => ("note", text.clone(), None),
+                EventKind::Halted { reason } => ("halt", format!("halted: {reason}"), None),
+                EventKind::Failed { error } => ("fail", format!("failed: {error}"), None),
+                EventKind::Done { summary } => ("done", format!("done: {summary}"), None),
+                EventKind::Aborted { reason } => ("abort", format!("aborted: {reason}"), None),
+                other => ("other", format!("{other:?}"), None),
+            };
+            TimelineItem {
+                at: e.at.clone(),
+                kind,
+                text,
+                file: link,
+            }
+        })
+        .collect()
+}
+
+/// The diff-gate decisions journaled by the run (`…:diff-audit` steps hold the audit line).
+fn audits(store: &dyn Store, id: RunId) -> Result<Vec<AuditItem>, ReportError> {
+    let mut out = Vec::new();
+    for (step, bytes) in store.journal(id)? {
+        if !step.ends_with(":diff-audit") {
+            continue;
+        }
+        let Ok(line) = serde_json::from_slice::<String>(&bytes) else {
+            continue;
+        };
+        let Ok(event) = serde_json::from_str::<AuditEvent>(line.trim()) else {
+            continue;
+        };
+        out.push(AuditItem {
+            at: event.timestamp,
+            decision: serde_json::to_value(event.decision)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_else(|| "unknown".to_owned()),
+            by: event.by.unwrap_or_default(),
+            tree: event.tree.unwrap_or_default(),
+            files_changed: event.files_changed,
+            flagged: event.flagged_files,
+            reason: event.reason.unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
+/// Spend totals grouped by a key, largest first, for the charts.
+#[derive(Debug, Clone, Default)]
+pub struct SpendView {
+    pub by_day: Vec<(String, u64)>,
+    pub by_workflow: Vec<(String, u64)>,
+    pub by_role: Vec<(String, u64)>,
+    pub total_micros: u64,
+    pub calls: u64,
+    pub runs: usize,
+}
+
+/// Spend over every run of the store, in micro-USD.
+pub fn spend_view(store: &dyn Store) -> Result<SpendView, ReportError> {
+    let mut day: BTreeMap<String, u64> = BTreeMap::new();
+    let mut workflow: BTreeMap<String, u64> = BTreeMap::new();
+    let mut role: BTreeMap<String, u64> = BTreeMap::new();
+    let mut view = SpendView::default();
+    let runs = store.runs()?;
+    view.runs = runs.len();
+    for run in runs {
+        // The last record of each call number wins, as in the ledger (a replay records again).
+        let mut calls: BTreeMap<u32, (String, String, u64)> = BTreeMap::new();
+        for e in store.events(run.id)? {
+            if let EventKind::ModelCall {
+                role,
+                ledger: Some(l),
+                ..
+            } = &e.kind
+            {
+                let day = e.at.get(..10).unwrap_or(&e.at).to_owned();
+                calls.insert(l.n, (day, role.clone(), l.cost_micros.unwrap_or(0)));
+            }
+        }
+        for (d, r, cost) in calls.into_values() {
+            view.calls += 1;
+            view.total_micros += cost;
+            *day.entry(d).or_default() += cost;
+            *workflow.entry(run.workflow.clone()).or_default() += cost;
+            *role.entry(r).or_default() += cost;
+        }
+    }
+    view.by_day = day.into_iter().collect();
+    view.by_workflow = sorted(workflow);
+    view.by_role = sorted(role);
+    Ok(view)
+}
+
+fn sorted(m: BTreeMap<String, u64>) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = m.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
+}
