@@ -39,4 +39,6 @@ mod scenarios;
 mod scenarios_filing;
 mod snapshots;
 mod spend;
+mod ui;
+mod ui_browser;
 mod util;

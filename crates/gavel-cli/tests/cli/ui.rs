@@ -1,0 +1,390 @@
+//! `gavel ui` and `gavel report` (issue 17): every page rendered in-process from a store that
+//! real scripted runs filled, a hostile draft shown as text, the static report's links, and the
+//! server's refusals (no token, another Host, a write, a run the store does not have).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+
+use gavel_core::RunId;
+use gavel_report::{Page, RunsQuery, Site, SiteMode};
+use gavel_store::SqliteStore;
+
+use crate::util::*;
+
+fn q(s: &str) -> String {
+    serde_json::to_string(s).expect("json")
+}
+
+/// A draft that tries everything a page must not run.
+pub const HOSTILE: &str = "# Add dark mode\n\n**Labels:** ui\n\n## Why\n<script>document.body.setAttribute('data-pwned','1')</script>\n\nClick [here](javascript:document.body.setAttribute('data-pwned','2')) or [there](JaVaScRiPt:alert(1)).\n\n<img src=x onerror=\"document.body.setAttribute('data-pwned','3')\">\n\n![pixel](https://evil.example/p.png)\n\n## Acceptance criteria\n- [ ] Dark theme\n";
+
+/// A repository with: run 1 done after one revision (costs reported), run 2 paused at its draft
+/// gate, and run 3 done with the hostile draft.
+pub fn filled() -> Env {
+    let env = Env::new();
+    env.script(&format!(
+        "model: claude-sonnet-4-5\ndrafter:\n  - text: {}\n    cost_usd: 0.0125\n  - text: {}\n    cost_usd: 0.02\nreviewer:\n  - text: {}\n  - text: {}\n",
+        q(&draft(1)),
+        q(&draft(2)),
+        q(REVISE),
+        q(APPROVED)
+    ));
+    let brief = env.brief("dark-mode");
+    assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
+    env.script(&script(1, &[APPROVED]));
+    start_paused(&env, "paused");
+    env.script(&format!(
+        "model: scripted-test\ndrafter:\n  - text: {}\nreviewer:\n  - text: {}\n",
+        q(HOSTILE),
+        q(APPROVED)
+    ));
+    let brief = env.brief("hostile");
+    assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
+    env
+}
+
+fn html(site: &Site<'_>, path: &str) -> String {
+    match site.route(path, &RunsQuery::default()) {
+        Ok(Some(Page::Html(h))) => h,
+        other => panic!("{path}: {other:?}"),
+    }
+}
+
+#[test]
+fn every_page_shows_what_the_runs_did() {
+    let env = filled();
+    let store = SqliteStore::open(&env.state_db()).expect("store");
+    let site = Site::new(&store, SiteMode::Served);
+
+    let runs = html(&site, "index.html");
+    assert!(runs.contains("3 runs, newest first"), "{runs}");
+    for needle in [
+        "href=\"runs/1/index.html\"",
+        "href=\"runs/2/index.html\"",
+        "waiting",
+        "gate N3_draft_gate@",
+        "$0.03",
+    ] {
+        assert!(runs.contains(needle), "runs page lacks {needle}");
+    }
+    // Filters: by status and by workflow; a bad day is refused by name.
+    let waiting = site
+        .runs_page(&RunsQuery {
+            status: Some("waiting".into()),
+            ..RunsQuery::default()
+        })
+        .expect("filtered");
+    assert!(waiting.contains("1 run, newest first"), "{waiting}");
+    let none = site
+        .runs_page(&RunsQuery {
+            workflow: Some("lld".into()),
+            ..RunsQuery::default()
+        })
+        .expect("filtered");
+    assert!(none.contains("0 runs"), "{none}");
+    let bad = site.runs_page(&RunsQuery {
+        until: Some("2026-13".into()),
+        ..RunsQuery::default()
+    });
+    assert!(bad.is_err_and(|e| e.to_string().contains("until")));
+
+    let run = html(&site, "runs/1/");
+    for needle in [
+        "Run #1 · issue · dark-mode",
+        "N5_verdict_gate@",
+        "revise",
+        "approve",
+        "claude-sonnet-4-5 → claude-sonnet-4-5",
+        "$0.0125 (reported)",
+        "id=\"spend\">$0.03",
+        "drafter:",
+        "001-brief.md",
+        "003-verdict.md",
+        "add acceptance criteria",
+        "N2_draft → N3_draft_gate",
+    ] {
+        assert!(run.contains(needle), "run page lacks {needle:?}");
+    }
+    let paused = html(&site, "runs/2/index.html");
+    assert!(paused.contains("class=\"warn\">waiting"), "{paused}");
+
+    // The second draft's page: rendered, and its diff against the first.
+    let files = gavel_report::view::run_view(&store, RunId(1))
+        .expect("view")
+        .expect("run 1")
+        .files;
+    let second = files
+        .iter()
+        .filter(|f| f.name.ends_with("-draft.md"))
+        .nth(1)
+        .expect("a second draft");
+    let page = html(&site, &format!("runs/1/files/{}.html", second.k));
+    assert!(page.contains("<h1>Add dark mode v2</h1>"), "{page}");
+    assert!(page.contains("class=\"del\"># Add dark mode v1"), "{page}");
+    assert!(page.contains("class=\"add\"># Add dark mode v2"), "{page}");
+
+    let spend = html(&site, "spend.html");
+    assert!(spend.contains("over 7 model calls in 3 runs"), "{spend}");
+    assert!(spend.contains("id=\"by-role\""), "{spend}");
+
+    // Nothing outside the store's runs and files.
+    for path in [
+        "runs/99/index.html",
+        "runs/1/files/99.html",
+        "runs/-1/index.html",
+        "runs/1/files/../../../etc/passwd",
+        "../state.db",
+        "runs/1x/",
+    ] {
+        assert!(
+            matches!(site.route(path, &RunsQuery::default()), Ok(None)),
+            "{path} must not be served"
+        );
+    }
+}
+
+#[test]
+fn a_hostile_draft_is_shown_as_text() {
+    let env = filled();
+    let store = SqliteStore::open(&env.state_db()).expect("store");
+    let site = Site::new(&store, SiteMode::Static);
+    let view = gavel_report::view::run_view(&store, RunId(3))
+        .expect("view")
+        .expect("run 3");
+    let draft = view
+        .files
+        .iter()
+        .find(|f| f.name.ends_with("-draft.md"))
+        .expect("draft");
+    let page = html(&site, &format!("runs/3/files/{}.html", draft.k));
+    assert!(!page.contains("<script"), "{page}");
+    assert!(!page.to_lowercase().contains("javascript:"), "{page}");
+    assert!(!page.contains("<img"), "{page}");
+    assert!(page.contains("&lt;script&gt;"), "{page}");
+    assert!(page.contains("href=\"#\">here</a>"), "{page}");
+}
+
+#[test]
+fn report_writes_pages_whose_links_all_resolve() {
+    let env = filled();
+    let out_dir = env.root.join("report");
+    let out = env.run(&[
+        "report",
+        "--all",
+        "--html",
+        out_dir.to_str().expect("utf-8"),
+    ]);
+    assert_exit(&out, 0);
+    let index = out_dir.join("index.html");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        index.display().to_string()
+    );
+    let mut pages = Vec::new();
+    let mut stack = vec![out_dir.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "html") {
+                pages.push(path);
+            }
+        }
+    }
+    assert!(pages.len() > 10, "{pages:?}");
+    for page in &pages {
+        let text = std::fs::read_to_string(page).expect("page");
+        for href in text.split("href=\"").skip(1) {
+            let target = &href[..href.find('"').expect("closing quote")];
+            if target == "#" || target.starts_with("https://") || target.starts_with('?') {
+                continue;
+            }
+            let resolved = page.parent().expect("parent").join(target);
+            assert!(
+                resolved.exists(),
+                "{} links {target}, which is missing",
+                page.display()
+            );
+        }
+    }
+    // One run only: its pages and a list of it alone.
+    let one = env.root.join("one");
+    assert_exit(
+        &env.run(&[
+            "report",
+            "dark-mode",
+            "--html",
+            one.to_str().expect("utf-8"),
+        ]),
+        0,
+    );
+    assert!(one.join("runs/1/index.html").exists());
+    assert!(!one.join("runs/2").exists());
+    // Bad input changes nothing.
+    let out = env.run(&[
+        "report",
+        "42",
+        "--html",
+        env.root.join("x").to_str().expect("utf-8"),
+    ]);
+    assert_exit(&out, 1);
+    assert!(!env.root.join("x").exists());
+}
+
+/// `gavel ui` running in the repository, with its printed URL.
+pub struct Ui {
+    child: Child,
+    pub url: String,
+    pub port: u16,
+    pub token: String,
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn start_ui(env: &Env) -> Ui {
+    let mut child = env
+        .gavel(&["ui"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn gavel ui");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("the URL line");
+    let url = line.trim().to_owned();
+    let rest = url
+        .strip_prefix("http://127.0.0.1:")
+        .unwrap_or_else(|| panic!("unexpected URL {url:?}"));
+    let (port, token) = rest.split_once('/').expect("port/token");
+    Ui {
+        port: port.parse().expect("port"),
+        token: token.trim_end_matches('/').to_owned(),
+        url,
+        child,
+    }
+}
+
+/// Sends a raw HTTP/1.1 request and returns the status code and body.
+pub fn request(port: u16, method: &str, path: &str, host: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read");
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[test]
+fn the_server_refuses_what_it_must_and_listens_on_loopback_only() {
+    let env = filled();
+    let ui = start_ui(&env);
+    let host = format!("127.0.0.1:{}", ui.port);
+    let t = &ui.token;
+    let (status, body) = request(ui.port, "GET", &format!("/{t}/"), &host);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("3 runs"), "{body}");
+    assert_eq!(
+        request(
+            ui.port,
+            "GET",
+            &format!("/{t}/runs/1/index.html"),
+            &format!("localhost:{}", ui.port)
+        )
+        .0,
+        200
+    );
+    assert_eq!(
+        request(ui.port, "GET", &format!("/{t}/style.css"), &host).0,
+        200
+    );
+    // Filters reach the page; a bad one is a 400 naming it.
+    let (status, body) = request(
+        ui.port,
+        "GET",
+        &format!("/{t}/index.html?status=waiting"),
+        &host,
+    );
+    assert_eq!(status, 200);
+    assert!(body.contains("1 run, newest first"), "{body}");
+    let (status, body) = request(
+        ui.port,
+        "GET",
+        &format!("/{t}/index.html?since=soon"),
+        &host,
+    );
+    assert_eq!(status, 400);
+    assert!(body.contains("since"), "{body}");
+    // Refused: no token, a wrong one, another Host, a write, nothing outside the runs.
+    for (method, path, host, want) in [
+        ("GET", "/".to_owned(), host.clone(), 403),
+        ("GET", "/index.html".to_owned(), host.clone(), 403),
+        ("GET", format!("/{}/", "0".repeat(32)), host.clone(), 403),
+        ("GET", format!("/{t}x/"), host.clone(), 403),
+        ("GET", format!("/{t}/"), "evil.example".to_owned(), 403),
+        (
+            "GET",
+            format!("/{t}/"),
+            format!("evil.example:{}", ui.port),
+            403,
+        ),
+        ("POST", format!("/{t}/"), host.clone(), 405),
+        ("DELETE", format!("/{t}/runs/1/"), host.clone(), 405),
+        ("GET", format!("/{t}/runs/99/index.html"), host.clone(), 404),
+        ("GET", format!("/{t}/../../etc/passwd"), host.clone(), 404),
+        (
+            "GET",
+            format!("/{t}/runs/1/files/../../../../.gavel/state.db"),
+            host.clone(),
+            404,
+        ),
+    ] {
+        assert_eq!(
+            request(ui.port, method, &path, &host).0,
+            want,
+            "{method} {path} (Host {host})"
+        );
+    }
+    // The listening socket is bound to 127.0.0.1, and nowhere else.
+    let tcp = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+    let port_hex = format!(":{:04X}", ui.port);
+    let listening: Vec<&str> = tcp
+        .lines()
+        .filter(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            cols.get(1).is_some_and(|a| a.ends_with(&port_hex)) && cols.get(3) == Some(&"0A")
+        })
+        .collect();
+    assert_eq!(listening.len(), 1, "{listening:?}");
+    assert!(
+        listening[0]
+            .split_whitespace()
+            .nth(1)
+            .is_some_and(|a| a.starts_with("0100007F:"))
+    );
+    let tcp6 = std::fs::read_to_string("/proc/net/tcp6").unwrap_or_default();
+    assert!(!tcp6.lines().any(|l| {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        cols.get(1).is_some_and(|a| a.ends_with(&port_hex)) && cols.get(3) == Some(&"0A")
+    }));
+    drop(ui);
+}
