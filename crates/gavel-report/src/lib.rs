@@ -4,6 +4,7 @@
 //! with compile-time templates; no page has a script, and text from models is escaped or
 //! rendered as Markdown that cannot run anything ([`markdown`]). This crate never prints.
 
+pub mod changes;
 pub mod diff;
 mod error;
 pub mod ledger;
@@ -14,6 +15,7 @@ pub mod query;
 pub mod site;
 pub mod view;
 
+pub use changes::ChangeCard;
 pub use error::ReportError;
 pub use query::RunsQuery;
 pub use site::{Page, Site, SiteMode};

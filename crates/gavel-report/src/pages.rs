@@ -142,3 +142,20 @@ pub struct ErrorTemplate<'a> {
     pub title: &'a str,
     pub message: &'a str,
 }
+
+#[derive(Template)]
+#[template(path = "changes.html")]
+pub struct ChangesTemplate<'a> {
+    pub root: &'a str,
+    pub columns: Vec<(&'static str, Vec<crate::changes::ChangeCard>)>,
+    pub cards_total: usize,
+}
+
+#[derive(Template)]
+#[template(path = "change.html")]
+pub struct ChangeTemplate<'a> {
+    pub root: &'a str,
+    pub c: &'a crate::changes::ChangeCard,
+    /// Each document's name and its safely rendered Markdown.
+    pub docs: Vec<(String, String)>,
+}

@@ -5,6 +5,7 @@
 //! - `runs/{id}/index.html` — a run
 //! - `runs/{id}/files/{k}.html` — a lineage file of the run, a draft with its diff
 //! - `spend.html` — spend by day, workflow and role
+//! - `changes.html`, `changes/{id}.html` — the board of spec-driven changes, and each change
 //! - `style.css`
 //!
 //! Every link is relative, so a written report can be moved or published as it is.
@@ -15,10 +16,11 @@ use std::path::{Path, PathBuf};
 use askama::Template;
 use gavel_core::{RunId, Store};
 
+use crate::changes::{ChangeCard, ChangeSource, PHASES, is_change_id};
 use crate::error::ReportError;
 use crate::pages::{
-    CallLine, Chart, ErrorTemplate, FileTemplate, ListedRun, RunTemplate, RunsTemplate,
-    SpendTemplate,
+    CallLine, ChangeTemplate, ChangesTemplate, Chart, ErrorTemplate, FileTemplate, ListedRun,
+    RunTemplate, RunsTemplate, SpendTemplate,
 };
 use crate::query::{RunsQuery, STATUSES};
 use crate::{listing, view};
@@ -44,6 +46,7 @@ pub enum Page {
 pub struct Site<'a> {
     store: &'a dyn Store,
     mode: SiteMode,
+    changes: Option<ChangeSource<'a>>,
 }
 
 fn render(t: &impl Template, page: &str) -> Result<String, ReportError> {
@@ -55,7 +58,21 @@ fn render(t: &impl Template, page: &str) -> Result<String, ReportError> {
 
 impl<'a> Site<'a> {
     pub fn new(store: &'a dyn Store, mode: SiteMode) -> Self {
-        Self { store, mode }
+        Self {
+            store,
+            mode,
+            changes: None,
+        }
+    }
+
+    /// The site with a board of the repository's changes, read by `source` when shown.
+    pub fn with_changes(mut self, source: ChangeSource<'a>) -> Self {
+        self.changes = Some(source);
+        self
+    }
+
+    fn change_cards(&self) -> Vec<ChangeCard> {
+        self.changes.map(|read| read()).unwrap_or_default()
     }
 
     /// The page at `path` (relative, without a leading `/`), `None` when there is none.
@@ -65,6 +82,11 @@ impl<'a> Site<'a> {
             [""] | ["index.html"] => Some(Page::Html(self.runs_page(query)?)),
             ["spend.html"] => Some(Page::Html(self.spend_page()?)),
             ["style.css"] => Some(Page::Css(STYLE)),
+            ["changes.html"] => Some(Page::Html(self.changes_page()?)),
+            ["changes", file] => match file.strip_suffix(".html").filter(|id| is_change_id(id)) {
+                Some(id) => self.change_page(id)?.map(Page::Html),
+                None => None,
+            },
             ["runs", id, ""] | ["runs", id, "index.html"] => match parse_id(id) {
                 Some(id) => self.run_page(id)?.map(Page::Html),
                 None => None,
@@ -183,6 +205,51 @@ impl<'a> Site<'a> {
         )
     }
 
+    /// The board of changes by phase.
+    pub fn changes_page(&self) -> Result<String, ReportError> {
+        let cards = self.change_cards();
+        let cards_total = cards.len();
+        let mut columns: Vec<(&'static str, Vec<ChangeCard>)> =
+            PHASES.iter().map(|p| (*p, Vec::new())).collect();
+        for card in cards {
+            let at = columns
+                .iter()
+                .position(|(p, _)| *p == card.phase)
+                .unwrap_or(columns.len() - 1);
+            columns[at].1.push(card);
+        }
+        columns.retain(|(_, cards)| !cards.is_empty());
+        render(
+            &ChangesTemplate {
+                root: "",
+                columns,
+                cards_total,
+            },
+            "the changes page",
+        )
+    }
+
+    /// The page of change `id`, `None` when the repository has no such change.
+    pub fn change_page(&self, id: &str) -> Result<Option<String>, ReportError> {
+        let Some(card) = self.change_cards().into_iter().find(|c| c.id == id) else {
+            return Ok(None);
+        };
+        let docs = card
+            .documents
+            .iter()
+            .map(|(name, text)| (name.clone(), crate::markdown::to_html(text)))
+            .collect();
+        render(
+            &ChangeTemplate {
+                root: "../",
+                c: &card,
+                docs,
+            },
+            &format!("change {id}"),
+        )
+        .map(Some)
+    }
+
     /// A page saying what went wrong (`root`: the way back to the site's top).
     pub fn error_page(root: &str, title: &str, message: &str) -> String {
         ErrorTemplate {
@@ -237,6 +304,14 @@ impl<'a> Site<'a> {
             put("index.html", &self.listed_only(&ids)?)?;
         }
         put("spend.html", &self.spend_page()?)?;
+        put("changes.html", &self.changes_page()?)?;
+        for card in self.change_cards() {
+            if is_change_id(&card.id)
+                && let Some(page) = self.change_page(&card.id)?
+            {
+                put(&format!("changes/{}.html", card.id), &page)?;
+            }
+        }
         for id in ids {
             let Some(page) = self.run_page(id)? else {
                 continue;

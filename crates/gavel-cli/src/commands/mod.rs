@@ -2,7 +2,7 @@
 
 mod abort;
 mod audit;
-mod change;
+pub(crate) mod change;
 mod completions;
 mod confine;
 mod demo;

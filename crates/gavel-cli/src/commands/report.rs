@@ -54,7 +54,9 @@ pub fn cmd_report(args: &ReportArgs, ctx: Context) -> Result<Exit, CliError> {
         let store = opened.ok_or_else(|| CliError::usage("name a run, or pass --all"))?;
         (store, Some(ids))
     };
-    let site = Site::new(&*store, SiteMode::Static);
+    let root = ctx.settings.repo_root.join(&ctx.settings.changes.root);
+    let read = move || crate::commands::change::status::cards(&root);
+    let site = Site::new(&*store, SiteMode::Static).with_changes(&read);
     let written = site
         .export(&args.html, ids.as_deref())
         .map_err(|e| CliError::error(e.to_string()))?;

@@ -32,6 +32,8 @@ pub struct UiArgs {
 /// What every request is checked against.
 struct Served {
     store: AnyStore,
+    /// The repository's `[changes] root`, read for the changes board.
+    changes_root: std::path::PathBuf,
     token: String,
     /// The Host values a browser sends for this server (`127.0.0.1:PORT`, `localhost:PORT`).
     hosts: [String; 2],
@@ -65,6 +67,7 @@ pub fn cmd_ui(args: &UiArgs, ctx: Context) -> Result<Exit, CliError> {
     }
     let served = Arc::new(Served {
         store,
+        changes_root: ctx.settings.repo_root.join(&ctx.settings.changes.root),
         token,
         hosts: [format!("127.0.0.1:{port}"), format!("localhost:{port}")],
     });
@@ -190,7 +193,9 @@ async fn handle(State(served): State<Arc<Served>>, request: Request<Body>) -> Re
         }
     };
     let rendered = tokio::task::spawn_blocking(move || {
-        let site = Site::new(&*served.store, SiteMode::Served);
+        let root = served.changes_root.clone();
+        let read = move || crate::commands::change::status::cards(&root);
+        let site = Site::new(&*served.store, SiteMode::Served).with_changes(&read);
         site.route(&rest, &query).map_err(|e| (rest, e))
     })
     .await;

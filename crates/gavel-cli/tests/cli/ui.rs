@@ -388,3 +388,67 @@ fn the_server_refuses_what_it_must_and_listens_on_loopback_only() {
     }));
     drop(ui);
 }
+
+#[test]
+fn the_changes_board_shows_each_change_in_its_phase_with_its_documents() {
+    let env = Env::new();
+    env.write(
+        "openspec/changes/add-login/STATE.yaml",
+        "format: 1\nchange_id: add-login\nphase: implementing\nupdated_at: 2026-01-30T14:33:20Z\n",
+    );
+    env.write(
+        "openspec/changes/add-login/proposal.md",
+        "# Add login\n\n<script>alert(1)</script> Users sign in.\n",
+    );
+    env.write(
+        "openspec/changes/add-login/specs/auth/spec.md",
+        "## ADDED Requirements\n\n### Requirement: Sign in\n",
+    );
+    env.write(
+        "openspec/changes/add-login/tasks.md",
+        "---\nchange_id: add-login\n---\n\n## 1. Data Layer\n- [x] 1.1 Users table\n\n## 2. Logic Layer\n- [ ] 2.1 Password check\n",
+    );
+    env.write(
+        "openspec/changes/add-login/REVIEW.md",
+        "# Review\n\nVerdict: APPROVED\n",
+    );
+    env.write(
+        "openspec/changes/from-openspec/proposal.md",
+        "# Made by OpenSpec\n",
+    );
+    let dir = env.root.join("report");
+    // No runs yet: the report still needs a store, so one run first.
+    env.script(&script(1, &[APPROVED]));
+    let brief = env.brief("dark-mode");
+    assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
+    assert_exit(
+        &env.run(&["report", "--all", "--html", dir.to_str().expect("utf-8")]),
+        0,
+    );
+    let board = std::fs::read_to_string(dir.join("changes.html")).expect("board");
+    let column = |phase: &str| {
+        let start = board
+            .find(&format!("id=\"phase-{phase}\""))
+            .unwrap_or_else(|| panic!("no {phase} column: {board}"));
+        let end = board[start..]
+            .find("</section>")
+            .map_or(board.len(), |e| start + e);
+        board[start..end].to_owned()
+    };
+    assert!(column("implementing").contains("add-login"), "{board}");
+    assert!(column("implementing").contains("tasks 1/2"), "{board}");
+    assert!(column("unknown").contains("from-openspec"), "{board}");
+    let change = std::fs::read_to_string(dir.join("changes/add-login.html")).expect("change");
+    for needle in [
+        "<h2>proposal.md</h2>",
+        "<h2>specs/auth/spec.md</h2>",
+        "<h2>tasks.md</h2>",
+        "<h2>REVIEW.md</h2>",
+        "Requirement: Sign in",
+        "gavel change impl add-login",
+        "&lt;script&gt;",
+    ] {
+        assert!(change.contains(needle), "the change page lacks {needle:?}");
+    }
+    assert!(!change.contains("<script"), "{change}");
+}

@@ -7,7 +7,7 @@
 mod archive;
 mod implement;
 mod plan;
-mod status;
+pub(crate) mod status;
 
 use clap::{Args, Subcommand};
 

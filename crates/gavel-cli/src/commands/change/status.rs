@@ -166,3 +166,52 @@ fn print_row(ctx: &Context, r: &ChangeRow, detail: bool) {
         }
     }
 }
+
+/// The repository's changes as the report's board shows them (`gavel ui`, `gavel report`):
+/// each change's phase and tasks as `list` reads them, and its documents' text.
+pub(crate) fn cards(root: &Path) -> Vec<gavel_report::ChangeCard> {
+    let Ok(ids) = all_ids(root) else {
+        return Vec::new();
+    };
+    ids.iter()
+        .map(|id| {
+            let r = row(root, id);
+            let mut documents = Vec::new();
+            if let Ok(dir) = ChangeDir::new(root, id) {
+                let mut add = |name: String, path: &Path| {
+                    if let Ok(text) = std::fs::read_to_string(path) {
+                        documents.push((name, text));
+                    }
+                };
+                add("proposal.md".into(), &dir.proposal());
+                let mut specs: Vec<String> = std::fs::read_dir(dir.specs_dir())
+                    .map(|entries| {
+                        entries
+                            .filter_map(Result::ok)
+                            .filter(|e| e.path().is_dir())
+                            .map(|e| e.file_name().to_string_lossy().into_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                specs.sort();
+                for capability in specs {
+                    add(
+                        format!("specs/{capability}/spec.md"),
+                        &dir.delta_spec(&capability),
+                    );
+                }
+                add("tasks.md".into(), &dir.tasks());
+                add("REVIEW.md".into(), &dir.review());
+            }
+            gavel_report::ChangeCard {
+                id: r.id,
+                phase: r.phase.unwrap_or_else(|| "unknown".into()),
+                next: r.next,
+                problem: r.problem,
+                tasks_done: r.tasks_done,
+                tasks_total: r.tasks_total,
+                documents,
+            }
+        })
+        .collect()
+}
