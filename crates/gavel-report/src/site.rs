@@ -80,7 +80,7 @@ impl<'a> Site<'a> {
         let parts: Vec<&str> = path.split('/').collect();
         Ok(match parts.as_slice() {
             [""] | ["index.html"] => Some(Page::Html(self.runs_page(query)?)),
-            ["spend.html"] => Some(Page::Html(self.spend_page()?)),
+            ["spend.html"] => Some(Page::Html(self.spend_page(None)?)),
             ["style.css"] => Some(Page::Css(STYLE)),
             ["changes.html"] => Some(Page::Html(self.changes_page()?)),
             ["changes", file] => match file.strip_suffix(".html").filter(|id| is_change_id(id)) {
@@ -186,9 +186,9 @@ impl<'a> Site<'a> {
         .map(Some)
     }
 
-    /// The spend page.
-    pub fn spend_page(&self) -> Result<String, ReportError> {
-        let s = view::spend_view(self.store)?;
+    /// The spend page: every run's, or only those of `only` (a report of chosen runs).
+    pub fn spend_page(&self, only: Option<&[RunId]>) -> Result<String, ReportError> {
+        let s = view::spend_view(self.store, only)?;
         render(
             &SpendTemplate {
                 root: "",
@@ -303,7 +303,7 @@ impl<'a> Site<'a> {
         } else {
             put("index.html", &self.listed_only(&ids)?)?;
         }
-        put("spend.html", &self.spend_page()?)?;
+        put("spend.html", &self.spend_page(runs)?)?;
         put("changes.html", &self.changes_page()?)?;
         for card in self.change_cards() {
             if is_change_id(&card.id)

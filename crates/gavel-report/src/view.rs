@@ -390,13 +390,22 @@ pub struct SpendView {
     pub runs: usize,
 }
 
-/// Spend over every run of the store, in micro-USD.
-pub fn spend_view(store: &dyn Store) -> Result<SpendView, ReportError> {
+/// Spend over every run of the store (or only the runs `only` names), in micro-USD.
+pub fn spend_view(store: &dyn Store, only: Option<&[RunId]>) -> Result<SpendView, ReportError> {
     let mut day: BTreeMap<String, u64> = BTreeMap::new();
     let mut workflow: BTreeMap<String, u64> = BTreeMap::new();
     let mut role: BTreeMap<String, u64> = BTreeMap::new();
     let mut view = SpendView::default();
-    let runs = store.runs()?;
+    let runs: Vec<_> = match only {
+        None => store.runs()?,
+        Some(ids) => {
+            let mut runs = Vec::new();
+            for id in ids {
+                runs.extend(store.run(*id)?);
+            }
+            runs
+        }
+    };
     view.runs = runs.len();
     for run in runs {
         // The last record of each call number wins, as in the ledger (a replay records again).
