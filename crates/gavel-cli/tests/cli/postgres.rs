@@ -428,3 +428,54 @@ fn a_run_over_tls_checks_the_servers_certificate_with_the_pgssl_variables() {
     );
     assert!(err.contains("localhost"), "{err}");
 }
+
+#[test]
+fn the_report_pages_read_a_postgres_store_too() {
+    let url = TempPostgres::shared().fresh_database();
+    let env = repo_with_origin("https://github.com/octo/report.git");
+    env.script(&script(2, &[REVISE, APPROVED]));
+    let brief = env.brief("dark-mode");
+    assert_exit(&run_on(&env, &url, &["issue", &brief, "--auto"]), 0);
+    let dir = env.root.join("site");
+    assert_exit(
+        &run_on(
+            &env,
+            &url,
+            &[
+                "report",
+                "dark-mode",
+                "--html",
+                dir.to_str().expect("utf-8"),
+            ],
+        ),
+        0,
+    );
+    let run = std::fs::read_to_string(dir.join("runs/1/index.html")).expect("run page");
+    assert_eq!(run.matches("<tr class=\"call\">").count(), 4, "{run}");
+    assert!(run.contains("revise") && run.contains("approve"), "{run}");
+    assert!(run.contains("003-verdict.md"), "{run}");
+    let mut ui = on(&env, &url, &["ui"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("gavel ui");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(ui.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("URL");
+    let rest = line.trim().strip_prefix("http://127.0.0.1:").expect("URL");
+    let (port, token) = rest.split_once('/').expect("port/token");
+    let port: u16 = port.parse().expect("port");
+    let (status, body) = crate::ui::request(
+        port,
+        "GET",
+        &format!("/{token}runs/1/index.html"),
+        &format!("127.0.0.1:{port}"),
+    );
+    let _ = ui.kill();
+    let _ = ui.wait();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("Run #1 · issue · dark-mode"), "{body}");
+}

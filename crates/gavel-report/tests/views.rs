@@ -1,0 +1,60 @@
+//! The views of a run kept in a store directly (the memory store): what no scripted brief →
+//! issue run produces, such as a diff-gate decision, reaches the run page.
+
+use gavel_core::Store;
+use gavel_diffgate::{AuditEvent, Decision};
+use gavel_report::{RunsQuery, Site, SiteMode};
+use gavel_store::MemoryStore;
+
+#[test]
+fn a_journaled_diff_gate_decision_is_on_the_run_page() {
+    let store = MemoryStore::default();
+    let run = store
+        .create_run(
+            "implement",
+            "dark-mode",
+            b"{}",
+            "N0",
+            "2026-11-25T10:00:00Z",
+        )
+        .expect("run");
+    let event = AuditEvent {
+        timestamp: "2026-11-25T10:05:00Z".into(),
+        decision: Decision::Approved,
+        flagged_files: vec!["src/theme.rs".into(), "<script>x</script>".into()],
+        files_changed: 3,
+        repo: "/tmp/wt".into(),
+        reason: Some("gate N7@12 of run 1".into()),
+        bypass_attempted: false,
+        bypass_attempts: Vec::new(),
+        tree: Some("4b825dc642cb6eb9a060e54bf8d69288fbee4904".into()),
+        by: Some("Ada Lovelace <ada@example.invalid>".into()),
+    };
+    let line = format!("{}\n", serde_json::to_string(&event).expect("line"));
+    store
+        .put_write(
+            run,
+            "12:N7_diff_gate:diff-audit",
+            &serde_json::to_vec(&line).expect("journaled"),
+            "2026-11-25T10:05:00Z",
+        )
+        .expect("journal");
+    let site = Site::new(&store, SiteMode::Served);
+    let page = site.run_page(run).expect("render").expect("the run");
+    for needle in [
+        "<td>APPROVED</td>",
+        "Ada Lovelace &#60;ada@example.invalid&#62;",
+        "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "src/theme.rs",
+        "&#60;script&#62;x&#60;/script&#62;",
+        "gate N7@12 of run 1",
+    ] {
+        assert!(
+            page.contains(needle),
+            "the run page lacks {needle:?}: {page}"
+        );
+    }
+    assert!(!page.contains("<script"), "{page}");
+    let runs = site.runs_page(&RunsQuery::default()).expect("runs");
+    assert!(runs.contains("1 run, newest first"), "{runs}");
+}
