@@ -85,6 +85,8 @@ pub struct RunView {
     pub gates: Vec<GateItem>,
     pub calls: Vec<CallRow>,
     pub spend: String,
+    /// The run's budget against what it spent (from its newest checkpoint), when it has one.
+    pub budget: Option<String>,
     pub spend_by_role: Vec<(String, String)>,
     pub files: Vec<FileItem>,
     pub verdicts: Vec<VerdictItem>,
@@ -134,6 +136,7 @@ pub fn run_view(store: &dyn Store, id: RunId) -> Result<Option<RunView>, ReportE
         timeline: timeline(&events),
         gates: gates(&events),
         spend: total.summary(),
+        budget: budget_line(store, id)?,
         spend_by_role: by_role
             .into_iter()
             .map(|(role, t)| (role, t.summary()))
@@ -145,6 +148,37 @@ pub fn run_view(store: &dyn Store, id: RunId) -> Result<Option<RunView>, ReportE
         files,
         verdicts,
     }))
+}
+
+/// `$0.0448 spent of a $0.5000 budget (9%)`: the budget and spend a workflow keeps in its
+/// state (`budget_micros`, `spent_micros`); `None` when the run has no budget.
+fn budget_line(store: &dyn Store, id: RunId) -> Result<Option<String>, ReportError> {
+    let Some(head) = store.head(id)? else {
+        return Ok(None);
+    };
+    let Ok(state) = serde_json::from_slice::<serde_json::Value>(&head.state) else {
+        return Ok(None);
+    };
+    let Some(budget) = state
+        .get("budget_micros")
+        .and_then(serde_json::Value::as_u64)
+    else {
+        return Ok(None);
+    };
+    let spent = state
+        .get("spent_micros")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    let share = if budget == 0 {
+        String::new()
+    } else {
+        format!(" ({}%)", u128::from(spent) * 100 / u128::from(budget))
+    };
+    Ok(Some(format!(
+        "{} spent of a {} budget{share}",
+        gavel_llm::price::usd(spent),
+        gavel_llm::price::usd(budget)
+    )))
 }
 
 /// Reads file `k` of run `id` for its page; `None` when there is no such run or file.

@@ -20,7 +20,7 @@ fn q(s: &str) -> String {
 pub const HOSTILE: &str = "# Add dark mode\n\n**Labels:** ui\n\n## Why\n<script>document.body.setAttribute('data-pwned','1')</script>\n\nClick [here](javascript:document.body.setAttribute('data-pwned','2')) or [there](JaVaScRiPt:alert(1)).\n\n<img src=x onerror=\"document.body.setAttribute('data-pwned','3')\">\n\n![pixel](https://evil.example/p.png)\n\n## Acceptance criteria\n- [ ] Dark theme\n";
 
 /// A repository with: run 1 done after one revision (costs reported), run 2 paused at its draft
-/// gate, and run 3 done with the hostile draft.
+/// gate, and run 3 done with the hostile draft and a $0.50 budget.
 pub fn filled() -> Env {
     let env = Env::new();
     env.script(&format!(
@@ -40,7 +40,10 @@ pub fn filled() -> Env {
         q(APPROVED)
     ));
     let brief = env.brief("hostile");
-    assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
+    assert_exit(
+        &env.run(&["issue", &brief, "--auto", "--budget", "0.50"]),
+        0,
+    );
     env
 }
 
@@ -106,6 +109,12 @@ fn every_page_shows_what_the_runs_did() {
     ] {
         assert!(run.contains(needle), "run page lacks {needle:?}");
     }
+    assert!(run.contains("no budget for this run"), "{run}");
+    let budgeted = html(&site, "runs/3/index.html");
+    assert!(
+        budgeted.contains("spent of a $0.5000 budget ("),
+        "the budget line: {budgeted}"
+    );
     let paused = html(&site, "runs/2/index.html");
     assert!(paused.contains("class=\"warn\">waiting"), "{paused}");
 
