@@ -7,6 +7,7 @@
 pub mod changes;
 pub mod diff;
 mod error;
+pub mod graph;
 pub mod ledger;
 pub mod listing;
 pub mod markdown;

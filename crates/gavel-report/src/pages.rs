@@ -78,6 +78,7 @@ pub struct RunTemplate<'a> {
     pub root: &'a str,
     pub v: &'a RunView,
     pub calls: Vec<CallLine>,
+    pub graph: crate::graph::Graph,
 }
 
 #[derive(Template)]

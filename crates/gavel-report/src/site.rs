@@ -160,11 +160,13 @@ impl<'a> Site<'a> {
             return Ok(None);
         };
         let calls = v.calls.iter().map(CallLine::of).collect();
+        let graph = crate::graph::layout(&v.path, &v.edges);
         render(
             &RunTemplate {
                 root: "../../",
                 v: &v,
                 calls,
+                graph,
             },
             &format!("run {id}"),
         )

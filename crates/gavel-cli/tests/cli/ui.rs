@@ -110,6 +110,9 @@ fn every_page_shows_what_the_runs_did() {
         assert!(run.contains(needle), "run page lacks {needle:?}");
     }
     assert!(run.contains("no budget for this run"), "{run}");
+    // The drawn graph: N0 to N6 and the end, a loop back from the verdict gate to the draft.
+    assert_eq!(run.matches("<g class=\"node\">").count(), 8, "{run}");
+    assert_eq!(run.matches("class=\"edge back\"").count(), 1, "{run}");
     let budgeted = html(&site, "runs/3/index.html");
     assert!(
         budgeted.contains("spent of a $0.5000 budget ("),

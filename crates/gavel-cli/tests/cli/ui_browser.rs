@@ -96,6 +96,11 @@ fn a_browser_shows_runs_gates_calls_and_costs_and_runs_no_model_script() {
         "two rounds of a draft gate and a verdict gate"
     );
     assert_eq!(run.matches("<tr class=\"call\">").count(), 4, "{run}");
+    assert_eq!(
+        run.matches("<g class=\"node\">").count(),
+        8,
+        "the graph's nodes"
+    );
     for needle in [
         "$0.0125 (reported)",
         "$0.0200 (reported)",
