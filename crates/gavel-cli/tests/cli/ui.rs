@@ -464,3 +464,31 @@ fn the_changes_board_shows_each_change_in_its_phase_with_its_documents() {
     }
     assert!(!change.contains("<script"), "{change}");
 }
+
+#[test]
+fn the_demos_three_workflows_have_pages_and_the_diff_gate_decision_shows() {
+    let env = Env::new();
+    let demo = env.root.join("demo");
+    assert_exit(&env.run(&["demo", "--dir", &demo.to_string_lossy()]), 0);
+    let site = env.root.join("site");
+    let out = env.run(&[
+        "--repo",
+        &demo.to_string_lossy(),
+        "report",
+        "--all",
+        "--html",
+        &site.to_string_lossy(),
+    ]);
+    assert_exit(&out, 0);
+    let runs = std::fs::read_to_string(site.join("index.html")).expect("runs page");
+    for workflow in ["<td>issue</td>", "<td>lld</td>", "<td>implement</td>"] {
+        assert!(runs.contains(workflow), "{workflow}: {runs}");
+    }
+    let implement = std::fs::read_to_string(site.join("runs/3/index.html")).expect("run 3");
+    let audits = implement
+        .split("id=\"audits\"")
+        .nth(1)
+        .expect("the implement run journaled a diff-gate decision");
+    assert!(audits.contains("<td>APPROVED</td>"), "{audits}");
+    assert!(audits.contains("gavel demo"), "who decided: {audits}");
+}
