@@ -70,6 +70,17 @@ impl AnyStore {
         }
     }
 
+    /// This store, refusing every write from now on (for readers: `gavel ui`, `gavel report`).
+    pub fn read_only(self) -> Result<Self, CliError> {
+        Ok(match self {
+            Self::Sqlite(s) => {
+                s.set_read_only()?;
+                Self::Sqlite(s)
+            }
+            Self::Postgres(p) => Self::Postgres(Box::new(p.into_read_only())),
+        })
+    }
+
     /// Opens the store to list every project's runs: a shared database read across projects
     /// (it cannot start runs); a SQLite store holds one project, so it is the usual one.
     pub fn open_every_project(settings: &Settings) -> Result<Option<Self>, CliError> {

@@ -29,6 +29,8 @@ pub struct ChangeCard {
     /// Its documents, in order (`proposal.md`, `specs/…/spec.md`, `tasks.md`, `REVIEW.md`):
     /// name and Markdown text.
     pub documents: Vec<(String, String)>,
+    /// Whether its id can name a page ([`is_change_id`]); set by the site, not the caller.
+    pub linkable: bool,
 }
 
 /// Reads the repository's changes when a page needs them.

@@ -11,7 +11,6 @@ pub fn to_html(text: &str) -> String {
     options.insert(Options::ENABLE_TABLES);
     options.insert(Options::ENABLE_TASKLISTS);
     options.insert(Options::ENABLE_STRIKETHROUGH);
-    let mut in_image = false;
     let events = Parser::new_ext(text, options).map(|event| match event {
         // Raw HTML is text.
         Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
@@ -32,19 +31,14 @@ pub fn to_html(text: &str) -> String {
             title,
             id,
             ..
-        }) => {
-            in_image = true;
-            Event::Start(Tag::Link {
-                link_type: LinkType::Inline,
-                dest_url: safe_url(dest_url),
-                title,
-                id,
-            })
-        }
-        Event::End(TagEnd::Image) if in_image => {
-            in_image = false;
-            Event::End(TagEnd::Link)
-        }
+        }) => Event::Start(Tag::Link {
+            link_type: LinkType::Inline,
+            dest_url: safe_url(dest_url),
+            title,
+            id,
+        }),
+        // Every image started a link above, nested ones too.
+        Event::End(TagEnd::Image) => Event::End(TagEnd::Link),
         other => other,
     });
     let mut out = String::with_capacity(text.len() * 3 / 2);
@@ -140,6 +134,17 @@ mod tests {
             html.contains("<a href=\"https://evil.example/pixel.png\">tracker</a>"),
             "{html}"
         );
+    }
+
+    #[test]
+    fn nested_images_leave_balanced_links() {
+        let html = to_html("![a ![b](https://x/c.png)](https://x/d.png)\n");
+        assert_eq!(
+            html.matches("<a ").count(),
+            html.matches("</a>").count(),
+            "{html}"
+        );
+        assert!(!html.contains("<img"), "{html}");
     }
 
     #[test]

@@ -132,6 +132,7 @@ pub struct SpendTemplate<'a> {
     pub root: &'a str,
     pub total: String,
     pub calls: u64,
+    pub unpriced: u64,
     pub runs: usize,
     pub charts: Vec<Chart>,
 }

@@ -72,7 +72,11 @@ impl<'a> Site<'a> {
     }
 
     fn change_cards(&self) -> Vec<ChangeCard> {
-        self.changes.map(|read| read()).unwrap_or_default()
+        let mut cards = self.changes.map(|read| read()).unwrap_or_default();
+        for card in &mut cards {
+            card.linkable = is_change_id(&card.id);
+        }
+        cards
     }
 
     /// The page at `path` (relative, without a leading `/`), `None` when there is none.
@@ -196,6 +200,7 @@ impl<'a> Site<'a> {
                 root: "",
                 total: gavel_llm::price::usd(s.total_micros),
                 calls: s.calls,
+                unpriced: s.unpriced,
                 runs: s.runs,
                 charts: vec![
                     Chart::of("day", &s.by_day),

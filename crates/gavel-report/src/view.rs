@@ -120,7 +120,10 @@ pub fn run_view(store: &dyn Store, id: RunId) -> Result<Option<RunView>, ReportE
         .collect();
     let files = files(&events);
     let mut verdicts = Vec::new();
-    for f in files.iter().filter(|f| f.name.ends_with("-verdict.md")) {
+    for f in files
+        .iter()
+        .filter(|f| draft_kind(&f.name) == Some("verdict"))
+    {
         let text = file_text(store, &events, f.k)?.unwrap_or_default();
         verdicts.push(VerdictItem {
             name: f.name.clone(),
@@ -421,6 +424,8 @@ pub struct SpendView {
     pub by_role: Vec<(String, u64)>,
     pub total_micros: u64,
     pub calls: u64,
+    /// Calls whose cost is unknown (no reported cost and no price): counted, adding nothing.
+    pub unpriced: u64,
     pub runs: usize,
 }
 
@@ -443,7 +448,7 @@ pub fn spend_view(store: &dyn Store, only: Option<&[RunId]>) -> Result<SpendView
     view.runs = runs.len();
     for run in runs {
         // The last record of each call number wins, as in the ledger (a replay records again).
-        let mut calls: BTreeMap<u32, (String, String, u64)> = BTreeMap::new();
+        let mut calls: BTreeMap<u32, (String, String, Option<u64>)> = BTreeMap::new();
         for e in store.events(run.id)? {
             if let EventKind::ModelCall {
                 role,
@@ -452,11 +457,15 @@ pub fn spend_view(store: &dyn Store, only: Option<&[RunId]>) -> Result<SpendView
             } = &e.kind
             {
                 let day = e.at.get(..10).unwrap_or(&e.at).to_owned();
-                calls.insert(l.n, (day, role.clone(), l.cost_micros.unwrap_or(0)));
+                calls.insert(l.n, (day, role.clone(), l.cost_micros));
             }
         }
         for (d, r, cost) in calls.into_values() {
             view.calls += 1;
+            if cost.is_none() {
+                view.unpriced += 1;
+            }
+            let cost = cost.unwrap_or(0);
             view.total_micros += cost;
             *day.entry(d).or_default() += cost;
             *workflow.entry(run.workflow.clone()).or_default() += cost;

@@ -100,6 +100,14 @@ impl SqliteStore {
         &self.path
     }
 
+    /// Refuses every write through this store from now on (`PRAGMA query_only`), so a reader
+    /// such as `gavel ui` changes nothing even through a bug.
+    pub fn set_read_only(&self) -> Result<(), StoreError> {
+        self.conn()
+            .pragma_update(None, "query_only", true)
+            .map_err(self.err("making the store read-only"))
+    }
+
     /// The size of the database on disk: the main file plus its write-ahead log.
     pub fn db_size_bytes(&self) -> Result<u64, StoreError> {
         let mut wal = self.path.as_os_str().to_owned();

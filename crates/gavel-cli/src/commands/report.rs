@@ -48,7 +48,9 @@ pub fn cmd_report(args: &ReportArgs, ctx: Context) -> Result<Exit, CliError> {
         let mut opened = None;
         for run in &args.runs {
             let (store, record) = open_run(&ctx, run)?;
-            ids.push(record.id);
+            if !ids.contains(&record.id) {
+                ids.push(record.id);
+            }
             opened = Some(store);
         }
         let store = opened.ok_or_else(|| CliError::usage("name a run, or pass --all"))?;
@@ -56,6 +58,7 @@ pub fn cmd_report(args: &ReportArgs, ctx: Context) -> Result<Exit, CliError> {
     };
     let root = ctx.settings.repo_root.join(&ctx.settings.changes.root);
     let read = move || crate::commands::change::status::cards(&root);
+    let store = store.read_only()?;
     let site = Site::new(&*store, SiteMode::Static).with_changes(&read);
     let written = site
         .export(&args.html, ids.as_deref())

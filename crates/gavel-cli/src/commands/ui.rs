@@ -35,8 +35,9 @@ struct Served {
     /// The repository's `[changes] root`, read for the changes board.
     changes_root: std::path::PathBuf,
     token: String,
-    /// The Host values a browser sends for this server (`127.0.0.1:PORT`, `localhost:PORT`).
-    hosts: [String; 2],
+    /// The Host values a browser sends for this server (`127.0.0.1:PORT`, `localhost:PORT`;
+    /// without the port too on port 80, which browsers leave out).
+    hosts: Vec<String>,
 }
 
 /// A response's security headers: no script, no framing, no sniffing, nothing cached.
@@ -44,10 +45,13 @@ const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; base-ur
                    form-action 'self'; frame-ancestors 'none'";
 
 pub fn cmd_ui(args: &UiArgs, ctx: Context) -> Result<Exit, CliError> {
-    let store = ctx.open_existing_store()?.ok_or_else(|| {
-        CliError::error("there are no runs yet (no store)")
-            .hint("start one with `gavel issue BRIEF.md`, then run `gavel ui` again")
-    })?;
+    let store = ctx
+        .open_existing_store()?
+        .ok_or_else(|| {
+            CliError::error("there are no runs yet (no store)")
+                .hint("start one with `gavel issue BRIEF.md`, then run `gavel ui` again")
+        })?
+        .read_only()?;
     let listener = std::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, args.port)))
         .map_err(|e| {
             CliError::error(format!("cannot listen on 127.0.0.1:{}: {e}", args.port))
@@ -69,7 +73,7 @@ pub fn cmd_ui(args: &UiArgs, ctx: Context) -> Result<Exit, CliError> {
         store,
         changes_root: ctx.settings.repo_root.join(&ctx.settings.changes.root),
         token,
-        hosts: [format!("127.0.0.1:{port}"), format!("localhost:{port}")],
+        hosts: hosts(port),
     });
     serve(listener, served)
 }
@@ -93,6 +97,24 @@ fn serve(listener: std::net::TcpListener, served: Arc<Served>) -> Result<Exit, C
     Ok(Exit::Success)
 }
 
+fn hosts(port: u16) -> Vec<String> {
+    let mut hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")];
+    if port == 80 {
+        hosts.extend(["127.0.0.1".to_owned(), "localhost".to_owned()]);
+    }
+    hosts
+}
+
+/// Whether `given` is the token, compared in a time that does not depend on where they differ.
+fn token_matches(given: &str, token: &str) -> bool {
+    given.len() == token.len()
+        && given
+            .bytes()
+            .zip(token.bytes())
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
+}
+
 /// 32 hex digits from the OS's random source.
 fn new_token() -> Result<String, CliError> {
     let mut bytes = [0u8; 16];
@@ -113,10 +135,14 @@ fn open_in_browser(ctx: &Context, url: &str) {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn();
-    if let Err(e) = opened {
-        ctx.ui.info(&format!(
+    match opened {
+        // Reaped when it exits (an opener hands the URL over and returns).
+        Ok(mut child) => {
+            std::thread::spawn(move || child.wait());
+        }
+        Err(e) => ctx.ui.info(&format!(
             "could not run {program} ({e}); open the URL above yourself"
-        ));
+        )),
     }
 }
 
@@ -166,37 +192,40 @@ async fn handle(State(served): State<Arc<Served>>, request: Request<Body>) -> Re
         );
     }
     let path = request.uri().path();
-    let Some(rest) = path
-        .strip_prefix('/')
-        .and_then(|p| p.strip_prefix(served.token.as_str()))
-    else {
-        return refuse(StatusCode::FORBIDDEN, "refused: the URL's token is missing");
+    let (given, rest) = match path.strip_prefix('/') {
+        Some(p) => match p.split_once('/') {
+            Some((given, rest)) => (given, Some(rest)),
+            None => (p, None),
+        },
+        None => ("", None),
     };
-    let Some(rest) = rest.strip_prefix('/') else {
-        if rest.is_empty() {
-            let mut r = refuse(StatusCode::PERMANENT_REDIRECT, "moved");
-            if let Ok(v) = HeaderValue::from_str(&format!("/{}/", served.token)) {
-                r.headers_mut().insert(header::LOCATION, v);
-            }
-            return r;
-        }
+    if !token_matches(given, &served.token) {
         return refuse(StatusCode::FORBIDDEN, "refused: the URL's token is missing");
+    }
+    let Some(rest) = rest else {
+        let mut r = refuse(StatusCode::PERMANENT_REDIRECT, "moved");
+        if let Ok(v) = HeaderValue::from_str(&format!("/{}/", served.token)) {
+            r.headers_mut().insert(header::LOCATION, v);
+        }
+        return r;
     };
     let rest = rest.to_owned();
+    // Error pages link the stylesheet and the runs from wherever they are answered.
+    let root = root_of(&rest);
     let query = match Query::<RunsQuery>::try_from_uri(request.uri()) {
         Ok(Query(q)) => q,
         Err(e) => {
             return html(
                 StatusCode::BAD_REQUEST,
-                Site::error_page(&root_of(&rest), "Bad request", &e.body_text()),
+                Site::error_page(&root, "Bad request", &e.body_text()),
             );
         }
     };
     let rendered = tokio::task::spawn_blocking(move || {
-        let root = served.changes_root.clone();
-        let read = move || crate::commands::change::status::cards(&root);
+        let changes = served.changes_root.clone();
+        let read = move || crate::commands::change::status::cards(&changes);
         let site = Site::new(&*served.store, SiteMode::Served).with_changes(&read);
-        site.route(&rest, &query).map_err(|e| (rest, e))
+        site.route(&rest, &query)
     })
     .await;
     match rendered {
@@ -207,24 +236,24 @@ async fn handle(State(served): State<Arc<Served>>, request: Request<Body>) -> Re
         Ok(Ok(None)) => html(
             StatusCode::NOT_FOUND,
             Site::error_page(
-                "",
+                &root,
                 "Not found",
                 "There is no such page or run in this store.",
             ),
         ),
-        Ok(Err((rest, e))) => {
+        Ok(Err(e)) => {
             let status = match e {
                 gavel_report::ReportError::BadQuery { .. } => StatusCode::BAD_REQUEST,
                 _ => StatusCode::INTERNAL_SERVER_ERROR,
             };
             html(
                 status,
-                Site::error_page(&root_of(&rest), "Cannot show this page", &e.to_string()),
+                Site::error_page(&root, "Cannot show this page", &e.to_string()),
             )
         }
         Err(e) => html(
             StatusCode::INTERNAL_SERVER_ERROR,
-            Site::error_page("", "Cannot show this page", &e.to_string()),
+            Site::error_page(&root, "Cannot show this page", &e.to_string()),
         ),
     }
 }
@@ -232,4 +261,32 @@ async fn handle(State(served): State<Arc<Served>>, request: Request<Body>) -> Re
 /// The way back to the site's top from `rest` (`runs/3/files/1.html` → `../../../`).
 fn root_of(rest: &str) -> String {
     "../".repeat(rest.matches('/').count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_must_match_whole() {
+        let t = "0123456789abcdef0123456789abcdef";
+        assert!(token_matches(t, t));
+        assert!(!token_matches("0123456789abcdef0123456789abcdee", t));
+        assert!(!token_matches("0123456789abcdef", t));
+        assert!(!token_matches("", t));
+        assert!(!token_matches(&format!("{t}0"), t));
+    }
+
+    #[test]
+    fn port_80_also_accepts_the_bare_host() {
+        assert_eq!(hosts(8080), ["127.0.0.1:8080", "localhost:8080"]);
+        assert!(hosts(80).contains(&"localhost".to_owned()));
+    }
+
+    #[test]
+    fn error_pages_find_the_top_from_any_depth() {
+        assert_eq!(root_of("index.html"), "");
+        assert_eq!(root_of("runs/3/index.html"), "../../");
+        assert_eq!(root_of("runs/3/files/1.html"), "../../../");
+    }
 }

@@ -96,6 +96,20 @@ impl PgStore {
         Self::open_scoped(url, Some(project), env)
     }
 
+    /// This store, refusing every write from now on: its sessions run read-only transactions
+    /// (`default_transaction_read_only`), so a reader such as `gavel ui` changes nothing even
+    /// through a bug.
+    pub fn into_read_only(mut self) -> Self {
+        let options = match self.config.get_options() {
+            Some(o) if !o.trim().is_empty() => format!("{o} -c default_transaction_read_only=on"),
+            _ => "-c default_transaction_read_only=on".to_owned(),
+        };
+        self.config.options(&options);
+        // The next call connects again, with the option.
+        *self.conn.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        self
+    }
+
     fn open_scoped(url: &str, project: Option<&str>, env: &PgEnv) -> Result<Self, StoreError> {
         let shown = redact(url);
         let refuse = |why: String| StoreError::Backend {

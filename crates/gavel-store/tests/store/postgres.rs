@@ -372,3 +372,21 @@ fn a_server_restarted_within_the_reconnect_window_is_waited_for() {
     restart.join().expect("restart");
     assert_eq!(store.head(run).expect("head").expect("head").seq, 1);
 }
+
+#[test]
+fn a_read_only_store_reads_and_refuses_every_write() {
+    let url = TempPostgres::shared().fresh_database();
+    let run = open(&url)
+        .create_run("issue", "dark", b"{}", "N0", "2026-01-30T14:33:20Z")
+        .expect("run");
+    let reader = open(&url).into_read_only();
+    assert_eq!(reader.runs().expect("runs").len(), 1);
+    assert!(reader.run(run).expect("run").is_some());
+    let refused = reader.create_run("issue", "other", b"{}", "N0", "2026-01-30T14:33:20Z");
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(
+        open(&url).runs().expect("runs").len(),
+        1,
+        "nothing was written"
+    );
+}

@@ -80,3 +80,22 @@ fn a_small_log_is_left_for_the_next_process_and_a_large_one_is_copied_at_close()
     assert!(store.get_blob(&big).expect("get").is_some());
     assert!(store.get_blob(&small).expect("get").is_some());
 }
+
+#[test]
+fn a_read_only_store_reads_and_refuses_every_write() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("state.db");
+    let run = SqliteStore::open(&path)
+        .expect("open")
+        .create_run("issue", "dark", b"{}", "N0", "2026-01-30T14:33:20Z")
+        .expect("run");
+    let reader = SqliteStore::open(&path).expect("reopen");
+    reader.set_read_only().expect("read-only");
+    assert_eq!(reader.runs().expect("runs").len(), 1);
+    assert!(reader.run(run).expect("run").is_some());
+    let refused = reader.create_run("issue", "other", b"{}", "N0", "2026-01-30T14:33:20Z");
+    assert!(refused.is_err(), "{refused:?}");
+    drop(reader);
+    let again = SqliteStore::open(&path).expect("reopen");
+    assert_eq!(again.runs().expect("runs").len(), 1, "nothing was written");
+}

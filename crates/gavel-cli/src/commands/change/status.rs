@@ -211,6 +211,7 @@ pub(crate) fn cards(root: &Path) -> Vec<gavel_report::ChangeCard> {
                 tasks_done: r.tasks_done,
                 tasks_total: r.tasks_total,
                 documents,
+                linkable: false,
             }
         })
         .collect()
