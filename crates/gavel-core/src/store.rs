@@ -170,6 +170,22 @@ pub trait Store: Send + Sync {
         Ok(Vec::new())
     }
 
+    /// Every model call recorded in this store's runs, as `(run, its ModelCall event)`, by run
+    /// then in timeline order (replays included, as in each run's events): what a spend report
+    /// needs without reading every other event. The default reads every run's timeline; a
+    /// store may select the calls in one query.
+    fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
+        let mut out = Vec::new();
+        for run in self.runs()? {
+            for event in self.events(run.id)? {
+                if matches!(event.kind, crate::event::EventKind::ModelCall { .. }) {
+                    out.push((run.id, event));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The newest `limit` runs, newest first: what a listing shows without reading every run.
     fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
         let mut runs = self.runs()?;

@@ -446,31 +446,45 @@ pub fn spend_view(store: &dyn Store, only: Option<&[RunId]>) -> Result<SpendView
         }
     };
     view.runs = runs.len();
-    for run in runs {
-        // The last record of each call number wins, as in the ledger (a replay records again).
-        let mut calls: BTreeMap<u32, (String, String, Option<u64>)> = BTreeMap::new();
-        for e in store.events(run.id)? {
-            if let EventKind::ModelCall {
-                role,
-                ledger: Some(l),
-                ..
-            } = &e.kind
-            {
-                let day = e.at.get(..10).unwrap_or(&e.at).to_owned();
-                calls.insert(l.n, (day, role.clone(), l.cost_micros));
+    // Every run's calls: one query over the whole store, or each chosen run's timeline.
+    let events: Vec<(RunId, gavel_core::Event)> = match only {
+        None => store.model_call_events()?,
+        Some(_) => {
+            let mut events = Vec::new();
+            for run in &runs {
+                events.extend(store.events(run.id)?.into_iter().map(|e| (run.id, e)));
             }
+            events
         }
-        for (d, r, cost) in calls.into_values() {
-            view.calls += 1;
-            if cost.is_none() {
-                view.unpriced += 1;
-            }
-            let cost = cost.unwrap_or(0);
-            view.total_micros += cost;
-            *day.entry(d).or_default() += cost;
-            *workflow.entry(run.workflow.clone()).or_default() += cost;
-            *role.entry(r).or_default() += cost;
+    };
+    let workflows: BTreeMap<RunId, &str> =
+        runs.iter().map(|r| (r.id, r.workflow.as_str())).collect();
+    // The last record of each call number wins, as in the ledger (a replay records again).
+    let mut calls: BTreeMap<(RunId, u32), (String, String, Option<u64>)> = BTreeMap::new();
+    for (run, e) in events {
+        if let EventKind::ModelCall {
+            role,
+            ledger: Some(l),
+            ..
+        } = &e.kind
+        {
+            let day = e.at.get(..10).unwrap_or(&e.at).to_owned();
+            calls.insert((run, l.n), (day, role.clone(), l.cost_micros));
         }
+    }
+    for ((run, _), (d, r, cost)) in calls {
+        let Some(w) = workflows.get(&run) else {
+            continue;
+        };
+        view.calls += 1;
+        if cost.is_none() {
+            view.unpriced += 1;
+        }
+        let cost = cost.unwrap_or(0);
+        view.total_micros += cost;
+        *day.entry(d).or_default() += cost;
+        *workflow.entry((*w).to_owned()).or_default() += cost;
+        *role.entry(r).or_default() += cost;
     }
     view.by_day = day.into_iter().collect();
     view.by_workflow = sorted(workflow);

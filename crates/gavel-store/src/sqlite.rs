@@ -18,6 +18,7 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehav
 
 use crate::blobs::Blobs;
 
+mod calls;
 mod create;
 use crate::lock;
 use crate::schema;
@@ -317,6 +318,10 @@ impl Store for SqliteStore {
             .and_then(|mut stmt| stmt.query_map([], raw_run)?.collect::<Result<Vec<_>, _>>())
             .map_err(self.err("listing runs"))?;
         raws.into_iter().map(|raw| self.record(raw)).collect()
+    }
+
+    fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
+        self.select_model_calls()
     }
 
     fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {

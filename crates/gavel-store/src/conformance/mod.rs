@@ -31,7 +31,8 @@ pub use journal::{
 pub use runs::{
     a_claimed_slug_is_refused_while_its_run_is_unfinished, commit_advances_the_head,
     commit_rejects_a_stale_or_wrong_checkpoint, create_run_and_read_back, every_status_round_trips,
-    runs_are_listed_oldest_first, runs_have_independent_sequences,
+    model_calls_are_listed_across_runs, runs_are_listed_oldest_first,
+    runs_have_independent_sequences,
 };
 
 /// One named contract check.
@@ -58,6 +59,10 @@ pub const CHECKS: &[Check] = &[
     Check {
         name: "runs_are_listed_oldest_first",
         run: runs_are_listed_oldest_first,
+    },
+    Check {
+        name: "model_calls_are_listed_across_runs",
+        run: model_calls_are_listed_across_runs,
     },
     Check {
         name: "commit_advances_the_head",

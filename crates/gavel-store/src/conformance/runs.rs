@@ -1,6 +1,9 @@
 //! Checks on runs and checkpoints: creation, listing, commits and their conflicts, statuses.
 
-use gavel_core::{CHECKPOINT_FORMAT, Checkpoint, ContentHash, RunId, RunStatus, Store, StoreError};
+use gavel_core::{
+    CHECKPOINT_FORMAT, CallLedger, Checkpoint, ContentHash, Event, EventKind, RunId, RunStatus,
+    Store, StoreError,
+};
 
 use super::{T0, T1, T2, checkpoint, gate, new_run, note, ok};
 
@@ -329,4 +332,74 @@ pub fn a_claimed_slug_is_refused_while_its_run_is_unfinished(store: &dyn Store) 
     );
     let again = ok("claim after done", claim("issue"));
     assert_ne!(again, first);
+}
+
+/// `model_call_events` lists exactly the model calls of every run, by run then in timeline
+/// order, and nothing that merely mentions one.
+pub fn model_calls_are_listed_across_runs(store: &dyn Store) {
+    let call = |n: u32, cost: u64| Event {
+        at: T1.into(),
+        kind: EventKind::ModelCall {
+            role: "drafter".into(),
+            provider: "scripted".into(),
+            model: "m".into(),
+            ledger: Some(Box::new(CallLedger {
+                n,
+                requested_model: "m".into(),
+                input_tokens: Some(10),
+                output_tokens: Some(5),
+                cached_tokens: None,
+                cost_micros: Some(cost),
+                cost_source: "reported".into(),
+                prompt: ContentHash::of(b"prompt"),
+                response: ContentHash::of(b"answer"),
+                attempts: 1,
+                warning: None,
+                lost: false,
+                credential: None,
+                quota_exhausted: Vec::new(),
+            })),
+        },
+    };
+    let a = new_run(store, "a", b"{}");
+    let b = new_run(store, "b", b"{}");
+    let quiet = new_run(store, "quiet", b"{}");
+    ok(
+        "commit",
+        store.commit(
+            &checkpoint(b, 1, "draft", Some("review"), b"{\"n\":1}", T1),
+            &[
+                call(1, 100),
+                note(r#"not a call: "event":"model_call""#),
+                call(2, 200),
+            ],
+            &RunStatus::Running,
+        ),
+    );
+    ok(
+        "commit",
+        store.commit(
+            &checkpoint(a, 1, "draft", None, b"{\"n\":1}", T2),
+            &[call(1, 7)],
+            &RunStatus::Running,
+        ),
+    );
+    ok(
+        "commit",
+        store.commit(
+            &checkpoint(quiet, 1, "draft", None, b"{\"n\":1}", T2),
+            &[note("nothing")],
+            &RunStatus::Running,
+        ),
+    );
+    let listed: Vec<(RunId, u64)> = ok("model_call_events", store.model_call_events())
+        .into_iter()
+        .map(|(run, e)| match e.kind {
+            EventKind::ModelCall {
+                ledger: Some(l), ..
+            } => (run, l.cost_micros.unwrap_or(0)),
+            other => panic!("not a model call: {other:?}"),
+        })
+        .collect();
+    assert_eq!(listed, [(a, 7), (b, 100), (b, 200)]);
 }

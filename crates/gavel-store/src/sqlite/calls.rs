@@ -1,0 +1,35 @@
+//! Every model call of the store in one query, for the spend report: the events whose JSON
+//! names the `model_call` kind, read without decoding the rest of every timeline.
+
+use gavel_core::{Event, EventKind, RunId, StoreError};
+
+use super::{SqliteStore, get_u64};
+
+impl SqliteStore {
+    pub(super) fn select_model_calls(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
+        let mut conn = self.conn();
+        let tx = self.read_tx(&mut conn)?;
+        // Events are stored as compact JSON with their kind's tag; the LIKE only narrows what
+        // is decoded, and the decoded kind decides.
+        let rows: Vec<(i64, u64, String)> = tx
+            .prepare_cached(
+                "SELECT run_id, seq, json FROM events WHERE json LIKE '%\"event\":\"model_call\"%' \
+                 ORDER BY run_id, seq",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_map([], |row| Ok((row.get(0)?, get_u64(row, 1)?, row.get(2)?)))?
+                    .collect()
+            })
+            .map_err(self.err("reading the model calls"))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (run, seq, json) in rows {
+            let event: Event = serde_json::from_str(&json).map_err(|e| {
+                self.corrupt(format!("event {seq} of run {run} cannot be read: {e}"))
+            })?;
+            if matches!(event.kind, EventKind::ModelCall { .. }) {
+                out.push((RunId(run), event));
+            }
+        }
+        Ok(out)
+    }
+}
