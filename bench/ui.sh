@@ -26,7 +26,10 @@ command -v curl > /dev/null || { echo "curl is needed" >&2; exit 1; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-ui-XXXXXX")"
 ui_pid=""
-cleanup() { [ -n "$ui_pid" ] && kill "$ui_pid" 2> /dev/null; rm -rf "$work"; }
+cleanup() {
+  [ -n "$ui_pid" ] && kill "$ui_pid" 2> /dev/null && wait "$ui_pid" 2> /dev/null
+  rm -rf "$work" 2> /dev/null || { sleep 1; rm -rf "$work"; }
+}
 trap cleanup EXIT
 export HOME="$work/home" GIT_CONFIG_GLOBAL="$work/gitconfig" GIT_CONFIG_NOSYSTEM=1
 mkdir -p "$HOME"
@@ -35,6 +38,9 @@ printf '[user]\n\tname = bench\n\temail = bench@gavel.invalid\n[commit]\n\tgpgsi
 repo="$work/repo"
 mkdir -p "$repo" && cd "$repo"
 git init -q -b main
+# No background gc or maintenance: it would still be writing objects when the cleanup runs.
+git config gc.auto 0
+git config maintenance.auto false
 "$gavel" init > /dev/null
 {
   echo 'drafter:'
