@@ -26,9 +26,14 @@ command -v curl > /dev/null || { echo "curl is needed" >&2; exit 1; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-ui-XXXXXX")"
 ui_pid=""
+# Runs under `set -e` as the EXIT trap: nothing in it may fail the script (the server's own
+# exit status after the kill is 143).
 cleanup() {
-  [ -n "$ui_pid" ] && kill "$ui_pid" 2> /dev/null && wait "$ui_pid" 2> /dev/null
-  rm -rf "$work" 2> /dev/null || { sleep 1; rm -rf "$work"; }
+  if [ -n "$ui_pid" ]; then
+    kill "$ui_pid" 2> /dev/null || true
+    wait "$ui_pid" 2> /dev/null || true
+  fi
+  rm -rf "$work" 2> /dev/null || { sleep 1; rm -rf "$work" || true; }
 }
 trap cleanup EXIT
 export HOME="$work/home" GIT_CONFIG_GLOBAL="$work/gitconfig" GIT_CONFIG_NOSYSTEM=1
