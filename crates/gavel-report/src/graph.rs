@@ -57,11 +57,7 @@ pub fn layout(path: &[String], edges: &[Edge]) -> Graph {
             .iter()
             .map(|e| (index(&e.from), index(&e.to)))
             .filter(|(f, t)| if back { t <= f } else { *t > f + 1 })
-            .map(|(f, t)| {
-                u32::try_from(f.abs_diff(t) + usize::from(back))
-                    .unwrap_or(12)
-                    .min(12)
-            })
+            .map(|(f, t)| reach(f, t))
             .max()
             .unwrap_or(0)
     };
@@ -94,40 +90,27 @@ pub fn layout(path: &[String], edges: &[Edge]) -> Graph {
                     ly: (y1 + BOX_H + y2) / 2 + 4,
                     back: false,
                 }
-            } else if to > from {
-                let x = left + BOX_W;
-                let bend = x + SPREAD * u32::try_from(to - from).unwrap_or(1).min(12);
-                GraphEdge {
-                    d: format!(
-                        "M{x},{} C{bend},{} {bend},{} {},{}",
-                        y1 + mid,
-                        y1 + mid,
-                        y2 + mid,
-                        x + 2,
-                        y2 + mid
-                    ),
-                    label,
-                    lx: bend - 10,
-                    ly: (y1 + y2) / 2 + mid,
-                    back: false,
-                }
             } else {
-                let x = left;
-                let span = u32::try_from(from - to + 1).unwrap_or(1).min(12);
-                let bend = x.saturating_sub(SPREAD * span);
+                // A curve out to the side: skips on the right, loops back on the left.
+                let back = to <= from;
+                let (x, bend, end) = if back {
+                    let bend = left.saturating_sub(SPREAD * reach(from, to));
+                    (left, bend, left - 2)
+                } else {
+                    let x = left + BOX_W;
+                    (x, x + SPREAD * reach(from, to), x + 2)
+                };
+                let (a, b) = (y1 + mid, y2 + mid);
                 GraphEdge {
-                    d: format!(
-                        "M{x},{} C{bend},{} {bend},{} {},{}",
-                        y1 + mid,
-                        y1 + mid,
-                        y2 + mid,
-                        x - 2,
-                        y2 + mid
-                    ),
+                    d: format!("M{x},{a} C{bend},{a} {bend},{b} {end},{b}"),
                     label,
-                    lx: bend.saturating_sub(4).max(2),
+                    lx: if back {
+                        bend.saturating_sub(4).max(2)
+                    } else {
+                        bend - 10
+                    },
                     ly: (y1 + y2) / 2 + mid,
-                    back: true,
+                    back,
                 }
             }
         })
@@ -138,6 +121,15 @@ pub fn layout(path: &[String], edges: &[Edge]) -> Graph {
         nodes,
         edges,
     }
+}
+
+/// How far a curve between rows `from` and `to` bends out, in steps: one per row it spans (a
+/// loop back counts its own row), at most 12.
+fn reach(from: usize, to: usize) -> u32 {
+    let back = to <= from;
+    u32::try_from(from.abs_diff(to) + usize::from(back))
+        .unwrap_or(12)
+        .min(12)
 }
 
 #[cfg(test)]

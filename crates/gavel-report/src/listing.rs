@@ -1,7 +1,7 @@
 //! A run as a listing shows it (`gavel runs`, the runs page): its status in words, where it is
 //! paused or why it stopped, and its spend. One definition for the terminal and the web.
 
-use gavel_core::{RunRecord, RunStatus, Store, StoreError};
+use gavel_core::{Event, RunRecord, RunStatus, Store, StoreError};
 use serde::Serialize;
 
 use crate::ledger::{self, Totals};
@@ -26,6 +26,11 @@ pub struct RunRow {
 
 /// A run as listed; a `running` run whose lock is free was interrupted (its process died).
 pub fn row(store: &dyn Store, r: &RunRecord) -> Result<RunRow, StoreError> {
+    row_from(store, r, &store.events(r.id)?)
+}
+
+/// [`row`] with the run's timeline already read.
+pub fn row_from(store: &dyn Store, r: &RunRecord, events: &[Event]) -> Result<RunRow, StoreError> {
     let (status, detail, gate) = match &r.status {
         RunStatus::Running => match store.holder(r.id)? {
             None => (
@@ -60,7 +65,7 @@ pub fn row(store: &dyn Store, r: &RunRecord) -> Result<RunRow, StoreError> {
         gate,
         created_at: r.created_at.clone(),
         updated_at: r.updated_at.clone(),
-        spend: ledger::totals(&ledger::calls(&store.events(r.id)?)).0,
+        spend: ledger::totals(&ledger::calls(events)).0,
         project: None,
     })
 }

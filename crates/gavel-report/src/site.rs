@@ -179,17 +179,9 @@ impl<'a> Site<'a> {
 
     /// The page of file `k` of run `id`.
     pub fn file_page(&self, id: RunId, k: usize) -> Result<Option<String>, ReportError> {
-        let Some(f) = view::file_view(self.store, id, k)? else {
-            return Ok(None);
-        };
-        render(
-            &FileTemplate {
-                root: "../../../",
-                f: &f,
-            },
-            &format!("file {k} of run {id}"),
-        )
-        .map(Some)
+        view::file_view(self.store, id, k)?
+            .map(|f| render_file(&f))
+            .transpose()
     }
 
     /// The spend page: every run's, or only those of `only` (a report of chosen runs).
@@ -238,23 +230,11 @@ impl<'a> Site<'a> {
 
     /// The page of change `id`, `None` when the repository has no such change.
     pub fn change_page(&self, id: &str) -> Result<Option<String>, ReportError> {
-        let Some(card) = self.change_cards().into_iter().find(|c| c.id == id) else {
-            return Ok(None);
-        };
-        let docs = card
-            .documents
+        self.change_cards()
             .iter()
-            .map(|(name, text)| (name.clone(), crate::markdown::to_html(text)))
-            .collect();
-        render(
-            &ChangeTemplate {
-                root: "../",
-                c: &card,
-                docs,
-            },
-            &format!("change {id}"),
-        )
-        .map(Some)
+            .find(|c| c.id == id)
+            .map(render_change)
+            .transpose()
     }
 
     /// A page saying what went wrong (`root`: the way back to the site's top).
@@ -312,23 +292,19 @@ impl<'a> Site<'a> {
         }
         put("spend.html", &self.spend_page(runs)?)?;
         put("changes.html", &self.changes_page()?)?;
-        for card in self.change_cards() {
-            if is_change_id(&card.id)
-                && let Some(page) = self.change_page(&card.id)?
-            {
-                put(&format!("changes/{}.html", card.id), &page)?;
-            }
+        for card in self.change_cards().iter().filter(|c| c.linkable) {
+            put(&format!("changes/{}.html", card.id), &render_change(card)?)?;
         }
         for id in ids {
             let Some(page) = self.run_page(id)? else {
                 continue;
             };
             put(&format!("runs/{id}/index.html"), &page)?;
-            let files = view::run_view(self.store, id)?.map_or(0, |v| v.files.len());
-            for k in 0..files {
-                if let Some(page) = self.file_page(id, k)? {
-                    put(&format!("runs/{id}/files/{k}.html"), &page)?;
-                }
+            for f in view::file_views(self.store, id)? {
+                put(
+                    &format!("runs/{id}/files/{}.html", f.file.k),
+                    &render_file(&f)?,
+                )?;
             }
         }
         Ok(written)
@@ -367,6 +343,32 @@ impl<'a> Site<'a> {
             "the runs page",
         )
     }
+}
+
+fn render_file(f: &view::FileView) -> Result<String, ReportError> {
+    render(
+        &FileTemplate {
+            root: "../../../",
+            f,
+        },
+        &format!("file {} of run {}", f.file.k, f.run.id),
+    )
+}
+
+fn render_change(card: &ChangeCard) -> Result<String, ReportError> {
+    let docs = card
+        .documents
+        .iter()
+        .map(|(name, text)| (name.clone(), crate::markdown::to_html(text)))
+        .collect();
+    render(
+        &ChangeTemplate {
+            root: "../",
+            c: card,
+            docs,
+        },
+        &format!("change {}", card.id),
+    )
 }
 
 /// A run id from a path segment: digits only.

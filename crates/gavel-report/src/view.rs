@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use gavel_core::{Event, EventKind, RunId, Store};
+use gavel_core::{ContentHash, Event, EventKind, RunId, Store};
 use gavel_diffgate::AuditEvent;
 
 use crate::diff::{self, DiffLine};
@@ -51,6 +51,8 @@ pub struct FileItem {
     pub path: String,
     pub name: String,
     pub at: String,
+    /// The blob holding its bytes.
+    pub content: ContentHash,
 }
 
 /// A verdict of the review history.
@@ -111,8 +113,8 @@ pub fn run_view(store: &dyn Store, id: RunId) -> Result<Option<RunView>, ReportE
     let Some(record) = store.run(id)? else {
         return Ok(None);
     };
-    let row = listing::row(store, &record)?;
     let events = store.events(id)?;
+    let row = listing::row_from(store, &record, &events)?;
     let path: Vec<String> = store
         .checkpoints(id)?
         .into_iter()
@@ -124,7 +126,7 @@ pub fn run_view(store: &dyn Store, id: RunId) -> Result<Option<RunView>, ReportE
         .iter()
         .filter(|f| draft_kind(&f.name) == Some("verdict"))
     {
-        let text = file_text(store, &events, f.k)?.unwrap_or_default();
+        let text = file_text(store, f)?;
         verdicts.push(VerdictItem {
             name: f.name.clone(),
             at: f.at.clone(),
@@ -190,11 +192,37 @@ pub fn file_view(store: &dyn Store, id: RunId, k: usize) -> Result<Option<FileVi
         return Ok(None);
     };
     let events = store.events(id)?;
+    let run = listing::row_from(store, &record, &events)?;
     let all = files(&events);
-    let Some(file) = all.get(k).cloned() else {
+    if k >= all.len() {
         return Ok(None);
+    }
+    file_view_of(store, &run, &all, k).map(Some)
+}
+
+/// Every file page of run `id` (a report writes them all), reading the run once.
+pub fn file_views(store: &dyn Store, id: RunId) -> Result<Vec<FileView>, ReportError> {
+    let Some(record) = store.run(id)? else {
+        return Ok(Vec::new());
     };
-    let text = file_text(store, &events, k)?.unwrap_or_default();
+    let events = store.events(id)?;
+    let run = listing::row_from(store, &record, &events)?;
+    let all = files(&events);
+    (0..all.len())
+        .map(|k| file_view_of(store, &run, &all, k))
+        .collect()
+}
+
+/// File `k` of `all`: its text, rendered when Markdown, and its diff against the version
+/// before it.
+fn file_view_of(
+    store: &dyn Store,
+    run: &RunRow,
+    all: &[FileItem],
+    k: usize,
+) -> Result<FileView, ReportError> {
+    let file = all[k].clone();
+    let text = file_text(store, &file)?;
     let kind = draft_kind(&file.name);
     let previous = kind.and_then(|kind| {
         all[..k]
@@ -204,21 +232,21 @@ pub fn file_view(store: &dyn Store, id: RunId, k: usize) -> Result<Option<FileVi
             .cloned()
     });
     let diff = match &previous {
-        Some(p) => diff::lines(&file_text(store, &events, p.k)?.unwrap_or_default(), &text),
+        Some(p) => diff::lines(&file_text(store, p)?, &text),
         None => Vec::new(),
     };
     let html = file
         .name
         .ends_with(".md")
         .then(|| crate::markdown::to_html(&text));
-    Ok(Some(FileView {
-        run: listing::row(store, &record)?,
+    Ok(FileView {
+        run: run.clone(),
         file,
         html,
         text,
         previous,
         diff,
-    }))
+    })
 }
 
 /// What a numbered lineage file is (`003-draft.md` → `draft`), for drafts and verdicts, whose
@@ -229,44 +257,35 @@ fn draft_kind(name: &str) -> Option<&str> {
     matches!(kind, "draft" | "verdict" | "lld" | "proposal").then_some(kind)
 }
 
-/// The lineage files of a timeline, numbered in the order they were written.
+/// The lineage files of a timeline (artifacts with content), numbered in the order they were
+/// written.
 fn files(events: &[Event]) -> Vec<FileItem> {
     events
         .iter()
         .filter_map(|e| match &e.kind {
             EventKind::Artifact {
                 path,
-                content: Some(_),
-            } => Some((e, path)),
+                content: Some(hash),
+            } => Some((e, path, hash)),
             _ => None,
         })
         .enumerate()
-        .map(|(k, (e, path))| FileItem {
+        .map(|(k, (e, path, hash))| FileItem {
             k,
             name: path.rsplit('/').next().unwrap_or(path).to_owned(),
             path: path.clone(),
             at: e.at.clone(),
+            content: hash.clone(),
         })
         .collect()
 }
 
-/// The bytes of file `k`, as text.
-fn file_text(store: &dyn Store, events: &[Event], k: usize) -> Result<Option<String>, ReportError> {
-    let hash = events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::Artifact {
-                content: Some(h), ..
-            } => Some(h),
-            _ => None,
-        })
-        .nth(k);
-    let Some(hash) = hash else {
-        return Ok(None);
-    };
+/// A file's bytes, as text (empty when its blob is gone).
+fn file_text(store: &dyn Store, file: &FileItem) -> Result<String, ReportError> {
     Ok(store
-        .get_blob(hash)?
-        .map(|b| String::from_utf8_lossy(&b).into_owned()))
+        .get_blob(&file.content)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default())
 }
 
 fn edges(events: &[Event]) -> Vec<Edge> {

@@ -8,7 +8,7 @@ use gavel_core::RunId;
 use gavel_report::{Site, SiteMode};
 
 use crate::context::Context;
-use crate::driver::open_run;
+use crate::driver::{open_run, resolve_run};
 use crate::error::CliError;
 use crate::exit::Exit;
 
@@ -43,17 +43,19 @@ pub fn cmd_report(args: &ReportArgs, ctx: Context) -> Result<Exit, CliError> {
         })?;
         (store, None)
     } else {
-        // Every named run is checked before anything is written.
-        let mut ids = Vec::new();
-        let mut opened = None;
-        for run in &args.runs {
-            let (store, record) = open_run(&ctx, run)?;
-            if !ids.contains(&record.id) {
-                ids.push(record.id);
+        // Every named run is checked before anything is written, on one open store.
+        let (first, rest) = args
+            .runs
+            .split_first()
+            .ok_or_else(|| CliError::usage("name a run, or pass --all"))?;
+        let (store, record) = open_run(&ctx, first)?;
+        let mut ids = vec![record.id];
+        for run in rest {
+            let id = resolve_run(&*store, run)?;
+            if !ids.contains(&id) {
+                ids.push(id);
             }
-            opened = Some(store);
         }
-        let store = opened.ok_or_else(|| CliError::usage("name a run, or pass --all"))?;
         (store, Some(ids))
     };
     let root = ctx.settings.repo_root.join(&ctx.settings.changes.root);

@@ -234,15 +234,30 @@ fn report_writes_pages_whose_links_all_resolve() {
     );
     assert!(one.join("runs/1/index.html").exists());
     assert!(!one.join("runs/2").exists());
-    // Bad input changes nothing.
-    let out = env.run(&[
-        "report",
-        "42",
-        "--html",
-        env.root.join("x").to_str().expect("utf-8"),
-    ]);
-    assert_exit(&out, 1);
-    assert!(!env.root.join("x").exists());
+    // A run named twice (by id and by slug) is reported once.
+    let twice = env.root.join("twice");
+    assert_exit(
+        &env.run(&[
+            "report",
+            "1",
+            "dark-mode",
+            "--html",
+            twice.to_str().expect("utf-8"),
+        ]),
+        0,
+    );
+    let listed = std::fs::read_to_string(twice.join("index.html")).expect("index");
+    assert_eq!(listed.matches("<tr class=\"run\">").count(), 1, "{listed}");
+    // Bad input changes nothing, even after a good run.
+    for bad in [&["42"][..], &["dark-mode", "42"][..]] {
+        let x = env.root.join("x");
+        let mut args = vec!["report"];
+        args.extend_from_slice(bad);
+        args.extend(["--html", x.to_str().expect("utf-8")]);
+        let out = env.run(&args);
+        assert_exit(&out, 1);
+        assert!(!x.exists(), "{bad:?} wrote something");
+    }
 }
 
 /// `gavel ui` running in the repository, with its printed URL.
