@@ -20,6 +20,8 @@ use crate::blobs::Blobs;
 
 mod calls;
 mod create;
+#[cfg(test)]
+mod statement_tests;
 use crate::lock;
 use crate::schema;
 
@@ -52,6 +54,12 @@ impl std::fmt::Debug for SqliteStore {
 /// own checkpoint (1,000 pages, about 4 MiB) leaves a log file of that size, which is copied at
 /// close. A copy of the store must take `state.db-wal` with `state.db`.
 const KEEP_WAL_BELOW: u64 = 2 << 20;
+
+/// The next event number of a run. `+?1`, not `?1`: SQLite (3.54) marks a bare parameter
+/// compared with the leading column of the index its `MAX` walks as one the plan depends on,
+/// and compiles the statement again every time it is bound, a tenth of a checkpoint's time.
+/// The unary plus keeps the same plan (one seek on the primary key) without that.
+const NEXT_EVENT_SEQ: &str = "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE run_id = +?1";
 
 impl Drop for SqliteStore {
     fn drop(&mut self) {
@@ -185,7 +193,7 @@ impl SqliteStore {
             return Ok(());
         }
         let first: i64 = conn
-            .prepare_cached("SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE run_id = ?1")
+            .prepare_cached(NEXT_EVENT_SEQ)
             .and_then(|mut stmt| stmt.query_row([run.0], |row| row.get(0)))
             .map_err(self.err("reading the event timeline"))?;
         let mut stmt = conn
