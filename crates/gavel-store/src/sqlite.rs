@@ -49,10 +49,10 @@ impl std::fmt::Debug for SqliteStore {
 /// `[storage] fsync = true` syncs every commit). The next process to open the database reads the
 /// log once to index it, which costs less than the syncs at this size. A larger log is copied
 /// at close as before, so the files on disk stay at most this much larger than the database
-/// (a brief → issue run adds some 0.7 MiB: every third run pays for the copy, and for the log's
-/// new header, five `fsync`s in all with the directory's). A run long enough to reach SQLite's
-/// own checkpoint (1,000 pages, about 4 MiB) leaves a log file of that size, which is copied at
-/// close. A copy of the store must take `state.db-wal` with `state.db`.
+/// (a brief → issue run adds some 0.45 MiB with 2 KiB pages: every fifth run pays for the copy,
+/// and for the log's new header, five `fsync`s in all with the directory's). A run long enough
+/// to reach SQLite's own checkpoint ([`schema::WAL_AUTOCHECKPOINT_BYTES`], 4 MiB) leaves a log
+/// file of that size, which is copied at close. A copy of the store must take `state.db-wal` with `state.db`.
 const KEEP_WAL_BELOW: u64 = 2 << 20;
 
 /// The next event number of a run. `+?1`, not `?1`: SQLite (3.54) marks a bare parameter

@@ -99,3 +99,37 @@ fn a_read_only_store_reads_and_refuses_every_write() {
     let again = SqliteStore::open(&path).expect("reopen");
     assert_eq!(again.runs().expect("runs").len(), 1, "nothing was written");
 }
+
+fn pragma(path: &std::path::Path, name: &str) -> i64 {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    conn.pragma_query_value(None, name, |row| row.get(0))
+        .expect("pragma")
+}
+
+#[test]
+fn a_new_store_has_2_kib_pages_and_an_existing_one_keeps_its_own() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let new = dir.path().join("new.db");
+    let store = SqliteStore::open(&new).expect("a new store");
+    store
+        .create_run("toy", "s", b"{}", "a", "2026-01-01T00:00:00Z")
+        .expect("a run");
+    drop(store);
+    assert_eq!(pragma(&new, "page_size"), 2048);
+
+    // A store created with SQLite's default page size (as gavel created them before) keeps it,
+    // and its data, when this build opens and uses it.
+    let old = dir.path().join("old.db");
+    {
+        let conn = rusqlite::Connection::open(&old).expect("open");
+        conn.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")
+            .expect("an empty WAL database with 4 KiB pages");
+    }
+    let store = SqliteStore::open(&old).expect("the old store");
+    let run = store
+        .create_run("toy", "s", b"{}", "a", "2026-01-01T00:00:00Z")
+        .expect("a run");
+    assert!(store.run(run).expect("read").is_some());
+    drop(store);
+    assert_eq!(pragma(&old, "page_size"), 4096);
+}
