@@ -52,7 +52,8 @@ impl std::fmt::Debug for SqliteStore {
 /// (a brief → issue run adds some 0.45 MiB with 2 KiB pages: every fifth run pays for the copy,
 /// and for the log's new header, five `fsync`s in all with the directory's). A run long enough
 /// to reach SQLite's own checkpoint ([`schema::WAL_AUTOCHECKPOINT_BYTES`], 4 MiB) leaves a log
-/// file of that size, which is copied at close. A copy of the store must take `state.db-wal` with `state.db`.
+/// file of that size, which is copied at close. A copy of the store must take `state.db-wal`
+/// with `state.db`.
 const KEEP_WAL_BELOW: u64 = 2 << 20;
 
 /// The next event number of a run. `+?1`, not `?1`: SQLite (3.54) marks a bare parameter

@@ -136,12 +136,18 @@ fn missing_labels_are_created_once() {
 #[test]
 fn the_check_writes_nothing_into_the_folder() {
     let dir = tempfile::tempdir().expect("tempdir");
+    let folder = dir.path().join("docs/issues");
+    fs::create_dir_all(&folder).expect("mkdir");
+    // A file made and deleted in the folder (a probe) would move its modification time.
+    let past = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+    fs::File::open(&folder)
+        .and_then(|f| f.set_modified(past))
+        .expect("set the folder's time");
     let t = LocalTracker::new(dir.path(), Path::new("docs/issues"));
     t.check().expect("check");
-    let entries = fs::read_dir(dir.path().join("docs/issues"))
-        .expect("the folder exists")
-        .count();
-    assert_eq!(entries, 0);
+    let meta = fs::metadata(&folder).expect("the folder exists");
+    assert_eq!(meta.modified().expect("mtime"), past, "the folder was written to");
+    assert_eq!(fs::read_dir(&folder).expect("read").count(), 0);
 }
 
 #[test]
