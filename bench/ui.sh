@@ -88,19 +88,27 @@ pages=$(( (last + 49) / 50 ))
 draft=$(curl -s "${url}runs/$last/index.html" | grep -o 'files/[0-9]*\.html">[0-9]*-draft.md' | tail -1 | cut -d'"' -f1)
 [ -n "$draft" ] || { echo "no draft on run $last's page" >&2; exit 1; }
 
+# Each page is timed into a variable first: a failing `page` inside an `echo`'s arguments
+# would not stop the script under `set -e`.
+newest=$(page index.html)
+filtered=$(page 'index.html?status=done&since=2026-01-01')
+oldest=$(page "index.html?page=$pages")
+run_page=$(page "runs/$last/index.html")
+draft_page=$(page "runs/$last/$draft")
+spend=$(page spend.html)
 echo "| page ($last runs in the store, gavel ui over HTTP) | ms (median of $reps) |"
 echo "|---|---|"
-echo "| runs, newest 50 | $(page index.html) |"
-echo "| runs, status=done, 2026 | $(page 'index.html?status=done&since=2026-01-01') |"
-echo "| runs, the oldest page ($pages) | $(page "index.html?page=$pages") |"
-echo "| a run (#$last: 2 rounds, 4 calls) | $(page "runs/$last/index.html") |"
-echo "| its second draft, with its diff | $(page "runs/$last/$draft") |"
-echo "| spend by day, workflow and role | $(page spend.html) |"
+echo "| runs, newest 50 | $newest |"
+echo "| runs, status=done, 2026 | $filtered |"
+echo "| runs, the oldest page ($pages) | $oldest |"
+echo "| a run (#$last: 2 rounds, 4 calls) | $run_page |"
+echo "| its second draft, with its diff | $draft_page |"
+echo "| spend by day, workflow and role | $spend |"
 times=()
 for i in $(seq 1 "$reps"); do
   rm -rf "$work/report"
   start=$EPOCHREALTIME
-  "$gavel" report "$last" --html "$work/report" > /dev/null 2>&1
+  "$gavel" report "$last" --html "$work/report" > /dev/null 2>&1 || { echo "gavel report $last failed" >&2; exit 1; }
   times+=("$(awk -v s="$start" -v e="$EPOCHREALTIME" 'BEGIN {printf "%.2f", (e - s) * 1000}')")
 done
 echo "| gavel report $last --html DIR (whole process) | $(printf '%s\n' "${times[@]}" | median) |"

@@ -77,3 +77,33 @@ pub(crate) fn event_json(events: &[Event]) -> Result<Vec<String>, StoreError> {
         .map(|e| serde_json::to_string(e).map_err(|e| StoreError::backend("encoding an event", e)))
         .collect()
 }
+
+impl PgStore {
+    /// Every model call of this store's runs (this project's, or all projects' when the store
+    /// sees them all) in one query, for the spend report: the events whose JSON names the
+    /// `model_call` kind, by run then in timeline order. The LIKE only narrows what is decoded;
+    /// the decoded kind decides.
+    pub(crate) fn select_model_calls(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
+        let rows = self.read("reading the model calls", |tx| {
+            tx.query(
+                "reading the model calls",
+                "SELECT e.run_id, e.seq, e.json FROM events e JOIN runs r ON r.id = e.run_id
+                 WHERE ($1::text IS NULL OR r.project = $1)
+                   AND e.json LIKE '%\"event\":\"model_call\"%'
+                 ORDER BY e.run_id, e.seq",
+                &[&self.project()],
+            )
+        })?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let (run, seq): (i64, i64) = (row.get(0), row.get(1));
+            let event: Event = serde_json::from_str(row.get(2)).map_err(|e| {
+                self.corrupt(format!("event {seq} of run {run} cannot be read: {e}"))
+            })?;
+            if matches!(event.kind, EventKind::ModelCall { .. }) {
+                out.push((RunId(run), event));
+            }
+        }
+        Ok(out)
+    }
+}

@@ -11,7 +11,7 @@ use super::events::{append_events, event_json};
 use super::{PgStore, Tx, lock, schema};
 
 impl PgStore {
-    fn corrupt(&self, message: String) -> StoreError {
+    pub(super) fn corrupt(&self, message: String) -> StoreError {
         StoreError::Corrupt {
             path: self.shown().to_owned(),
             message,
@@ -308,6 +308,10 @@ impl Store for PgStore {
             )
         })?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
+        self.select_model_calls()
     }
 
     fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {

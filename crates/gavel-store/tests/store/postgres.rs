@@ -329,6 +329,26 @@ fn projects_on_one_database_never_see_each_others_runs() {
         .expect("web run");
     assert_eq!(app.runs().expect("runs").len(), 1);
     assert_eq!(web.runs().expect("runs")[0].id, w);
+    // The spend report's model calls are the project's own.
+    let call = Event {
+        at: NOW.into(),
+        kind: EventKind::ModelCall {
+            role: "drafter".into(),
+            provider: "scripted".into(),
+            model: "m".into(),
+            ledger: None,
+        },
+    };
+    app.commit(&checkpoint(a, 1, b"{}"), &[call], &RunStatus::Running)
+        .expect("a model call in app's run");
+    let calls: Vec<RunId> = app
+        .model_call_events()
+        .expect("app's calls")
+        .into_iter()
+        .map(|(run, _)| run)
+        .collect();
+    assert_eq!(calls, [a]);
+    assert!(web.model_call_events().expect("web's calls").is_empty());
     assert_eq!(web.run(a).expect("run"), None, "a foreign run is not there");
     assert!(matches!(
         web.commit(&checkpoint(a, 1, b"{}"), &[], &RunStatus::Running),

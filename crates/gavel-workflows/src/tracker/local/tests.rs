@@ -146,7 +146,11 @@ fn the_check_writes_nothing_into_the_folder() {
     let t = LocalTracker::new(dir.path(), Path::new("docs/issues"));
     t.check().expect("check");
     let meta = fs::metadata(&folder).expect("the folder exists");
-    assert_eq!(meta.modified().expect("mtime"), past, "the folder was written to");
+    assert_eq!(
+        meta.modified().expect("mtime"),
+        past,
+        "the folder was written to"
+    );
     assert_eq!(fs::read_dir(&folder).expect("read").count(), 0);
 }
 
