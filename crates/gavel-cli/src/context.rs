@@ -60,6 +60,18 @@ impl Context {
         AnyStore::open(&self.settings, false)
     }
 
+    /// The store opened to read only (writes refused even through a bug), for commands that
+    /// show runs; none yet is an error whose hint names `again`, the command to run after.
+    pub fn open_reader(&self, again: &str) -> Result<AnyStore, CliError> {
+        self.open_existing_store()?
+            .ok_or_else(|| {
+                CliError::error("there are no runs yet (no store)").hint(format!(
+                    "start one with `gavel issue BRIEF.md`, then run `{again}` again"
+                ))
+            })?
+            .read_only()
+    }
+
     /// The provider for a role's provider string, with this repository's timeouts, keys,
     /// logins and retry policy (every workflow's model calls go through one of these).
     pub fn provider(&self, spec: &gavel_llm::ProviderSpec) -> Box<dyn gavel_llm::Provider> {

@@ -1,8 +1,9 @@
 //! Feedback while a model call runs: a spinner with role, provider, elapsed time, tokens so far
 //! and the attempt number on a terminal (drawn by indicatif, which redraws in place and clears
 //! itself), and a plain status line every 10 seconds otherwise (logs and CI keep a readable
-//! record). Off a terminal one thread, started at the first call and parked between calls,
-//! writes the status lines of every call of the process.
+//! record). Off a terminal one thread per display, started at its first call and parked
+//! between calls, writes the status lines of all its calls (a command drives one workflow,
+//! which has one display).
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -102,6 +103,7 @@ pub struct Spinner {
     current: Mutex<Option<Active>>,
     plain: OnceLock<Plain>,
     /// Plain status lines even on a terminal (tests, which may run on one).
+    #[cfg(test)]
     plain_only: bool,
 }
 
@@ -134,7 +136,10 @@ impl CallObserver for Spinner {
             ..Shared::default()
         });
         let label = format!("{role} {}", sanitize(provider));
-        let active = if !self.plain_only && std::io::stderr().is_terminal() {
+        let on_terminal = std::io::stderr().is_terminal();
+        #[cfg(test)]
+        let on_terminal = on_terminal && !self.plain_only;
+        let active = if on_terminal {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
             let style = ProgressStyle::with_template("{spinner} {prefix} · {elapsed} · {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner());

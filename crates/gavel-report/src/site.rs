@@ -28,6 +28,22 @@ use crate::{listing, view};
 /// The stylesheet every page links.
 pub const STYLE: &str = include_str!("../templates/style.css");
 
+/// The policy's one text: no script at all, only the site's own stylesheet (`file:` too, so a
+/// report opened from disk is styled).
+macro_rules! page_csp {
+    () => {
+        "default-src 'none'; style-src 'self' file:; img-src 'self'; base-uri 'none'; \
+         form-action 'self'"
+    };
+}
+
+/// The Content-Security-Policy every page carries in its `<meta>` tag (`templates/base.html`).
+pub const PAGE_CSP: &str = page_csp!();
+
+/// The policy `gavel ui` sends as a header: the pages' own, plus what a `<meta>` tag cannot
+/// say (browsers ignore `frame-ancestors` there): no page may frame these.
+pub const SERVED_CSP: &str = concat!(page_csp!(), "; frame-ancestors 'none'");
+
 /// Whether the pages are served (filters work) or written as files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SiteMode {
@@ -312,9 +328,12 @@ impl<'a> Site<'a> {
 
     /// A runs page listing only `ids` (a report of chosen runs).
     fn listed_only(&self, ids: &[RunId]) -> Result<String, ReportError> {
+        // Newest first, as on every runs page, whatever order they were named in.
+        let mut ids = ids.to_vec();
+        ids.sort_by(|a, b| b.cmp(a));
         let mut rows = Vec::new();
-        for id in ids.iter().rev() {
-            if let Some(r) = self.store.run(*id)? {
+        for id in ids {
+            if let Some(r) = self.store.run(id)? {
                 let row = listing::row(self.store, &r)?;
                 rows.push(ListedRun {
                     href: format!("runs/{id}/index.html"),

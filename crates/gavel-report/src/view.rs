@@ -394,6 +394,12 @@ fn timeline(events: &[Event]) -> Vec<TimelineItem> {
                 EventKind::Failed { error } => ("fail", format!("failed: {error}"), None),
                 EventKind::Done { summary } => ("done", format!("done: {summary}"), None),
                 EventKind::Aborted { reason } => ("abort", format!("aborted: {reason}"), None),
+                // As `gavel show` says it: the stored JSON is not for the page.
+                EventKind::Unknown { event, .. } => (
+                    "other",
+                    format!("unknown `{event}` (from a newer gavel)"),
+                    None,
+                ),
                 other => ("other", format!("{other:?}"), None),
             };
             TimelineItem {
@@ -515,4 +521,19 @@ fn sorted(m: BTreeMap<String, u64>) -> Vec<(String, u64)> {
     let mut v: Vec<(String, u64)> = m.into_iter().collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_from_a_newer_gavel_is_named_not_dumped() {
+        let event: Event = serde_json::from_str(
+            r#"{"at":"2026-01-01T00:00:00Z","event":"teleported","secret":"raw json"}"#,
+        )
+        .expect("an unknown event still loads");
+        let items = timeline(&[event]);
+        assert_eq!(items[0].text, "unknown `teleported` (from a newer gavel)");
+    }
 }

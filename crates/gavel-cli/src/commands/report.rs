@@ -37,11 +37,7 @@ pub fn cmd_report(args: &ReportArgs, ctx: Context) -> Result<Exit, CliError> {
         )));
     }
     let (store, ids): (_, Option<Vec<RunId>>) = if args.all {
-        let store = ctx.open_existing_store()?.ok_or_else(|| {
-            CliError::error("there are no runs yet (no store)")
-                .hint("start one with `gavel issue BRIEF.md`")
-        })?;
-        (store, None)
+        (ctx.open_reader("gavel report --all")?, None)
     } else {
         // Every named run is checked before anything is written, on one open store.
         let (first, rest) = args
@@ -56,11 +52,10 @@ pub fn cmd_report(args: &ReportArgs, ctx: Context) -> Result<Exit, CliError> {
                 ids.push(id);
             }
         }
-        (store, Some(ids))
+        (store.read_only()?, Some(ids))
     };
     let root = ctx.settings.repo_root.join(&ctx.settings.changes.root);
     let read = move || crate::commands::change::status::cards(&root);
-    let store = store.read_only()?;
     let site = Site::new(&*store, SiteMode::Static).with_changes(&read);
     let written = site
         .export(&args.html, ids.as_deref())

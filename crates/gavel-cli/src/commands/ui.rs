@@ -40,18 +40,8 @@ struct Served {
     hosts: Vec<String>,
 }
 
-/// A response's security headers: no script, no framing, no sniffing, nothing cached.
-const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; \
-                   form-action 'self'; frame-ancestors 'none'";
-
 pub fn cmd_ui(args: &UiArgs, ctx: Context) -> Result<Exit, CliError> {
-    let store = ctx
-        .open_existing_store()?
-        .ok_or_else(|| {
-            CliError::error("there are no runs yet (no store)")
-                .hint("start one with `gavel issue BRIEF.md`, then run `gavel ui` again")
-        })?
-        .read_only()?;
+    let store = ctx.open_reader("gavel ui")?;
     let listener = std::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, args.port)))
         .map_err(|e| {
             CliError::error(format!("cannot listen on 127.0.0.1:{}: {e}", args.port))
@@ -153,7 +143,7 @@ fn respond(status: StatusCode, content_type: &'static str, body: String) -> Resp
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
+        HeaderValue::from_static(gavel_report::site::SERVED_CSP),
     );
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,

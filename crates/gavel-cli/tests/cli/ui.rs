@@ -247,7 +247,34 @@ fn report_writes_pages_whose_links_all_resolve() {
         0,
     );
     let listed = std::fs::read_to_string(twice.join("index.html")).expect("index");
+    assert!(
+        listed.contains(&format!(
+            "http-equiv=\"Content-Security-Policy\" content=\"{}\"",
+            gavel_report::site::PAGE_CSP
+        )),
+        "{listed}"
+    );
     assert_eq!(listed.matches("<tr class=\"run\">").count(), 1, "{listed}");
+    // Runs named in any order are listed newest first, as the page says.
+    let mixed = env.root.join("mixed");
+    assert_exit(
+        &env.run(&[
+            "report",
+            "1",
+            "3",
+            "2",
+            "--html",
+            mixed.to_str().expect("utf-8"),
+        ]),
+        0,
+    );
+    let listed = std::fs::read_to_string(mixed.join("index.html")).expect("index");
+    let at = |id: u32| {
+        listed
+            .find(&format!("href=\"runs/{id}/index.html\""))
+            .unwrap_or_else(|| panic!("run {id} is not listed: {listed}"))
+    };
+    assert!(at(3) < at(2) && at(2) < at(1), "{listed}");
     // Bad input changes nothing, even after a good run.
     for bad in [&["42"][..], &["dark-mode", "42"][..]] {
         let x = env.root.join("x");
@@ -344,6 +371,24 @@ fn the_server_refuses_what_it_must_and_listens_on_loopback_only() {
         request(ui.port, "GET", &format!("/{t}/style.css"), &host).0,
         200
     );
+    // HEAD answers as GET does, without the body, and with the served policy.
+    let mut stream = TcpStream::connect(("127.0.0.1", ui.port)).expect("connect");
+    write!(
+        stream,
+        "HEAD /{t}/runs/1/index.html HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut head = String::new();
+    stream.read_to_string(&mut head).expect("read");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains(&format!(
+            "content-security-policy: {}\r\n",
+            gavel_report::site::SERVED_CSP
+        )),
+        "{head}"
+    );
+    assert!(head.ends_with("\r\n\r\n"), "a HEAD has no body: {head}");
     // Filters reach the page; a bad one is a 400 naming it.
     let (status, body) = request(
         ui.port,
@@ -506,4 +551,26 @@ fn the_demos_three_workflows_have_pages_and_the_diff_gate_decision_shows() {
         .expect("the implement run journaled a diff-gate decision");
     assert!(audits.contains("<td>APPROVED</td>"), "{audits}");
     assert!(audits.contains("gavel demo"), "who decided: {audits}");
+}
+
+#[test]
+fn without_a_store_ui_and_report_say_so_and_write_nothing() {
+    let env = Env::new();
+    let out = env.run(&["ui"]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("no runs yet"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("then run `gavel ui` again"),
+        "{}",
+        stderr(&out)
+    );
+    let dir = env.root.join("report");
+    let out = env.run(&["report", "--all", "--html", dir.to_str().expect("utf-8")]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("no runs yet"), "{}", stderr(&out));
+    assert!(!dir.exists());
+    assert!(
+        !env.root.join(".gavel/state.db").exists(),
+        "no store was made"
+    );
 }
