@@ -29,8 +29,14 @@ pub struct ChangeCard {
     /// Its documents, in order (`proposal.md`, `specs/…/spec.md`, `tasks.md`, `REVIEW.md`):
     /// name and Markdown text.
     pub documents: Vec<(String, String)>,
-    /// Whether its id can name a page ([`is_change_id`]); set by the site, not the caller.
-    pub linkable: bool,
+}
+
+impl ChangeCard {
+    /// Whether its id can name a page of its own ([`is_change_id`]): only then is it linked
+    /// and written.
+    pub fn linkable(&self) -> bool {
+        is_change_id(&self.id)
+    }
 }
 
 /// Reads the repository's changes when a page needs them.

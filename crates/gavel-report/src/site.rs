@@ -88,11 +88,7 @@ impl<'a> Site<'a> {
     }
 
     fn change_cards(&self) -> Vec<ChangeCard> {
-        let mut cards = self.changes.map(|read| read()).unwrap_or_default();
-        for card in &mut cards {
-            card.linkable = is_change_id(&card.id);
-        }
-        cards
+        self.changes.map(|read| read()).unwrap_or_default()
     }
 
     /// The page at `path` (relative, without a leading `/`), `None` when there is none.
@@ -222,26 +218,7 @@ impl<'a> Site<'a> {
 
     /// The board of changes by phase.
     pub fn changes_page(&self) -> Result<String, ReportError> {
-        let cards = self.change_cards();
-        let cards_total = cards.len();
-        let mut columns: Vec<(&'static str, Vec<ChangeCard>)> =
-            PHASES.iter().map(|p| (*p, Vec::new())).collect();
-        for card in cards {
-            let at = columns
-                .iter()
-                .position(|(p, _)| *p == card.phase)
-                .unwrap_or(columns.len() - 1);
-            columns[at].1.push(card);
-        }
-        columns.retain(|(_, cards)| !cards.is_empty());
-        render(
-            &ChangesTemplate {
-                root: "",
-                columns,
-                cards_total,
-            },
-            "the changes page",
-        )
+        render_board(&self.change_cards())
     }
 
     /// The page of change `id`, `None` when the repository has no such change.
@@ -307,8 +284,9 @@ impl<'a> Site<'a> {
             put("index.html", &self.listed_only(&ids)?)?;
         }
         put("spend.html", &self.spend_page(runs)?)?;
-        put("changes.html", &self.changes_page()?)?;
-        for card in self.change_cards().iter().filter(|c| c.linkable) {
+        let cards = self.change_cards();
+        put("changes.html", &render_board(&cards)?)?;
+        for card in cards.iter().filter(|c| c.linkable()) {
             put(&format!("changes/{}.html", card.id), &render_change(card)?)?;
         }
         for id in ids {
@@ -396,4 +374,27 @@ fn parse_id(s: &str) -> Option<RunId> {
         return None;
     }
     s.parse::<i64>().ok().map(RunId)
+}
+
+/// The board: `cards` in the columns of their phases, empty columns left out.
+fn render_board(cards: &[ChangeCard]) -> Result<String, ReportError> {
+    let cards_total = cards.len();
+    let mut columns: Vec<(&'static str, Vec<ChangeCard>)> =
+        PHASES.iter().map(|p| (*p, Vec::new())).collect();
+    for card in cards {
+        let at = columns
+            .iter()
+            .position(|(p, _)| *p == card.phase)
+            .unwrap_or(columns.len() - 1);
+        columns[at].1.push(card.clone());
+    }
+    columns.retain(|(_, cards)| !cards.is_empty());
+    render(
+        &ChangesTemplate {
+            root: "",
+            columns,
+            cards_total,
+        },
+        "the changes page",
+    )
 }

@@ -58,3 +58,25 @@ fn a_journaled_diff_gate_decision_is_on_the_run_page() {
     let runs = site.runs_page(&RunsQuery::default()).expect("runs");
     assert!(runs.contains("1 run, newest first"), "{runs}");
 }
+
+#[test]
+fn a_change_whose_id_cannot_name_a_page_is_shown_but_neither_linked_nor_written() {
+    let store = MemoryStore::default();
+    let card = |id: &str| gavel_report::ChangeCard {
+        id: id.into(),
+        phase: "proposed".into(),
+        ..Default::default()
+    };
+    let read = move || vec![card("add-login"), card("../escape")];
+    let site = Site::new(&store, SiteMode::Static).with_changes(&read);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("report");
+    site.export(&out, None).expect("export");
+    assert!(out.join("changes/add-login.html").exists());
+    assert!(!dir.path().join("escape.html").exists());
+    assert!(!out.join("escape.html").exists());
+    let board = std::fs::read_to_string(out.join("changes.html")).expect("board");
+    assert!(board.contains("href=\"changes/add-login.html\""), "{board}");
+    assert!(board.contains("../escape"), "{board}");
+    assert!(!board.contains("href=\"changes/../escape"), "{board}");
+}

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use gavel_workflows::change::plan::files::read_specs;
 use gavel_workflows::change::state::{ChangeState, load_state};
 use gavel_workflows::change::tasks::parse_tasks;
 use gavel_workflows::change::{ChangeDir, check_id};
@@ -178,30 +179,17 @@ pub(crate) fn cards(root: &Path) -> Vec<gavel_report::ChangeCard> {
             let r = row(root, id);
             let mut documents = Vec::new();
             if let Ok(dir) = ChangeDir::new(root, id) {
-                let mut add = |name: String, path: &Path| {
-                    if let Ok(text) = std::fs::read_to_string(path) {
-                        documents.push((name, text));
-                    }
+                let read = |name: &str, path: &Path| {
+                    std::fs::read_to_string(path)
+                        .ok()
+                        .map(|text| (name.to_owned(), text))
                 };
-                add("proposal.md".into(), &dir.proposal());
-                let mut specs: Vec<String> = std::fs::read_dir(dir.specs_dir())
-                    .map(|entries| {
-                        entries
-                            .filter_map(Result::ok)
-                            .filter(|e| e.path().is_dir())
-                            .map(|e| e.file_name().to_string_lossy().into_owned())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                specs.sort();
-                for capability in specs {
-                    add(
-                        format!("specs/{capability}/spec.md"),
-                        &dir.delta_spec(&capability),
-                    );
+                documents.extend(read("proposal.md", &dir.proposal()));
+                for (capability, text) in read_specs(&dir).unwrap_or_default() {
+                    documents.push((format!("specs/{capability}/spec.md"), text));
                 }
-                add("tasks.md".into(), &dir.tasks());
-                add("REVIEW.md".into(), &dir.review());
+                documents.extend(read("tasks.md", &dir.tasks()));
+                documents.extend(read("REVIEW.md", &dir.review()));
             }
             gavel_report::ChangeCard {
                 id: r.id,
@@ -211,7 +199,6 @@ pub(crate) fn cards(root: &Path) -> Vec<gavel_report::ChangeCard> {
                 tasks_done: r.tasks_done,
                 tasks_total: r.tasks_total,
                 documents,
-                linkable: false,
             }
         })
         .collect()
