@@ -454,28 +454,13 @@ fn the_report_pages_read_a_postgres_store_too() {
     assert_eq!(run.matches("<tr class=\"call\">").count(), 4, "{run}");
     assert!(run.contains("revise") && run.contains("approve"), "{run}");
     assert!(run.contains("003-verdict.md"), "{run}");
-    let mut ui = on(&env, &url, &["ui"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("gavel ui");
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(ui.stdout.take().expect("stdout")),
-        &mut line,
-    )
-    .expect("URL");
-    let rest = line.trim().strip_prefix("http://127.0.0.1:").expect("URL");
-    let (port, token) = rest.split_once('/').expect("port/token");
-    let port: u16 = port.parse().expect("port");
+    let ui = crate::ui::start_ui_with(on(&env, &url, &["ui"]));
     let (status, body) = crate::ui::request(
-        port,
+        ui.port,
         "GET",
-        &format!("/{token}runs/1/index.html"),
-        &format!("127.0.0.1:{port}"),
+        &format!("/{}/runs/1/index.html", ui.token),
+        &format!("127.0.0.1:{}", ui.port),
     );
-    let _ = ui.kill();
-    let _ = ui.wait();
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("Run #1 · issue · dark-mode"), "{body}");
 }

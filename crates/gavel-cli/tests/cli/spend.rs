@@ -5,17 +5,13 @@ use gavel_llm::{CallEvent, Role};
 
 use crate::util::*;
 
-fn q(s: &str) -> String {
-    serde_json::to_string(s).expect("json")
-}
-
 #[test]
 fn the_ledger_records_every_call_and_show_prints_prompt_and_answer() {
     let env = Env::new();
     env.script(&format!(
         "model: claude-sonnet-4-5\ndrafter:\n  - text: {}\n    cost_usd: 0.0125\nreviewer:\n  - text: {}\n",
-        q(&draft(1)),
-        q(APPROVED)
+        json(&draft(1)),
+        json(APPROVED)
     ));
     let brief = env.brief("dark-mode");
     assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
@@ -56,8 +52,8 @@ fn the_budget_stops_before_the_call_that_would_exceed_it() {
     let env = Env::new();
     env.script(&format!(
         "model: claude-sonnet-4-5\ndrafter:\n  - text: {}\n    cost_usd: 0.10\nreviewer:\n  - text: {}\n",
-        q(&draft(1)),
-        q(APPROVED)
+        json(&draft(1)),
+        json(APPROVED)
     ));
     let brief = env.brief("dark-mode");
     let out = env.run(&["issue", &brief, "--auto", "--budget", "0.20"]);
@@ -88,7 +84,7 @@ fn an_unknown_price_with_a_budget_fails_closed() {
     let env = Env::new();
     env.script(&format!(
         "model: mystery-model\ndrafter:\n  - text: {}\nreviewer: []\n",
-        q(&draft(1))
+        json(&draft(1))
     ));
     let brief = env.brief("dark-mode");
     let out = env.run(&["issue", &brief, "--auto", "--budget", "5"]);
@@ -106,8 +102,8 @@ fn another_model_answering_is_flagged_and_kept_out_of_the_issue() {
     let env = Env::new();
     env.script(&format!(
         "model: gemini-2.5-pro\ndrafter:\n  - text: {}\n    model: gemini-2.5-flash\nreviewer:\n  - text: {}\n    model: gemini-2.5-flash-lite\n",
-        q(&draft(1)),
-        q(APPROVED)
+        json(&draft(1)),
+        json(APPROVED)
     ));
     let brief = env.brief("dark-mode");
     // A downgraded reviewer is never auto-approved: even with --auto the verdict waits for a
@@ -154,7 +150,7 @@ fn another_model_answering_is_flagged_and_kept_out_of_the_issue() {
 fn strict_models_turns_a_mismatch_into_a_failure() {
     let env = Env::new();
     env.set_config_line("strict_models", "strict_models = true");
-    env.script(&format!("model: gemini-2.5-pro\ndrafter:\n  - text: {}\n    model: gemini-2.5-flash\nreviewer: []\n", q(&draft(1))));
+    env.script(&format!("model: gemini-2.5-pro\ndrafter:\n  - text: {}\n    model: gemini-2.5-flash\nreviewer: []\n", json(&draft(1))));
     let brief = env.brief("dark-mode");
     let out = env.run(&["issue", &brief, "--auto"]);
     assert_exit(&out, 1);

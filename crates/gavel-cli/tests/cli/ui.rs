@@ -12,10 +12,6 @@ use gavel_store::SqliteStore;
 
 use crate::util::*;
 
-fn q(s: &str) -> String {
-    serde_json::to_string(s).expect("json")
-}
-
 /// A draft that tries everything a page must not run.
 pub const HOSTILE: &str = "# Add dark mode\n\n**Labels:** ui\n\n## Why\n<script>document.body.setAttribute('data-pwned','1')</script>\n\nClick [here](javascript:document.body.setAttribute('data-pwned','2')) or [there](JaVaScRiPt:alert(1)).\n\n<img src=x onerror=\"document.body.setAttribute('data-pwned','3')\">\n\n![pixel](https://evil.example/p.png)\n\n## Acceptance criteria\n- [ ] Dark theme\n";
 
@@ -25,10 +21,10 @@ pub fn filled() -> Env {
     let env = Env::new();
     env.script(&format!(
         "model: claude-sonnet-4-5\ndrafter:\n  - text: {}\n    cost_usd: 0.0125\n  - text: {}\n    cost_usd: 0.02\nreviewer:\n  - text: {}\n  - text: {}\n",
-        q(&draft(1)),
-        q(&draft(2)),
-        q(REVISE),
-        q(APPROVED)
+        json(&draft(1)),
+        json(&draft(2)),
+        json(REVISE),
+        json(APPROVED)
     ));
     let brief = env.brief("dark-mode");
     assert_exit(&env.run(&["issue", &brief, "--auto"]), 0);
@@ -36,8 +32,8 @@ pub fn filled() -> Env {
     start_paused(&env, "paused");
     env.script(&format!(
         "model: scripted-test\ndrafter:\n  - text: {}\nreviewer:\n  - text: {}\n",
-        q(HOSTILE),
-        q(APPROVED)
+        json(HOSTILE),
+        json(APPROVED)
     ));
     let brief = env.brief("hostile");
     assert_exit(
@@ -303,8 +299,12 @@ impl Drop for Ui {
 }
 
 pub fn start_ui(env: &Env) -> Ui {
-    let mut child = env
-        .gavel(&["ui"])
+    start_ui_with(env.gavel(&["ui"]))
+}
+
+/// `gavel ui` started by `command` (another environment, another store).
+pub fn start_ui_with(mut command: std::process::Command) -> Ui {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

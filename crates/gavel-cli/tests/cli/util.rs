@@ -57,7 +57,8 @@ pub fn script_with_delay(drafts: u32, verdicts: &[&str], delay_ms: u64) -> Strin
     s
 }
 
-fn json(s: &str) -> String {
+/// `s` as a JSON (and YAML) string literal, for script files.
+pub fn json(s: &str) -> String {
     serde_json::to_string(s).expect("string to JSON")
 }
 
