@@ -28,16 +28,14 @@ bench="$CARGO_TARGET_DIR/release/gavel-bench"
 work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-history-XXXXXX")"
 # shellcheck source=bench/pg.sh
 source bench/pg.sh
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 cleanup() { pg_stop; rm -rf "$work"; }
 trap cleanup EXIT
 pg_start "$work/pg"
 
-export HOME="$work/home" GIT_CONFIG_GLOBAL="$work/gitconfig" GIT_CONFIG_NOSYSTEM=1
-mkdir -p "$HOME"
-printf '[user]\n\tname = bench\n\temail = bench@gavel.invalid\n[commit]\n\tgpgsign = false\n' > "$GIT_CONFIG_GLOBAL"
+bench_home "$work"
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-ms_since() { awk -v s="$1" -v e="$EPOCHREALTIME" 'BEGIN {printf "%.2f\n", (e - s) * 1000}'; }
 
 # A repository after `gavel init`, answering with one draft and an approval per run.
 new_repo() {
@@ -116,10 +114,10 @@ for backend in sqlite postgres; do
     done
     filed=$(ls docs/issues/*.md | wc -l)
     [ "$filed" -eq $((n + 2 * runs)) ] || { echo "expected $((n + runs)) issues and $runs baseline files, found $filed" >&2; exit 1; }
-    run_ms=$(printf '%s\n' "${run_times[@]}" | median)
-    git_ms=$(printf '%s\n' "${git_times[@]}" | median)
+    run_ms=$(median "${run_times[@]}")
+    git_ms=$(median "${git_times[@]}")
     rest_ms=$(awk -v a="$run_ms" -v b="$git_ms" 'BEGIN {printf "%.2f", a - b}')
-    echo "| $backend | $n | $run_ms | $git_ms | $rest_ms | $(printf '%s\n' "${list_times[@]}" | median) |"
+    echo "| $backend | $n | $run_ms | $git_ms | $rest_ms | $(median "${list_times[@]}") |"
     cd - > /dev/null
   done
 done

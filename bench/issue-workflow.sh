@@ -24,9 +24,9 @@ gavel="$CARGO_TARGET_DIR/release/gavel"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-bench-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-export HOME="$work/home" GIT_CONFIG_GLOBAL="$work/gitconfig" GIT_CONFIG_NOSYSTEM=1
-mkdir -p "$HOME"
-printf '[user]\n\tname = bench\n\temail = bench@gavel.invalid\n[commit]\n\tgpgsign = false\n' > "$GIT_CONFIG_GLOBAL"
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+bench_home "$work"
 repo="$work/repo"
 mkdir -p "$repo" && cd "$repo"
 git init -q -b main

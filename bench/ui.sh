@@ -36,16 +36,13 @@ cleanup() {
   rm -rf "$work" 2> /dev/null || { sleep 1; rm -rf "$work" || true; }
 }
 trap cleanup EXIT
-export HOME="$work/home" GIT_CONFIG_GLOBAL="$work/gitconfig" GIT_CONFIG_NOSYSTEM=1
-mkdir -p "$HOME"
-printf '[user]\n\tname = bench\n\temail = bench@gavel.invalid\n[commit]\n\tgpgsign = false\n' > "$GIT_CONFIG_GLOBAL"
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+bench_home "$work"
 
 repo="$work/repo"
 mkdir -p "$repo" && cd "$repo"
 git init -q -b main
-# No background gc or maintenance: it would still be writing objects when the cleanup runs.
-git config gc.auto 0
-git config maintenance.auto false
 "$gavel" init > /dev/null
 {
   echo 'drafter:'
@@ -74,7 +71,6 @@ for _ in $(seq 1 100); do [ -s "$work/ui.out" ] && break; sleep 0.05; done
 url=$(head -1 "$work/ui.out")
 [ -n "$url" ] || { echo "gavel ui printed no URL" >&2; exit 1; }
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 page() {
   local path="$1" times=() code
   code=$(curl -s -o /dev/null -w '%{http_code}' "$url$path")
@@ -82,7 +78,7 @@ page() {
   for _ in $(seq 1 "$reps"); do
     times+=("$(curl -s -o /dev/null -w '%{time_total}' "$url$path" | awk '{printf "%.2f", $1 * 1000}')")
   done
-  printf '%s\n' "${times[@]}" | median
+  median "${times[@]}"
 }
 pages=$(( (last + 49) / 50 ))
 draft=$(curl -s "${url}runs/$last/index.html" | grep -o 'files/[0-9]*\.html">[0-9]*-draft.md' | tail -1 | cut -d'"' -f1)
@@ -109,6 +105,6 @@ for i in $(seq 1 "$reps"); do
   rm -rf "$work/report"
   start=$EPOCHREALTIME
   "$gavel" report "$last" --html "$work/report" > /dev/null 2>&1 || { echo "gavel report $last failed" >&2; exit 1; }
-  times+=("$(awk -v s="$start" -v e="$EPOCHREALTIME" 'BEGIN {printf "%.2f", (e - s) * 1000}')")
+  times+=("$(ms_since "$start")")
 done
-echo "| gavel report $last --html DIR (whole process) | $(printf '%s\n' "${times[@]}" | median) |"
+echo "| gavel report $last --html DIR (whole process) | $(median "${times[@]}") |"
