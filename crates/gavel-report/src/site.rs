@@ -172,21 +172,9 @@ impl<'a> Site<'a> {
 
     /// The page of run `id`, `None` when the store has no such run.
     pub fn run_page(&self, id: RunId) -> Result<Option<String>, ReportError> {
-        let Some(v) = view::run_view(self.store, id)? else {
-            return Ok(None);
-        };
-        let calls = v.calls.iter().map(CallLine::of).collect();
-        let graph = crate::graph::layout(&v.path, &v.edges);
-        render(
-            &RunTemplate {
-                root: "../../",
-                v: &v,
-                calls,
-                graph,
-            },
-            &format!("run {id}"),
-        )
-        .map(Some)
+        view::run_view(self.store, id)?
+            .map(|v| render_run(&v))
+            .transpose()
     }
 
     /// The page of file `k` of run `id`.
@@ -290,11 +278,11 @@ impl<'a> Site<'a> {
             put(&format!("changes/{}.html", card.id), &render_change(card)?)?;
         }
         for id in ids {
-            let Some(page) = self.run_page(id)? else {
+            let Some(v) = view::run_view(self.store, id)? else {
                 continue;
             };
-            put(&format!("runs/{id}/index.html"), &page)?;
-            for f in view::file_views(self.store, id)? {
+            put(&format!("runs/{id}/index.html"), &render_run(&v)?)?;
+            for f in view::file_views(self.store, &v)? {
                 put(
                     &format!("runs/{id}/files/{}.html", f.file.k),
                     &render_file(&f)?,
@@ -396,5 +384,20 @@ fn render_board(cards: &[ChangeCard]) -> Result<String, ReportError> {
             cards_total,
         },
         "the changes page",
+    )
+}
+
+/// A run's page from its view.
+fn render_run(v: &view::RunView) -> Result<String, ReportError> {
+    let calls = v.calls.iter().map(CallLine::of).collect();
+    let graph = crate::graph::layout(&v.path, &v.edges);
+    render(
+        &RunTemplate {
+            root: "../../",
+            v,
+            calls,
+            graph,
+        },
+        &format!("run {}", v.row.id),
     )
 }

@@ -200,17 +200,16 @@ pub fn file_view(store: &dyn Store, id: RunId, k: usize) -> Result<Option<FileVi
     file_view_of(store, &run, &all, k).map(Some)
 }
 
-/// Every file page of run `id` (a report writes them all), reading the run once.
-pub fn file_views(store: &dyn Store, id: RunId) -> Result<Vec<FileView>, ReportError> {
-    let Some(record) = store.run(id)? else {
-        return Ok(Vec::new());
-    };
-    let events = store.events(id)?;
-    let run = listing::row_from(store, &record, &events)?;
-    let all = files(&events);
-    (0..all.len())
-        .map(|k| file_view_of(store, &run, &all, k))
-        .collect()
+/// Every file page of the run `view` shows (a report writes them all), from what its page
+/// already read: each file's text is read once, also when it is the next draft's "before".
+pub fn file_views(store: &dyn Store, view: &RunView) -> Result<Vec<FileView>, ReportError> {
+    let mut texts: Vec<String> = Vec::with_capacity(view.files.len());
+    for f in &view.files {
+        texts.push(file_text(store, f)?);
+    }
+    Ok((0..view.files.len())
+        .map(|k| file_view_from(&view.row, &view.files, k, |i| texts[i].clone()))
+        .collect())
 }
 
 /// File `k` of `all`: its text, rendered when Markdown, and its diff against the version
@@ -221,32 +220,49 @@ fn file_view_of(
     all: &[FileItem],
     k: usize,
 ) -> Result<FileView, ReportError> {
+    let mut texts: Vec<Option<String>> = vec![None; all.len()];
+    for i in [Some(k), previous_version(all, k)].into_iter().flatten() {
+        texts[i] = Some(file_text(store, &all[i])?);
+    }
+    Ok(file_view_from(run, all, k, |i| {
+        texts[i].clone().unwrap_or_default()
+    }))
+}
+
+/// The index of the version of file `k` written before it (drafts and verdicts), if any.
+fn previous_version(all: &[FileItem], k: usize) -> Option<usize> {
+    let kind = draft_kind(&all[k].name)?;
+    (0..k)
+        .rev()
+        .find(|&i| draft_kind(&all[i].name) == Some(kind))
+}
+
+/// File `k`'s page from the texts of `all` (`text(i)`: file `i`'s text).
+fn file_view_from(
+    run: &RunRow,
+    all: &[FileItem],
+    k: usize,
+    text: impl Fn(usize) -> String,
+) -> FileView {
     let file = all[k].clone();
-    let text = file_text(store, &file)?;
-    let kind = draft_kind(&file.name);
-    let previous = kind.and_then(|kind| {
-        all[..k]
-            .iter()
-            .rev()
-            .find(|f| draft_kind(&f.name) == Some(kind))
-            .cloned()
-    });
-    let diff = match &previous {
-        Some(p) => diff::lines(&file_text(store, p)?, &text),
+    let body = text(k);
+    let before = previous_version(all, k);
+    let diff = match before {
+        Some(i) => diff::lines(&text(i), &body),
         None => Vec::new(),
     };
     let html = file
         .name
         .ends_with(".md")
-        .then(|| crate::markdown::to_html(&text));
-    Ok(FileView {
+        .then(|| crate::markdown::to_html(&body));
+    FileView {
         run: run.clone(),
         file,
         html,
-        text,
-        previous,
+        text: body,
+        previous: before.map(|i| all[i].clone()),
         diff,
-    })
+    }
 }
 
 /// What a numbered lineage file is (`003-draft.md` → `draft`), for drafts and verdicts, whose

@@ -217,6 +217,37 @@ fn report_writes_pages_whose_links_all_resolve() {
             );
         }
     }
+    // Every file page written is the page the server shows for it.
+    let store = SqliteStore::open(&env.state_db()).expect("store");
+    let site = Site::new(&store, SiteMode::Static);
+    let files = std::fs::read_dir(out_dir.join("runs/1/files")).expect("run 1's files");
+    let mut compared = 0;
+    for entry in files {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        let written = std::fs::read_to_string(&path).expect("page");
+        assert_eq!(
+            written,
+            html(&site, &format!("runs/1/files/{name}")),
+            "{name}"
+        );
+        compared += 1;
+    }
+    assert!(compared >= 4, "{compared} file pages");
+    let second_draft = std::fs::read_dir(out_dir.join("runs/1/files"))
+        .expect("files")
+        .map(|e| std::fs::read_to_string(e.expect("entry").path()).expect("page"))
+        .find(|p| p.contains("<h1>Add dark mode v2</h1>"))
+        .expect("the second draft's page");
+    assert!(
+        second_draft.contains("class=\"del\"># Add dark mode v1"),
+        "{second_draft}"
+    );
+    drop(store);
     // One run only: its pages and a list of it alone.
     let one = env.root.join("one");
     assert_exit(
