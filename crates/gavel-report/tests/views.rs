@@ -80,3 +80,58 @@ fn a_change_whose_id_cannot_name_a_page_is_shown_but_neither_linked_nor_written(
     assert!(board.contains("../escape"), "{board}");
     assert!(!board.contains("href=\"changes/../escape"), "{board}");
 }
+
+#[test]
+fn more_runs_than_a_page_are_paged_when_served_and_written() {
+    let store = MemoryStore::default();
+    for n in 1..=51 {
+        store
+            .create_run(
+                "issue",
+                &format!("s{n}"),
+                b"{}",
+                "N0",
+                "2026-11-25T10:00:00Z",
+            )
+            .expect("run");
+    }
+    let served = Site::new(&store, SiteMode::Served);
+    let page = |site: &Site<'_>, path: &str, query: &RunsQuery| match site.route(path, query) {
+        Ok(Some(gavel_report::Page::Html(h))) => h,
+        other => panic!("{path}: {other:?}"),
+    };
+    let first = page(&served, "index.html", &RunsQuery::default());
+    assert!(
+        first.contains("href=\"runs/51/index.html\""),
+        "newest first"
+    );
+    assert!(
+        !first.contains("href=\"runs/1/index.html\""),
+        "the oldest is on page 2"
+    );
+    assert!(first.contains("rel=\"next\""), "{first}");
+    let second = page(
+        &served,
+        "index.html",
+        &RunsQuery {
+            page: Some(2),
+            ..RunsQuery::default()
+        },
+    );
+    assert!(second.contains("href=\"runs/1/index.html\""), "{second}");
+    assert!(second.contains("rel=\"prev\""), "{second}");
+    assert!(!second.contains("rel=\"next\""), "{second}");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    Site::new(&store, SiteMode::Static)
+        .export(dir.path(), None)
+        .expect("export");
+    let index = std::fs::read_to_string(dir.path().join("index.html")).expect("index");
+    assert!(index.contains("href=\"runs-page-2.html\""), "{index}");
+    let older = std::fs::read_to_string(dir.path().join("runs-page-2.html")).expect("page 2");
+    assert!(older.contains("href=\"runs/1/index.html\""), "{older}");
+    assert!(
+        older.contains("href=\"index.html\" rel=\"prev\""),
+        "{older}"
+    );
+}

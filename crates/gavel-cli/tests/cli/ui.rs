@@ -261,6 +261,9 @@ fn report_writes_pages_whose_links_all_resolve() {
     );
     assert!(one.join("runs/1/index.html").exists());
     assert!(!one.join("runs/2").exists());
+    // Its spend page counts that run's calls only (the store has 7 in 3 runs).
+    let spend = std::fs::read_to_string(one.join("spend.html")).expect("spend");
+    assert!(spend.contains("over 4 model calls in 1 run"), "{spend}");
     // A run named twice (by id and by slug) is reported once.
     let twice = env.root.join("twice");
     assert_exit(
