@@ -10,6 +10,9 @@ use serde::Serialize;
 /// One model call.
 #[derive(Debug, Clone, Serialize)]
 pub struct CallRow {
+    /// When its (last) record was written.
+    #[serde(skip)]
+    pub at: String,
     pub role: String,
     pub provider: String,
     pub model: String,
@@ -35,7 +38,8 @@ pub struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, l: &CallLedger) {
+    /// Counts one call.
+    pub fn add(&mut self, l: &CallLedger) {
         self.calls += 1;
         self.input_tokens += l.input_tokens.unwrap_or(0);
         self.output_tokens += l.output_tokens.unwrap_or(0);
@@ -88,6 +92,7 @@ pub fn calls(events: &[Event]) -> Vec<CallRow> {
             by_n.insert(
                 l.n,
                 CallRow {
+                    at: e.at.clone(),
                     role: role.clone(),
                     provider: provider.clone(),
                     model: model.clone(),

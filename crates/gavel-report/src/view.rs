@@ -500,33 +500,34 @@ pub fn spend_view(store: &dyn Store, only: Option<&[RunId]>) -> Result<SpendView
     };
     let workflows: BTreeMap<RunId, &str> =
         runs.iter().map(|r| (r.id, r.workflow.as_str())).collect();
-    // The last record of each call number wins, as in the ledger (a replay records again).
-    let mut calls: BTreeMap<(RunId, u32), (String, String, Option<u64>)> = BTreeMap::new();
-    for (run, e) in events {
-        if let EventKind::ModelCall {
-            role,
-            ledger: Some(l),
-            ..
-        } = &e.kind
-        {
-            let day = e.at.get(..10).unwrap_or(&e.at).to_owned();
-            calls.insert((run, l.n), (day, role.clone(), l.cost_micros));
-        }
-    }
-    for ((run, _), (d, r, cost)) in calls {
+    // Each run's calls as its ledger counts them (a replay's second record replaces the
+    // first); the events come grouped by run.
+    let mut total = ledger::Totals::default();
+    let mut rest = events.as_slice();
+    while let Some((run, _)) = rest.first() {
+        let run = *run;
+        let end = rest
+            .iter()
+            .position(|(r, _)| *r != run)
+            .unwrap_or(rest.len());
+        let (of_run, after) = rest.split_at(end);
+        rest = after;
         let Some(w) = workflows.get(&run) else {
             continue;
         };
-        view.calls += 1;
-        if cost.is_none() {
-            view.unpriced += 1;
+        let timeline: Vec<Event> = of_run.iter().map(|(_, e)| e.clone()).collect();
+        for call in ledger::calls(&timeline) {
+            total.add(&call.ledger);
+            let cost = call.ledger.cost_micros.unwrap_or(0);
+            let d = call.at.get(..10).unwrap_or(&call.at).to_owned();
+            *day.entry(d).or_default() += cost;
+            *workflow.entry((*w).to_owned()).or_default() += cost;
+            *role.entry(call.role).or_default() += cost;
         }
-        let cost = cost.unwrap_or(0);
-        view.total_micros += cost;
-        *day.entry(d).or_default() += cost;
-        *workflow.entry((*w).to_owned()).or_default() += cost;
-        *role.entry(r).or_default() += cost;
     }
+    view.calls = u64::from(total.calls);
+    view.unpriced = u64::from(total.unpriced_calls);
+    view.total_micros = total.cost_micros;
     view.by_day = day.into_iter().collect();
     view.by_workflow = sorted(workflow);
     view.by_role = sorted(role);
