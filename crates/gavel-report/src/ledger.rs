@@ -79,7 +79,7 @@ impl Totals {
 
 /// The calls recorded in a timeline, in order. A node replayed after a crash records its call
 /// again with the same number; the last record of each number wins.
-pub fn calls(events: &[Event]) -> Vec<CallRow> {
+pub fn calls<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<CallRow> {
     let mut by_n: BTreeMap<u32, CallRow> = BTreeMap::new();
     for e in events {
         if let EventKind::ModelCall {

@@ -515,8 +515,7 @@ pub fn spend_view(store: &dyn Store, only: Option<&[RunId]>) -> Result<SpendView
         let Some(w) = workflows.get(&run) else {
             continue;
         };
-        let timeline: Vec<Event> = of_run.iter().map(|(_, e)| e.clone()).collect();
-        for call in ledger::calls(&timeline) {
+        for call in ledger::calls(of_run.iter().map(|(_, e)| e)) {
             total.add(&call.ledger);
             let cost = call.ledger.cost_micros.unwrap_or(0);
             let d = call.at.get(..10).unwrap_or(&call.at).to_owned();
