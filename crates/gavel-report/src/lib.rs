@@ -2,15 +2,15 @@
 //! `gavel ui` serves on 127.0.0.1 and `gavel report --html` writes as files for CI. Everything
 //! is read from a [`gavel_core::Store`] (SQLite or PostgreSQL alike) and rendered on the server
 //! with compile-time templates; no page has a script, and text from models is escaped or
-//! rendered as Markdown that cannot run anything ([`markdown`]). This crate never prints.
+//! rendered as Markdown that cannot run anything (`markdown.rs`). This crate never prints.
 
 pub mod changes;
-pub mod diff;
+pub(crate) mod diff;
 mod error;
-pub mod graph;
+pub(crate) mod graph;
 pub mod ledger;
 pub mod listing;
-pub mod markdown;
+pub(crate) mod markdown;
 mod pages;
 pub mod query;
 pub mod site;
