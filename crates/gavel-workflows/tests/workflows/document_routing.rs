@@ -331,3 +331,49 @@ fn a_verdict_from_a_downgraded_model_waits_for_a_person_in_auto_mode() {
         );
     }
 }
+
+#[test]
+fn preflight_runs_at_n1_unless_the_caller_just_passed_it_and_then_only_once() {
+    let kit = Kit::new();
+    let wf = setup(&kit, &ISSUE, 1, &[APPROVED], None);
+    std::fs::remove_file(kit.path(ISSUE.rubric_path)).expect("remove the rubric");
+    // Nothing was checked before the run: N1 checks, and stops it.
+    let run = start(&kit, &wf, true);
+    let out = kit.drive(&wf, run, None).expect("drive");
+    assert!(preflight_failed(&out), "N1 must check: {out:?}");
+    // A check that passed just before the run lets N1 skip its own, once: the CLI's pre-flight
+    // and N1 are moments apart in one process.
+    kit.write(ISSUE.rubric_path, "Judge the document.\n");
+    assert!(wf.preflight_problems().is_empty());
+    std::fs::remove_file(kit.path(ISSUE.rubric_path)).expect("remove the rubric");
+    let again = start_as(&kit, &wf, "dark-mode-2");
+    let out = kit.drive(&wf, again, None).expect("drive");
+    assert!(
+        !preflight_failed(&out),
+        "N1 checked again right after a passing check: {out:?}"
+    );
+    let third = start_as(&kit, &wf, "dark-mode-3");
+    let out = kit.drive(&wf, third, None).expect("drive");
+    assert!(preflight_failed(&out), "the skip is used once: {out:?}");
+}
+
+/// Whether N1 stopped the run for the missing rubric.
+fn preflight_failed(out: &Outcome) -> bool {
+    matches!(out, Outcome::Failed { error }
+        if error.starts_with("pre-flight failed") && error.contains(ISSUE.rubric_path))
+}
+
+fn start_as(kit: &Kit, wf: &DocWorkflow, slug: &str) -> RunId {
+    let state = DocState::new(
+        format!("k-{slug}"),
+        "brief.md".into(),
+        "# Dark mode\n\nToo bright.\n".into(),
+        slug.into(),
+        None,
+        true,
+        "2026-01-30T14:33:20Z".into(),
+    );
+    kit.engine(wf)
+        .start_claiming_slug(slug, &state, wf.kind.load_node)
+        .expect("start")
+}
