@@ -352,10 +352,9 @@ pub fn resolve_run(store: &dyn Store, arg: &str) -> Result<RunId, CliError> {
                 .hint("`gavel runs` lists the runs in this store")),
         };
     }
-    let runs = store.runs()?;
-    runs.iter()
-        .rev()
-        .find(|r| r.slug == arg)
+    store
+        .runs_with_slug(arg, None)?
+        .last()
         .map(|r| r.id)
         .ok_or_else(|| {
             CliError::error(format!("no run with id or slug `{}`", sanitize(arg)))

@@ -147,6 +147,22 @@ pub trait Store: Send + Sync {
     /// Every run, oldest first.
     fn runs(&self) -> Result<Vec<RunRecord>, StoreError>;
 
+    /// The runs named `slug` (of `workflow` only, when given), oldest first: what finding a
+    /// run by its name needs (the run a new start would collide with, `gavel resume SLUG`)
+    /// without reading every run. The default filters [`Self::runs`]; the stores answer from
+    /// an index, so the cost does not grow with the number of runs.
+    fn runs_with_slug(
+        &self,
+        slug: &str,
+        workflow: Option<&str>,
+    ) -> Result<Vec<RunRecord>, StoreError> {
+        Ok(self
+            .runs()?
+            .into_iter()
+            .filter(|r| r.slug == slug && workflow.is_none_or(|w| r.workflow == w))
+            .collect())
+    }
+
     /// What the model calls recorded in calendar month `month` (`YYYY-MM`, by their events'
     /// UTC time) cost, in micro-USD, over every run this store can see: a team's monthly
     /// spend. The default reads every run's events; a shared store keeps a running total.
@@ -192,6 +208,13 @@ pub trait Store: Send + Sync {
         runs.reverse();
         runs.truncate(limit);
         Ok(runs)
+    }
+
+    /// Calls `wait` once: something slow the caller does outside the store (a git commit),
+    /// during which the store may do its housekeeping on another thread, done by the time this
+    /// returns. The default just calls `wait`.
+    fn while_waiting(&self, wait: &mut dyn FnMut()) {
+        wait();
     }
 
     /// Changes a run's status without a new checkpoint, appending `events`.

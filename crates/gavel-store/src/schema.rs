@@ -14,7 +14,7 @@ use gavel_core::StoreError;
 use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// How long a write waits for another process's write to finish before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -83,6 +83,11 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE blobs ADD COLUMN codec INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE blobs ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+    ",
+    // 2 -> 3: runs found by their name (a new start's collision check, `gavel resume SLUG`)
+    // without reading every run.
+    "
+    CREATE INDEX runs_by_slug ON runs (slug, workflow);
     ",
 ];
 

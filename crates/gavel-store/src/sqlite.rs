@@ -62,6 +62,10 @@ const KEEP_WAL_BELOW: u64 = 2 << 20;
 /// The unary plus keeps the same plan (one seek on the primary key) without that.
 const NEXT_EVENT_SEQ: &str = "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE run_id = +?1";
 
+/// The runs named `?1` (of workflow `?2` unless it is NULL), from the `runs_by_slug` index.
+const RUNS_WITH_SLUG: &str =
+    "FROM runs WHERE slug = ?1 AND (?2 IS NULL OR workflow = ?2) ORDER BY id";
+
 impl Drop for SqliteStore {
     fn drop(&mut self) {
         let mut wal = self.path.as_os_str().to_owned();
@@ -329,6 +333,22 @@ impl Store for SqliteStore {
         raws.into_iter().map(|raw| self.record(raw)).collect()
     }
 
+    fn runs_with_slug(
+        &self,
+        slug: &str,
+        workflow: Option<&str>,
+    ) -> Result<Vec<RunRecord>, StoreError> {
+        let conn = self.conn();
+        let raws = conn
+            .prepare_cached(&format!("SELECT {RUN_COLUMNS} {RUNS_WITH_SLUG}"))
+            .and_then(|mut stmt| {
+                stmt.query_map(params![slug, workflow], raw_run)?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(self.err("looking for runs by name"))?;
+        raws.into_iter().map(|raw| self.record(raw)).collect()
+    }
+
     fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
         self.select_model_calls()
     }
@@ -346,6 +366,23 @@ impl Store for SqliteStore {
             })
             .map_err(self.err("listing runs"))?;
         raws.into_iter().map(|raw| self.record(raw)).collect()
+    }
+
+    /// Copies the write-ahead log into the database on another thread while `wait` runs (a
+    /// git commit leaves one core idle): SQLite then starts the log again from its beginning at
+    /// the next commit, so the next process to open the store reads a few frames to index it,
+    /// not the whole run's, and closing rarely has a log large enough to copy. The copy is
+    /// SQLite's own passive checkpoint: it waits for no one and syncs as a checkpoint does.
+    fn while_waiting(&self, wait: &mut dyn FnMut()) {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // A failure only leaves the log for a later checkpoint, as before.
+                let _ = self
+                    .conn()
+                    .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+            });
+            wait();
+        });
     }
 
     fn set_status(

@@ -113,10 +113,10 @@ pub fn cmd_implement(args: &ImplementArgs, mut ctx: Context) -> Result<Exit, Cli
     let store = ctx.open_store()?;
     let slug = worktree_name(n);
     if let Some(run) = store
-        .runs()?
+        .runs_with_slug(&slug, Some(WORKFLOW))?
         .into_iter()
         .rev()
-        .find(|r| r.workflow == WORKFLOW && r.slug == slug && !r.status.is_terminal())
+        .find(|r| !r.status.is_terminal())
     {
         return Err(CliError::usage(format!(
             "issue #{n} already has an unfinished implementation run ({})",

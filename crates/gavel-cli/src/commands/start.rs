@@ -183,10 +183,10 @@ pub fn collision(
 
 fn resumable_run(store: &dyn Store, workflow: &str, slug: &str) -> Result<Option<RunId>, CliError> {
     Ok(store
-        .runs()?
+        .runs_with_slug(slug, Some(workflow))?
         .into_iter()
         .rev()
-        .find(|r| r.workflow == workflow && r.slug == slug && !r.status.is_terminal())
+        .find(|r| !r.status.is_terminal())
         .map(|r| r.id))
 }
 

@@ -68,6 +68,34 @@ impl<'a> NodeCtx<'a> {
         Ok(value)
     }
 
+    /// Like [`Self::step`] for a slow side effect outside the store (a git commit): while `f`
+    /// runs, the store may tidy itself on another thread ([`Store::while_waiting`]).
+    pub fn slow_step<T, E>(
+        &mut self,
+        name: &str,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, StepError<E>>
+    where
+        T: Serialize + DeserializeOwned,
+    {
+        let store = self.store;
+        self.step(name, || {
+            let mut f = Some(f);
+            let mut out = None;
+            store.while_waiting(&mut || {
+                if let Some(f) = f.take() {
+                    out = Some(f());
+                }
+            });
+            // A store that did not call back leaves the effect to run here.
+            match (out, f.take()) {
+                (Some(out), _) => out,
+                (None, Some(f)) => f(),
+                (None, None) => unreachable!("the effect ran but left no result"),
+            }
+        })
+    }
+
     /// Like [`Self::step`] for a side effect whose result refers to blobs (a model's answer):
     /// `f` returns the result and the blobs' bytes, and both are journaled in one store
     /// transaction right after `f` returns, nothing in between.

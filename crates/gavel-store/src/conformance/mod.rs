@@ -31,7 +31,7 @@ pub use journal::{
 pub use runs::{
     a_claimed_slug_is_refused_while_its_run_is_unfinished, commit_advances_the_head,
     commit_rejects_a_stale_or_wrong_checkpoint, create_run_and_read_back, every_status_round_trips,
-    model_calls_are_listed_across_runs, runs_are_listed_oldest_first,
+    model_calls_are_listed_across_runs, runs_are_found_by_slug, runs_are_listed_oldest_first,
     runs_have_independent_sequences,
 };
 
@@ -107,6 +107,10 @@ pub const CHECKS: &[Check] = &[
     Check {
         name: "unknown_runs_are_errors",
         run: unknown_runs_are_errors,
+    },
+    Check {
+        name: "runs_are_found_by_slug",
+        run: runs_are_found_by_slug,
     },
 ];
 

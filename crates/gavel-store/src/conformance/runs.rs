@@ -77,6 +77,28 @@ pub fn runs_are_listed_oldest_first(store: &dyn Store) {
     assert_eq!(ok("recent_runs", store.recent_runs(10)).len(), 3);
 }
 
+/// `runs_with_slug` finds the runs of one name, oldest first, of one workflow or of all.
+pub fn runs_are_found_by_slug(store: &dyn Store) {
+    let first = new_run(store, "dark-mode", b"{}");
+    new_run(store, "other", b"{}");
+    let lld = ok(
+        "create_run",
+        store.create_run("lld", "dark-mode", b"{}", "start", T0),
+    );
+    let second = new_run(store, "dark-mode", b"{}");
+    let ids = |slug: &str, workflow: Option<&str>| -> Vec<RunId> {
+        ok("runs_with_slug", store.runs_with_slug(slug, workflow))
+            .iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    assert_eq!(ids("dark-mode", Some("issue")), [first, second]);
+    assert_eq!(ids("dark-mode", None), [first, lld, second]);
+    assert_eq!(ids("dark-mode", Some("lld")), [lld]);
+    assert!(ids("dark", None).is_empty(), "a slug is matched whole");
+    assert!(ids("missing", Some("issue")).is_empty());
+}
+
 /// A commit stores the checkpoint with its parent link and format, its status and events, and
 /// moves the head.
 pub fn commit_advances_the_head(store: &dyn Store) {

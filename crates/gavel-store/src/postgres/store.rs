@@ -314,6 +314,24 @@ impl Store for PgStore {
         self.select_model_calls()
     }
 
+    fn runs_with_slug(
+        &self,
+        slug: &str,
+        workflow: Option<&str>,
+    ) -> Result<Vec<RunRecord>, StoreError> {
+        let rows = self.read("looking for runs by name", |tx| {
+            tx.query(
+                "looking for runs by name",
+                "SELECT id, workflow, slug, status, created_at, updated_at, head_seq
+                 FROM runs WHERE ($1::text IS NULL OR project = $1) AND slug = $2
+                     AND ($3::text IS NULL OR workflow = $3)
+                 ORDER BY id",
+                &[&self.project(), &slug, &workflow],
+            )
+        })?;
+        rows.iter().map(|row| self.record(row)).collect()
+    }
+
     fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = self.read("listing runs", |tx| {

@@ -8,6 +8,10 @@ use rusqlite::params;
 
 use super::{SqliteStore, encode_status};
 
+/// The runs of workflow `?1` named `?2`, from the `runs_by_slug` index.
+pub(super) const SLUG_HOLDERS: &str =
+    "SELECT id, status FROM runs WHERE slug = ?2 AND workflow = ?1 ORDER BY id";
+
 impl SqliteStore {
     /// Creates a run; with `claim`, only if no unfinished run of `workflow` uses `slug`,
     /// checked inside the same write transaction (taken with `BEGIN IMMEDIATE`, so two
@@ -26,9 +30,7 @@ impl SqliteStore {
         let tx = self.write_tx(&mut conn)?;
         if claim {
             let holders: Vec<(i64, String)> = tx
-                .prepare_cached(
-                    "SELECT id, status FROM runs WHERE workflow = ?1 AND slug = ?2 ORDER BY id",
-                )
+                .prepare_cached(SLUG_HOLDERS)
                 .and_then(|mut stmt| {
                     stmt.query_map(params![workflow, slug], |row| {
                         Ok((row.get(0)?, row.get(1)?))

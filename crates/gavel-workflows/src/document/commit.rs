@@ -37,7 +37,7 @@ pub(crate) fn commit_once(
         PriorAttempt::None
     };
     let commit: Result<String, StepError<GitError>> =
-        cx.step("commit", || git.commit_paths(paths, message, key, prior));
+        cx.slow_step("commit", || git.commit_paths(paths, message, key, prior));
     match commit {
         Ok(c) => Ok(c),
         // Ctrl-C reaches git too, which then fails with nothing to say: that is an

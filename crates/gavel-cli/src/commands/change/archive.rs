@@ -65,10 +65,10 @@ pub(super) fn change_dir(ctx: &Context, id: &str) -> Result<ChangeDir, CliError>
 /// never move one change's phase at once.
 pub(super) fn refuse_unfinished(store: &dyn Store, id: &str) -> Result<(), CliError> {
     if let Some(run) = store
-        .runs()?
+        .runs_with_slug(id, None)?
         .into_iter()
         .rev()
-        .find(|r| r.workflow.starts_with("change-") && r.slug == id && !r.status.is_terminal())
+        .find(|r| r.workflow.starts_with("change-") && !r.status.is_terminal())
     {
         return Err(CliError::usage(format!(
             "change `{id}` already has an unfinished {} run ({})",
