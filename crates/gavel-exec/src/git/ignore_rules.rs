@@ -2,23 +2,49 @@
 //! top down to the path's folder, then `.git/info/exclude`, then the global excludes file, each
 //! file's last matching pattern deciding and a deeper file overriding a shallower one, and a
 //! path inside an ignored folder ignored whatever a deeper file says (git does not look inside
-//! an ignored folder). The patterns themselves are the `ignore` crate's (ripgrep's) gitignore
-//! matcher. Asking about one path reads only the ignore files on its way, never a folder's
-//! listing, so the cost does not grow with the number of issues in `docs/issues/`.
+//! an ignored folder). A file of plain patterns is matched by [`super::ignore_simple`] with a
+//! few comparisons; any other by the `ignore` crate's (ripgrep's) gitignore matcher, which
+//! compiles its globs. Asking about one path reads only the ignore files on its way, never a
+//! folder's listing, so the cost does not grow with the number of issues in `docs/issues/`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use super::ignore_simple::{self, Simple, Verdict};
+
+/// The patterns of one ignore file.
+enum Matcher {
+    /// Plain patterns, relative to this folder.
+    Simple { root: PathBuf, patterns: Simple },
+    /// Anything else, compiled by the `ignore` crate.
+    Full(Gitignore),
+}
+
+impl Matcher {
+    fn matched(&self, path: &Path, is_dir: bool) -> Verdict {
+        match self {
+            Self::Simple { root, patterns } => match path.strip_prefix(root) {
+                Ok(rel) => patterns.matched(rel, is_dir),
+                Err(_) => Verdict::None,
+            },
+            Self::Full(rules) => match rules.matched(path, is_dir) {
+                ignore::Match::None => Verdict::None,
+                ignore::Match::Ignore(_) => Verdict::Ignore,
+                ignore::Match::Whitelist(_) => Verdict::Whitelist,
+            },
+        }
+    }
+}
 
 /// The ignore rules of one repository, read as they are needed.
 pub(crate) struct Rules {
     root: PathBuf,
     /// `.git/info/exclude` then the global excludes file: the lowest precedence.
-    base: Vec<Gitignore>,
+    base: Vec<Matcher>,
     /// Each folder's own `.gitignore` (`None`: it has none).
-    folders: HashMap<PathBuf, Option<Gitignore>>,
+    folders: HashMap<PathBuf, Option<Matcher>>,
 }
 
 impl Rules {
@@ -49,7 +75,7 @@ impl Rules {
             prefix.push(part);
             let last = i + 1 == parts.len();
             let as_dir = !last || is_dir;
-            if self.decide(&prefix, as_dir)?.is_ignore() {
+            if self.decide(&prefix, as_dir)? == Verdict::Ignore {
                 return Some(true);
             }
         }
@@ -58,14 +84,13 @@ impl Rules {
 
     /// The first decision for `path` from its folder's `.gitignore` up to the top one, then
     /// the base rules.
-    fn decide(&mut self, path: &Path, is_dir: bool) -> Option<Match<()>> {
+    fn decide(&mut self, path: &Path, is_dir: bool) -> Option<Verdict> {
         let mut folder = path.parent()?.to_path_buf();
         loop {
             if let Some(rules) = self.folder(&folder)? {
                 match rules.matched(path, is_dir) {
-                    Match::None => {}
-                    Match::Ignore(_) => return Some(Match::Ignore(())),
-                    Match::Whitelist(_) => return Some(Match::Whitelist(())),
+                    Verdict::None => {}
+                    decided => return Some(decided),
                 }
             }
             if folder == self.root || !folder.pop() {
@@ -74,15 +99,14 @@ impl Rules {
         }
         for rules in &self.base {
             match rules.matched(path, is_dir) {
-                Match::None => {}
-                Match::Ignore(_) => return Some(Match::Ignore(())),
-                Match::Whitelist(_) => return Some(Match::Whitelist(())),
+                Verdict::None => {}
+                decided => return Some(decided),
             }
         }
-        Some(Match::None)
+        Some(Verdict::None)
     }
 
-    fn folder(&mut self, folder: &Path) -> Option<Option<&Gitignore>> {
+    fn folder(&mut self, folder: &Path) -> Option<Option<&Matcher>> {
         if !self.folders.contains_key(folder) {
             let rules = read(folder, &folder.join(".gitignore"))?;
             self.folders.insert(folder.to_path_buf(), rules);
@@ -92,16 +116,22 @@ impl Rules {
 }
 
 /// The patterns of `file`, relative to `root`; `Some(None)` when there is no such file.
-fn read(root: &Path, file: &Path) -> Option<Option<Gitignore>> {
-    match std::fs::symlink_metadata(file) {
+fn read(root: &Path, file: &Path) -> Option<Option<Matcher>> {
+    let text = match std::fs::symlink_metadata(file) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(None),
         Err(_) => return None,
         Ok(meta) if !meta.is_file() => return None,
-        Ok(_) => {}
+        Ok(_) => std::fs::read(file).ok()?,
+    };
+    if let Some(patterns) = ignore_simple::parse(&text) {
+        return Some(Some(Matcher::Simple {
+            root: root.to_path_buf(),
+            patterns,
+        }));
     }
     let mut builder = GitignoreBuilder::new(root);
     if builder.add(file).is_some() {
         return None; // a pattern it cannot read: git may read it otherwise
     }
-    builder.build().ok().map(Some)
+    builder.build().ok().map(|rules| Some(Matcher::Full(rules)))
 }

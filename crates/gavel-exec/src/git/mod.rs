@@ -24,6 +24,7 @@ mod child;
 mod commit;
 mod config;
 mod ignore_rules;
+mod ignore_simple;
 mod index;
 mod maintenance;
 mod objects;
