@@ -4,6 +4,8 @@
 #                      #   background gc or maintenance (it would race the timings and clean-up)
 #   median N...        # the median of the numbers given
 #   ms_since START     # milliseconds since START (a $EPOCHREALTIME), two decimals
+#   settle_fs DIR MAX  # waits (at most MAX seconds) until a new file in DIR costs what it costs
+#                      #   on a quiet filesystem; prints what it measured
 
 bench_home() {
   export HOME="$1/home" GIT_CONFIG_GLOBAL="$1/gitconfig" GIT_CONFIG_NOSYSTEM=1
@@ -16,3 +18,33 @@ median() {
 }
 
 ms_since() { awk -v s="$1" -v e="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", (e - s) * 1000 }'; }
+
+# On ext4 without a journal (this project's CI machine) the inode allocator skips, one by one
+# and by reading each one's inode table entry, every inode deleted in the last minute, or in
+# the last six while that table block has changes not yet written back, which any new file
+# in the block brings back. After a build or a test suite deleted thousands of files, a new
+# file costs 150 to 350 µs instead of about 20, and a row that creates files measures the
+# filesystem. settle_fs runs `sync`, then times the creation of 64 empty files in a new folder
+# under DIR (kept: deleting them would start the wait again) every 15 s until a file costs
+# under 60 µs, or MAX seconds have passed. It prints the last probe (to stderr).
+settle_fs() {
+  local dir="$1" max="$2" waited=0 k=0 us
+  sync
+  while :; do
+    k=$((k + 1))
+    us=$("${py:-python3}" -c '
+import os, sys, time
+d = sys.argv[1]
+os.makedirs(d)
+t = time.perf_counter()
+for i in range(64):
+    os.close(os.open(os.path.join(d, str(i)), os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644))
+print(round((time.perf_counter() - t) / 64 * 1e6))' "$dir/settle-probe/$k")
+    if [ "$us" -lt 60 ] || [ "$waited" -ge "$max" ]; then
+      echo "filesystem: a new file costs ${us} µs (probed after ${waited}s)" >&2
+      return 0
+    fi
+    sleep 15
+    waited=$((waited + 15))
+  done
+}
