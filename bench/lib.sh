@@ -24,9 +24,11 @@ ms_since() { awk -v s="$1" -v e="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", (e - 
 # the last six while that table block has changes not yet written back, which any new file
 # in the block brings back. After a build or a test suite deleted thousands of files, a new
 # file costs 150 to 350 µs instead of about 20, and a row that creates files measures the
-# filesystem. settle_fs runs `sync`, then times the creation of 64 empty files in a new folder
-# under DIR (kept: deleting them would start the wait again) every 15 s until a file costs
-# under 60 µs, or MAX seconds have passed. It prints the last probe (to stderr).
+# filesystem. New folders are spread over the disk's block groups (and their files with them),
+# so a probe in one folder can find its group quiet while others are not: settle_fs runs
+# `sync`, then times the creation of 16 new folders with 4 empty files each under DIR (kept:
+# deleting them would start the wait again) every 15 s, until a folder or file costs under
+# 60 µs on average, or MAX seconds have passed. It prints the last probe (to stderr).
 settle_fs() {
   local dir="$1" max="$2" waited=0 k=0 us
   sync
@@ -37,11 +39,14 @@ import os, sys, time
 d = sys.argv[1]
 os.makedirs(d)
 t = time.perf_counter()
-for i in range(64):
-    os.close(os.open(os.path.join(d, str(i)), os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644))
-print(round((time.perf_counter() - t) / 64 * 1e6))' "$dir/settle-probe/$k")
+for i in range(16):
+    sub = os.path.join(d, str(i))
+    os.mkdir(sub)
+    for j in range(4):
+        os.close(os.open(os.path.join(sub, str(j)), os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644))
+print(round((time.perf_counter() - t) / 80 * 1e6))' "$dir/settle-probe/$k")
     if [ "$us" -lt 60 ] || [ "$waited" -ge "$max" ]; then
-      echo "filesystem: a new file costs ${us} µs (probed after ${waited}s)" >&2
+      echo "filesystem: a new folder or file costs ${us} µs (probed after ${waited}s)" >&2
       return 0
     fi
     sleep 15
