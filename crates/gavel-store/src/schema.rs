@@ -17,7 +17,7 @@ use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// How long a write waits for another process's write to finish before failing.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The page size of a database this build creates. A checkpoint changes a few small rows in
 /// five tables and the log gets each changed page whole, so smaller pages write less: with 2 KiB

@@ -22,6 +22,7 @@ mod calls;
 mod create;
 #[cfg(test)]
 mod statement_tests;
+mod wal;
 use crate::lock;
 use crate::schema;
 
@@ -369,18 +370,13 @@ impl Store for SqliteStore {
     }
 
     /// Copies the write-ahead log into the database on another thread while `wait` runs (a
-    /// git commit leaves one core idle): SQLite then starts the log again from its beginning at
-    /// the next commit, so the next process to open the store reads a few frames to index it,
-    /// not the whole run's, and closing rarely has a log large enough to copy. The copy is
+    /// git commit leaves one core idle), and starts the log again from its beginning there
+    /// ([`wal`]), so the next process to open the store reads a few frames to index it, not
+    /// the whole run's, and closing rarely has a log large enough to copy. The copy is
     /// SQLite's own passive checkpoint: it waits for no one and syncs as a checkpoint does.
     fn while_waiting(&self, wait: &mut dyn FnMut()) {
         std::thread::scope(|s| {
-            s.spawn(|| {
-                // A failure only leaves the log for a later checkpoint, as before.
-                let _ = self
-                    .conn()
-                    .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-            });
+            s.spawn(|| wal::copy_and_restart(&mut self.conn(), schema::BUSY_TIMEOUT));
             wait();
         });
     }
