@@ -14,7 +14,7 @@ use gavel_core::{
     Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, RunId, RunLock, RunRecord, RunStatus,
     Store, StoreError,
 };
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::blobs::Blobs;
 
@@ -22,9 +22,11 @@ mod calls;
 mod create;
 #[cfg(test)]
 mod statement_tests;
+mod tx;
 mod wal;
 use crate::lock;
 use crate::schema;
+use tx::Tx;
 
 /// A [`Store`] in a SQLite database file.
 pub struct SqliteStore {
@@ -162,14 +164,12 @@ impl SqliteStore {
         }
     }
 
-    fn write_tx<'c>(&self, conn: &'c mut Connection) -> Result<Transaction<'c>, StoreError> {
-        conn.transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(self.err("starting a write transaction"))
+    fn write_tx<'c>(&self, conn: &'c mut Connection) -> Result<Tx<'c>, StoreError> {
+        Tx::begin(conn, true).map_err(self.err("starting a write transaction"))
     }
 
-    fn read_tx<'c>(&self, conn: &'c mut Connection) -> Result<Transaction<'c>, StoreError> {
-        conn.transaction_with_behavior(TransactionBehavior::Deferred)
-            .map_err(self.err("starting a read transaction"))
+    fn read_tx<'c>(&self, conn: &'c mut Connection) -> Result<Tx<'c>, StoreError> {
+        Tx::begin(conn, false).map_err(self.err("starting a read transaction"))
     }
 
     /// The head seq of `run`, or [`StoreError::UnknownRun`].
