@@ -22,7 +22,18 @@ use crate::lock::CONTENDED_FOR;
 /// keeps a weak handle on it ([`HeldLock`]) to take the lock again on a new connection when
 /// the server went away and came back (a restart frees every lock).
 struct Held {
-    _client: Arc<Mutex<Client>>,
+    client: Arc<Mutex<Client>>,
+}
+
+impl Drop for Held {
+    /// Releases the lock before the connection closes: the server ends a closed session a
+    /// moment later, and until then the lock still shows as held (a `holder` probe right after
+    /// the drop named the old holder). The connection holds this one lock only. A failure
+    /// (the server is gone) leaves the release to the session's end, as before.
+    fn drop(&mut self) {
+        let mut client = self.client.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = client.simple_query("SELECT pg_advisory_unlock_all()");
+    }
 }
 
 /// A lock this store's process holds, as the store remembers it.
@@ -137,7 +148,7 @@ pub(crate) fn lock_run(
                     holder: holder.clone(),
                     client: Arc::downgrade(&client),
                 });
-            return Ok(RunLock::new(Box::new(Held { _client: client })));
+            return Ok(RunLock::new(Box::new(Held { client })));
         }
         // A holder that is just exiting releases the lock a moment after it says so.
         if started.elapsed() >= CONTENDED_FOR {
