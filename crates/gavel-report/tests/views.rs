@@ -138,31 +138,8 @@ fn more_runs_than_a_page_are_paged_when_served_and_written() {
 
 #[test]
 fn a_call_recorded_again_by_a_replay_is_spent_once_at_its_last_cost() {
-    use gavel_core::{CallLedger, ContentHash, Event, EventKind, RunStatus};
-    let call = |n: u32, cost: u64, at: &str| Event {
-        at: at.into(),
-        kind: EventKind::ModelCall {
-            role: "drafter".into(),
-            provider: "scripted".into(),
-            model: "m".into(),
-            ledger: Some(Box::new(CallLedger {
-                n,
-                requested_model: "m".into(),
-                input_tokens: Some(10),
-                output_tokens: Some(5),
-                cached_tokens: None,
-                cost_micros: Some(cost),
-                cost_source: "reported".into(),
-                prompt: ContentHash::of(b"prompt"),
-                response: ContentHash::of(b"answer"),
-                attempts: 1,
-                warning: None,
-                lost: false,
-                credential: None,
-                quota_exhausted: Vec::new(),
-            })),
-        },
-    };
+    use gavel_core::RunStatus;
+    let call = gavel_store::conformance::model_call;
     let store = MemoryStore::default();
     let now = "2026-11-25T10:00:00Z";
     let run = store

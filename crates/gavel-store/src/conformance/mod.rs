@@ -135,6 +135,35 @@ const T0: &str = "2026-01-30T14:33:20Z";
 const T1: &str = "2026-01-30T14:34:00Z";
 const T2: &str = "2026-01-30T14:35:00Z";
 
+/// A drafter's model call at `at`, numbered `n` in its run's ledger, that cost `cost_micros`:
+/// the event the checks record, and other crates' tests of what reads the ledger.
+pub fn model_call(n: u32, cost_micros: u64, at: &str) -> gavel_core::Event {
+    gavel_core::Event {
+        at: at.into(),
+        kind: gavel_core::EventKind::ModelCall {
+            role: "drafter".into(),
+            provider: "scripted".into(),
+            model: "m".into(),
+            ledger: Some(Box::new(gavel_core::CallLedger {
+                n,
+                requested_model: "m".into(),
+                input_tokens: Some(10),
+                output_tokens: Some(5),
+                cached_tokens: None,
+                cost_micros: Some(cost_micros),
+                cost_source: "reported".into(),
+                prompt: gavel_core::ContentHash::of(b"prompt"),
+                response: gavel_core::ContentHash::of(b"answer"),
+                attempts: 1,
+                warning: None,
+                lost: false,
+                credential: None,
+                quota_exhausted: Vec::new(),
+            })),
+        },
+    }
+}
+
 fn ok<T>(what: &str, result: Result<T, StoreError>) -> T {
     match result {
         Ok(value) => value,

@@ -1,11 +1,10 @@
 //! Checks on runs and checkpoints: creation, listing, commits and their conflicts, statuses.
 
 use gavel_core::{
-    CHECKPOINT_FORMAT, CallLedger, Checkpoint, ContentHash, Event, EventKind, RunId, RunStatus,
-    Store, StoreError,
+    CHECKPOINT_FORMAT, Checkpoint, ContentHash, EventKind, RunId, RunStatus, Store, StoreError,
 };
 
-use super::{T0, T1, T2, checkpoint, gate, new_run, note, ok};
+use super::{T0, T1, T2, checkpoint, gate, model_call, new_run, note, ok};
 
 /// `create_run` stores the run and its initial checkpoint (seq 0, no parent, no node).
 pub fn create_run_and_read_back(store: &dyn Store) {
@@ -359,30 +358,7 @@ pub fn a_claimed_slug_is_refused_while_its_run_is_unfinished(store: &dyn Store) 
 /// `model_call_events` lists exactly the model calls of every run, by run then in timeline
 /// order, and nothing that merely mentions one.
 pub fn model_calls_are_listed_across_runs(store: &dyn Store) {
-    let call = |n: u32, cost: u64| Event {
-        at: T1.into(),
-        kind: EventKind::ModelCall {
-            role: "drafter".into(),
-            provider: "scripted".into(),
-            model: "m".into(),
-            ledger: Some(Box::new(CallLedger {
-                n,
-                requested_model: "m".into(),
-                input_tokens: Some(10),
-                output_tokens: Some(5),
-                cached_tokens: None,
-                cost_micros: Some(cost),
-                cost_source: "reported".into(),
-                prompt: ContentHash::of(b"prompt"),
-                response: ContentHash::of(b"answer"),
-                attempts: 1,
-                warning: None,
-                lost: false,
-                credential: None,
-                quota_exhausted: Vec::new(),
-            })),
-        },
-    };
+    let call = |n: u32, cost: u64| model_call(n, cost, T1);
     let a = new_run(store, "a", b"{}");
     let b = new_run(store, "b", b"{}");
     let quiet = new_run(store, "quiet", b"{}");
