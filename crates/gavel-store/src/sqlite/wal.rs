@@ -83,7 +83,11 @@ mod tests {
         assert_eq!(waited, 1, "the wait runs exactly once");
         // The log was started again by the copying thread itself (its one write, the schema
         // version), not left for the caller's next commit.
-        assert_eq!(log_frames(&store), (1, 1), "only the restarting write is in the log");
+        assert_eq!(
+            log_frames(&store),
+            (1, 1),
+            "only the restarting write is in the log"
+        );
         store
             .create_run("toy", "after", b"{}", "a", now)
             .expect("a run");
