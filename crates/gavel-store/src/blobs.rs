@@ -110,11 +110,12 @@ type Encoded = (Vec<u8>, i64, i64, usize);
 #[derive(Default)]
 pub(crate) struct Blobs {
     cache: Mutex<Vec<(ContentHash, Arc<[u8]>)>>,
-    /// Blobs whose rows a committed transaction of this process wrote, with their depths: rows
-    /// are never deleted, so they need no look-up (a server's round trip) again. Kept only for
-    /// tables whose look-ups are not cheap.
+    /// Blobs whose rows a committed transaction of this process wrote or found, with their
+    /// depths: rows are never deleted, so they need no look-up again. Even SQLite's look-up is
+    /// not free: one outside a transaction is a read transaction of its own, with its locks.
     known: Mutex<std::collections::HashMap<ContentHash, i64>>,
-    /// The rows the current transaction wrote, known once it commits ([`Self::committed`]).
+    /// The rows the current transaction wrote or found, known once it commits
+    /// ([`Self::committed`]).
     pending: Mutex<Vec<(ContentHash, i64)>>,
 }
 
@@ -130,12 +131,21 @@ impl Blobs {
         bases: &[ContentHash],
     ) -> Result<ContentHash, StoreError> {
         let hash = ContentHash::of(bytes);
-        if conn.has_is_cheap() {
-            if !conn.has(&hash)? {
-                let (data, codec, depth) = self.encode(conn, bytes, bases)?;
-                conn.put(&hash, &data, codec, depth)?;
-            }
-        } else if self.known_depth(&hash).is_none() {
+        if self.known_depth(&hash).is_some() {
+            // A committed row: nothing to write or ask.
+        } else if conn.has_is_cheap() {
+            // The row's depth, if it has one, answers whether it exists and is remembered with
+            // the transaction (it may be this transaction's own row, which a rollback undoes).
+            let depth = match conn.depth(&hash)? {
+                Some(depth) => depth,
+                None => {
+                    let (data, codec, depth) = self.encode(conn, bytes, bases)?;
+                    conn.put(&hash, &data, codec, depth)?;
+                    depth
+                }
+            };
+            lock(&self.pending).push((hash.clone(), depth));
+        } else {
             // One round trip: the row is added unless it exists (then it is kept as it is).
             let (data, codec, depth) = self.encode(conn, bytes, bases)?;
             // Only a row this transaction added has the depth chosen here (an existing one

@@ -269,3 +269,59 @@ fn a_row_another_process_wrote_keeps_its_own_depth() {
         "one deeper than the stored base"
     );
 }
+
+/// The same table in this process (SQLite's): look-ups are cheap, yet each one outside a
+/// transaction is a read transaction of its own.
+#[derive(Default)]
+struct Local(Remote);
+
+impl BlobTable for Local {
+    fn has(&self, hash: &ContentHash) -> Result<bool, StoreError> {
+        self.0.has(hash)
+    }
+    fn row(&self, hash: &ContentHash) -> Result<Option<(Vec<u8>, i64)>, StoreError> {
+        self.0.row(hash)
+    }
+    fn depth(&self, hash: &ContentHash) -> Result<Option<i64>, StoreError> {
+        self.0.depth(hash)
+    }
+    fn put(
+        &self,
+        hash: &ContentHash,
+        data: &[u8],
+        codec: i64,
+        depth: i64,
+    ) -> Result<bool, StoreError> {
+        self.0.put(hash, data, codec, depth)
+    }
+}
+
+#[test]
+fn a_local_table_is_not_asked_again_about_a_committed_blob() {
+    let table = Local::default();
+    let blobs = Blobs::default();
+    let bytes: Vec<u8> = (0..3000u32).flat_map(|i| (i % 239).to_le_bytes()).collect();
+    let hash = blobs.insert(&table, &bytes, &[]).expect("insert");
+    // Rolled back: the row is gone with its transaction, and is looked up and written again.
+    blobs.rolled_back();
+    table.0.rows.borrow_mut().clear();
+    blobs.insert(&table, &bytes, &[]).expect("insert again");
+    assert_eq!(
+        table.0.puts.get(),
+        2,
+        "a rolled-back row is not taken for granted"
+    );
+    blobs.committed();
+    let lookups = table.0.lookups.get();
+    blobs.insert(&table, &bytes, &[]).expect("known");
+    assert_eq!(
+        blobs.read(&table, &hash).expect("read").as_deref(),
+        Some(bytes.as_slice())
+    );
+    assert_eq!(table.0.puts.get(), 2, "not written again");
+    assert_eq!(
+        table.0.lookups.get(),
+        lookups,
+        "neither the insert nor the cached read asked the table"
+    );
+}

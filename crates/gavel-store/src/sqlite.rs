@@ -164,12 +164,12 @@ impl SqliteStore {
         }
     }
 
-    fn write_tx<'c>(&self, conn: &'c mut Connection) -> Result<Tx<'c>, StoreError> {
-        Tx::begin(conn, true).map_err(self.err("starting a write transaction"))
+    fn write_tx<'c>(&'c self, conn: &'c mut Connection) -> Result<Tx<'c>, StoreError> {
+        Tx::begin(conn, true, Some(&self.blobs)).map_err(self.err("starting a write transaction"))
     }
 
     fn read_tx<'c>(&self, conn: &'c mut Connection) -> Result<Tx<'c>, StoreError> {
-        Tx::begin(conn, false).map_err(self.err("starting a read transaction"))
+        Tx::begin(conn, false, None).map_err(self.err("starting a read transaction"))
     }
 
     /// The head seq of `run`, or [`StoreError::UnknownRun`].

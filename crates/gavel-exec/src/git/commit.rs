@@ -129,7 +129,19 @@ impl Git {
         }
         commit.push("--");
         commit.extend(specs.iter().map(String::as_str));
-        self.run(&commit)?;
+        // The objects git is about to write for the commit's new files and folders are
+        // written ahead on another thread while git starts (see `trees`), then it is joined:
+        // nothing of it outlives the commit.
+        let ahead = staged
+            .is_some()
+            .then(|| super::trees::spawn_write_ahead(&self.root, &git_dir, &specs))
+            .flatten();
+        let committed = self.run(&commit);
+        if let Some(ahead) = ahead {
+            // Its failure only means git wrote the objects itself.
+            let _ = ahead.join();
+        }
+        committed?;
         if let Some(sha) = self.new_commit(key) {
             return Ok(sha);
         }

@@ -33,6 +33,7 @@ mod snapshot;
 mod stage;
 #[cfg(test)]
 mod tests;
+mod trees;
 mod worktree;
 
 use std::ffi::OsStr;

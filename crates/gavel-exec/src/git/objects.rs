@@ -1,9 +1,65 @@
 //! What git just wrote, read back without a git process: the commit `HEAD` names and loose
 //! objects. Anything not plainly there (a packed ref, a packed object, another ref backend)
-//! answers `None`, and the caller asks git.
+//! answers `None`, and the caller asks git. And the one kind of object gavel writes itself: a
+//! loose blob, byte for byte as git writes it.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
+
+use sha1::{Digest, Sha1};
+
+/// The SHA-1 id of the blob holding `content`, as `git hash-object` names it.
+#[cfg(test)]
+pub(crate) fn blob_id(content: &[u8]) -> String {
+    object_id("blob", content)
+}
+
+/// The SHA-1 id of the object of `kind` with `body`.
+fn object_id(kind: &str, body: &[u8]) -> String {
+    let mut hasher = Sha1::new();
+    hasher.update(format!("{kind} {}\0", body.len()).as_bytes());
+    hasher.update(body);
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Writes the loose object of the blob holding `content` (see [`write_object`]).
+pub(crate) fn write_blob(git_dir: &Path, content: &[u8]) -> std::io::Result<String> {
+    write_object(git_dir, "blob", content)
+}
+
+/// Writes the loose object of `kind` with `body` into `git_dir` unless it is there; returns
+/// its id. As git writes one: the header (`blob N\0`) and the body, zlib-compressed at git's
+/// default level for loose objects (1), in a temporary file (`tmp_obj_*`, which `git gc`
+/// removes when one is left behind) renamed to the id's path, read-only. A rename over the
+/// same object written at the same moment (by git) replaces it with identical bytes.
+pub(crate) fn write_object(git_dir: &Path, kind: &str, body: &[u8]) -> std::io::Result<String> {
+    let id = object_id(kind, body);
+    let dir = git_dir.join("objects").join(&id[..2]);
+    let path = dir.join(&id[2..]);
+    if path.exists() {
+        return Ok(id);
+    }
+    std::fs::create_dir_all(&dir)?;
+    let mut z = flate2::write::ZlibEncoder::new(
+        Vec::with_capacity(body.len() / 2 + 64),
+        flate2::Compression::new(1),
+    );
+    z.write_all(format!("{kind} {}\0", body.len()).as_bytes())?;
+    z.write_all(body)?;
+    let data = z.finish()?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix("tmp_obj_")
+        .tempfile_in(&dir)?;
+    tmp.write_all(&data)?;
+    tmp.as_file()
+        .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o444))?;
+    tmp.persist(&path).map_err(|e| e.error)?;
+    Ok(id)
+}
 
 /// The commit id `HEAD` names, through a loose ref (or a detached `HEAD`).
 pub(crate) fn head_id(git_dir: &Path) -> Option<String> {

@@ -32,11 +32,11 @@ use super::config::{Config, entries};
 /// git's id of the empty blob, what an intent-to-add entry points at.
 const EMPTY_BLOB: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
 /// The on-disk extended flag of an intent-to-add entry.
-const INTENT_TO_ADD: u16 = 0x2000;
+pub(super) const INTENT_TO_ADD: u16 = 0x2000;
 /// The flag saying an entry has a second, extended flags field (version 3 and later).
-const EXTENDED: u16 = 0x4000;
+pub(super) const EXTENDED: u16 = 0x4000;
 /// 40 bytes of stat data, a 20-byte id and 16 bits of flags.
-const ENTRY_HEAD: usize = 62;
+pub(super) const ENTRY_HEAD: usize = 62;
 
 /// What [`intend_to_add`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,10 +210,10 @@ fn global_excludes() -> Option<PathBuf> {
 }
 
 /// One index entry: its raw bytes and where its name is.
-struct Entry<'a> {
-    raw: std::borrow::Cow<'a, [u8]>,
-    name: &'a [u8],
-    stage: u16,
+pub(super) struct Entry<'a> {
+    pub(super) raw: std::borrow::Cow<'a, [u8]>,
+    pub(super) name: &'a [u8],
+    pub(super) stage: u16,
 }
 
 /// Writes the index with intent-to-add entries for `candidates` the index lacks into `out`
@@ -350,7 +350,7 @@ fn empty_index() -> Vec<u8> {
 /// An index's version, entries and extensions; `None` unless it is version 2 or 3 with SHA-1
 /// ids.
 #[allow(clippy::type_complexity)]
-fn parse(bytes: &[u8]) -> Option<(u32, Vec<Entry<'_>>, Vec<([u8; 4], &[u8])>)> {
+pub(super) fn parse(bytes: &[u8]) -> Option<(u32, Vec<Entry<'_>>, Vec<([u8; 4], &[u8])>)> {
     if bytes.len() < 32 || &bytes[..4] != b"DIRC" {
         return None;
     }
@@ -457,26 +457,8 @@ fn hex(s: &str) -> Option<Vec<u8>> {
 
 /// Writes the empty blob to the object store when it is not there loose (`git add -N` does).
 fn ensure_empty_blob(git_dir: &Path) -> Option<()> {
-    let dir = git_dir.join("objects").join(&EMPTY_BLOB[..2]);
-    let path = dir.join(&EMPTY_BLOB[2..]);
-    if path.exists() {
-        return Some(());
-    }
-    fs::create_dir_all(&dir).ok()?;
-    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    z.write_all(b"blob 0\0").ok()?;
-    let data = z.finish().ok()?;
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir).ok()?;
-    tmp.write_all(&data).ok()?;
-    // Readable by all, as git writes its objects.
-    tmp.as_file()
-        .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o444))
-        .ok()?;
-    // Another process writing the same object at once is as good as this one.
-    match tmp.persist_noclobber(&path) {
-        Ok(_) => Some(()),
-        Err(_) => path.exists().then_some(()),
-    }
+    let id = super::objects::write_blob(git_dir, b"").ok()?;
+    (id == EMPTY_BLOB).then_some(())
 }
 
 #[cfg(test)]
