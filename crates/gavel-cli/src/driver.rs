@@ -64,9 +64,7 @@ pub fn drive<W: Workflow>(
     let session = engine.session(run)?;
     // This clone drives the run now: a later resume here never writes its old lineage back.
     let mark = gavel_workflows::lineage::clone_mark(&ctx.settings.repo_root);
-    if store.get_write(run, &mark)?.is_none() {
-        store.put_write(run, &mark, b"", &ctx.clock.now_rfc3339())?;
-    }
+    session.mark_once(&mark)?;
     loop {
         let outcome = session.drive(answer.take())?;
         match outcome {

@@ -28,4 +28,4 @@ pub use gate::{Choice, Confirm, GateAnswer, GateRequest, Presentation};
 pub use hash::ContentHash;
 pub use key::random_key;
 pub use run::{CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
-pub use store::{LockInfo, RunLock, Store, StoreError, month_cost};
+pub use store::{LockInfo, NewBlob, RunLock, Store, StoreError, month_cost};

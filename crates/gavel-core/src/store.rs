@@ -115,6 +115,14 @@ impl StoreError {
     }
 }
 
+/// A blob to store with a checkpoint ([`Store::commit_with_blobs`]): its bytes, and the stored
+/// blobs it shares content with (see [`Store::put_blob_sharing`]).
+#[derive(Debug, Clone, Copy)]
+pub struct NewBlob<'b> {
+    pub bytes: &'b [u8],
+    pub similar: &'b [ContentHash],
+}
+
 /// A place to keep runs. Implementations must be safe to share between threads, and the SQLite
 /// one between processes.
 pub trait Store: Send + Sync {
@@ -235,6 +243,22 @@ pub trait Store: Send + Sync {
         status: &RunStatus,
     ) -> Result<(), StoreError>;
 
+    /// Like [`Self::commit`], storing `blobs` first (the state or the events may name them):
+    /// in the same transaction where the store can, so a node's blobs cost no transaction of
+    /// their own and exist exactly when the checkpoint that names them does.
+    fn commit_with_blobs(
+        &self,
+        cp: &Checkpoint,
+        events: &[Event],
+        status: &RunStatus,
+        blobs: &[NewBlob<'_>],
+    ) -> Result<(), StoreError> {
+        for blob in blobs {
+            self.put_blob_sharing(blob.bytes, blob.similar)?;
+        }
+        self.commit(cp, events, status)
+    }
+
     /// The newest checkpoint of a run.
     fn head(&self, id: RunId) -> Result<Option<Checkpoint>, StoreError>;
 
@@ -268,6 +292,16 @@ pub trait Store: Send + Sync {
     /// Every journaled step result of run `id` as `(step id, value)`, sorted by step id: what
     /// copying a run to another store carries over.
     fn journal(&self, id: RunId) -> Result<Vec<(String, Vec<u8>)>, StoreError>;
+
+    /// The ids of every journaled step of run `id`, without their values: what the engine
+    /// reads once when it takes a run's lock (see `engine::journal`).
+    fn journal_steps(&self, id: RunId) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .journal(id)?
+            .into_iter()
+            .map(|(step, _)| step)
+            .collect())
+    }
 
     /// A run's timeline, oldest first.
     fn events(&self, id: RunId) -> Result<Vec<Event>, StoreError>;

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use gavel_core::{
-    CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, RunId, RunLock,
-    RunRecord, RunStatus, Store, StoreError,
+    CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, NewBlob, RunId,
+    RunLock, RunRecord, RunStatus, Store, StoreError,
 };
 
 /// A [`Store`] that keeps everything in memory.
@@ -194,8 +194,21 @@ impl Store for MemoryStore {
         events: &[Event],
         status: &RunStatus,
     ) -> Result<(), StoreError> {
+        self.commit_with_blobs(cp, events, status, &[])
+    }
+
+    fn commit_with_blobs(
+        &self,
+        cp: &Checkpoint,
+        events: &[Event],
+        status: &RunStatus,
+        blobs: &[NewBlob<'_>],
+    ) -> Result<(), StoreError> {
         let mut data = self.data();
         crate::check_commit(cp, data.run(cp.run)?.record.head_seq)?;
+        for blob in blobs {
+            data.put_blob(blob.bytes);
+        }
         let state_hash = data.put_blob(&cp.state);
         let run = data.run_mut(cp.run)?;
         run.checkpoints.push(CheckpointMeta {

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use gavel_core::{
-    Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, RunId, RunLock, RunRecord, RunStatus,
-    Store, StoreError,
+    Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, NewBlob, RunId, RunLock, RunRecord,
+    RunStatus, Store, StoreError,
 };
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
@@ -405,6 +405,16 @@ impl Store for SqliteStore {
         events: &[Event],
         status: &RunStatus,
     ) -> Result<(), StoreError> {
+        self.commit_with_blobs(cp, events, status, &[])
+    }
+
+    fn commit_with_blobs(
+        &self,
+        cp: &Checkpoint,
+        events: &[Event],
+        status: &RunStatus,
+        blobs: &[NewBlob<'_>],
+    ) -> Result<(), StoreError> {
         let status = encode_status(status)?;
         let seq = sql_seq(cp.seq)?;
         let parent = cp.parent.map(sql_seq).transpose()?;
@@ -412,6 +422,9 @@ impl Store for SqliteStore {
         let tx = self.write_tx(&mut conn)?;
         let head = self.head_seq(&tx, cp.run)?;
         crate::check_commit(cp, head)?;
+        for blob in blobs {
+            self.insert_blob(&tx, blob.bytes, blob.similar)?;
+        }
         // A state differs from its parent's in a few fields: store it as a delta against it.
         let parent_state = match parent {
             Some(p) => tx
@@ -517,6 +530,15 @@ impl Store for SqliteStore {
                 Ok((step, value))
             })
             .collect()
+    }
+
+    fn journal_steps(&self, id: RunId) -> Result<Vec<String>, StoreError> {
+        let mut conn = self.conn();
+        let tx = self.read_tx(&mut conn)?;
+        self.head_seq(&tx, id)?;
+        tx.prepare_cached("SELECT step_id FROM writes WHERE run_id = ?1")
+            .and_then(|mut stmt| stmt.query_map([id.0], |row| row.get(0))?.collect())
+            .map_err(self.err("listing step results"))
     }
 
     fn get_write(&self, id: RunId, step: &str) -> Result<Option<Vec<u8>>, StoreError> {

@@ -1,8 +1,11 @@
 //! [`NodeCtx`]: what a node can do besides changing its state.
 
+use std::cell::RefCell;
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::journal::Journal;
 use super::types::{CancelToken, CrashHook, NodeError, StepError};
 use super::{ANSWER_STEP, step_id};
 use crate::clock::Clock;
@@ -22,6 +25,19 @@ pub struct NodeCtx<'a> {
     pub(super) seq: u64,
     pub(super) node: String,
     pub(super) events: Vec<Event>,
+    /// The run's step ids as this lock holder knows them: every journal read and write goes
+    /// through it.
+    pub(super) journal: &'a Journal,
+    /// Blobs this node stored, not yet in the store: the node's checkpoint stores them in its
+    /// own transaction (see [`Self::put_blob`]).
+    pub(super) pending: RefCell<Vec<PendingBlob>>,
+}
+
+/// A blob kept until the node's checkpoint: its hash, bytes, and the blobs it resembles.
+pub(super) struct PendingBlob {
+    pub(super) hash: ContentHash,
+    pub(super) bytes: Vec<u8>,
+    pub(super) similar: Vec<ContentHash>,
 }
 
 impl<'a> NodeCtx<'a> {
@@ -52,7 +68,7 @@ impl<'a> NodeCtx<'a> {
         T: Serialize + DeserializeOwned,
     {
         let id = self.step_id(name);
-        if let Some(bytes) = self.store.get_write(self.run, &id)? {
+        if let Some(bytes) = self.journal.get(self.store, &id)? {
             return serde_json::from_slice(&bytes)
                 .map_err(|source| StepError::Decode { step: id, source });
         }
@@ -62,8 +78,9 @@ impl<'a> NodeCtx<'a> {
             step: id.clone(),
             source,
         })?;
-        self.store
-            .put_write(self.run, &id, &bytes, &self.clock.now_rfc3339())?;
+        self.store_pending()?;
+        self.journal
+            .put(self.store, &id, &bytes, &self.clock.now_rfc3339())?;
         self.crash_point(&format!("after-journal:{name}"));
         Ok(value)
     }
@@ -108,7 +125,7 @@ impl<'a> NodeCtx<'a> {
         T: Serialize + DeserializeOwned,
     {
         let id = self.step_id(name);
-        if let Some(bytes) = self.store.get_write(self.run, &id)? {
+        if let Some(bytes) = self.journal.get(self.store, &id)? {
             return serde_json::from_slice(&bytes)
                 .map_err(|source| StepError::Decode { step: id, source });
         }
@@ -119,13 +136,9 @@ impl<'a> NodeCtx<'a> {
         })?;
         let blobs: Vec<&[u8]> = blobs.iter().map(Vec::as_slice).collect();
         self.crash_point(&format!("after-effect:{name}"));
-        self.store.put_write_with_blobs(
-            self.run,
-            &id,
-            &bytes,
-            &blobs,
-            &self.clock.now_rfc3339(),
-        )?;
+        self.store_pending()?;
+        self.journal
+            .put_with_blobs(self.store, &id, &bytes, &blobs, &self.clock.now_rfc3339())?;
         self.crash_point(&format!("after-journal:{name}"));
         Ok(value)
     }
@@ -144,7 +157,7 @@ impl<'a> NodeCtx<'a> {
     /// (`None` when there is none). For results an older gavel journaled.
     pub fn journaled<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, NodeError> {
         let id = self.step_id(name);
-        match self.store.get_write(self.run, &id)? {
+        match self.journal.get(self.store, &id)? {
             Some(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
                 .map_err(|e| NodeError::Failed(format!("step {id} cannot be read: {e}"))),
@@ -154,15 +167,12 @@ impl<'a> NodeCtx<'a> {
 
     /// Whether step `name` of this node visit already has a journaled result (a replay).
     pub fn has_step(&self, name: &str) -> Result<bool, NodeError> {
-        Ok(self
-            .store
-            .get_write(self.run, &self.step_id(name))?
-            .is_some())
+        Ok(self.journal.get(self.store, &self.step_id(name))?.is_some())
     }
 
     /// The answer given to this node's gate, if one was given.
     pub fn answer(&self) -> Result<Option<GateAnswer>, NodeError> {
-        match self.store.get_write(self.run, &self.step_id(ANSWER_STEP))? {
+        match self.journal.get(self.store, &self.step_id(ANSWER_STEP))? {
             None => Ok(None),
             Some(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
@@ -191,19 +201,46 @@ impl<'a> NodeCtx<'a> {
         self.events.push(Event { at, kind });
     }
 
-    /// Stores bytes by content hash.
+    /// Stores bytes by content hash. They reach the store with the node's checkpoint, in its
+    /// transaction ([`Store::commit_with_blobs`]), or before any journal write of this node,
+    /// so that nothing in the store names a blob it lacks; [`Self::get_blob`] reads them back
+    /// meanwhile. A node that fails or is killed before its checkpoint is run again and
+    /// stores them again.
     pub fn put_blob(&self, bytes: &[u8]) -> Result<ContentHash, NodeError> {
-        Ok(self.store.put_blob(bytes)?)
+        self.put_blob_sharing(bytes, &[])
     }
 
-    /// Stores bytes by content hash, naming blobs they share content with (see
-    /// [`Store::put_blob_sharing`]).
+    /// Stores bytes by content hash like [`Self::put_blob`], naming blobs they share content
+    /// with (see [`Store::put_blob_sharing`]).
     pub fn put_blob_sharing(
         &self,
         bytes: &[u8],
         similar: &[ContentHash],
     ) -> Result<ContentHash, NodeError> {
-        Ok(self.store.put_blob_sharing(bytes, similar)?)
+        let hash = ContentHash::of(bytes);
+        let mut pending = self.pending.borrow_mut();
+        if !pending.iter().any(|p| p.hash == hash) {
+            pending.push(PendingBlob {
+                hash: hash.clone(),
+                bytes: bytes.to_vec(),
+                similar: similar.to_vec(),
+            });
+        }
+        Ok(hash)
+    }
+
+    /// Stores the blobs kept since the last store write (for a write that may name them).
+    fn store_pending(&self) -> Result<(), StoreError> {
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        for blob in &pending {
+            self.store.put_blob_sharing(&blob.bytes, &blob.similar)?;
+        }
+        Ok(())
+    }
+
+    /// The blobs kept for the node's checkpoint, taken.
+    pub(super) fn take_pending(&self) -> Vec<PendingBlob> {
+        std::mem::take(&mut *self.pending.borrow_mut())
     }
 
     /// Records that `bytes` were written to the lineage file `path` (repository-relative):
@@ -240,8 +277,11 @@ impl<'a> NodeCtx<'a> {
         Blobs { store: self.store }
     }
 
-    /// Reads bytes back by content hash.
+    /// Reads bytes back by content hash (kept ones too).
     pub fn get_blob(&self, hash: &ContentHash) -> Result<Vec<u8>, NodeError> {
+        if let Some(blob) = self.pending.borrow().iter().find(|p| &p.hash == hash) {
+            return Ok(blob.bytes.clone());
+        }
         self.store
             .get_blob(hash)?
             .ok_or_else(|| NodeError::Store(StoreError::MissingBlob(hash.clone())))

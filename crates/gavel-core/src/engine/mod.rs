@@ -10,6 +10,7 @@
 //! - A gate answer is journaled as a step too, so a crash after answering never loses it.
 
 mod ctx;
+mod journal;
 mod types;
 
 pub use ctx::{Blobs, NodeCtx};
@@ -22,19 +23,34 @@ use crate::clock::Clock;
 use crate::event::{Event, EventKind};
 use crate::gate::{Choice, GateAnswer, GateRequest};
 use crate::run::{CHECKPOINT_FORMAT, Checkpoint, RunId, RunStatus};
-use crate::store::{LockInfo, RunLock, Store, StoreError};
+use crate::store::{LockInfo, NewBlob, RunLock, Store, StoreError};
+use journal::Journal;
 
 /// A run held by this process: drive it as often as needed; the lock goes when this is dropped.
 pub struct Session<'e, 'a, W: Workflow> {
     engine: &'e Engine<'a, W>,
     run: RunId,
+    /// The run's step ids, known to this lock holder (see [`journal`]).
+    journal: Journal,
     _lock: RunLock,
 }
 
 impl<W: Workflow> Session<'_, '_, W> {
     /// Drives the run until it finishes, pauses at a gate, halts or fails (see [`Engine::drive`]).
     pub fn drive(&self, answer: Option<GateAnswer>) -> Result<Outcome, EngineError> {
-        self.engine.drive_locked(self.run, answer)
+        self.engine.drive_locked(self.run, answer, &self.journal)
+    }
+
+    /// Journals the marker step `step` (an empty result) unless the run has it; whether it was
+    /// new. For steps outside any node (which clone last drove the run).
+    pub fn mark_once(&self, step: &str) -> Result<bool, EngineError> {
+        let store = self.engine.store;
+        if self.journal.get(store, step)?.is_some() {
+            return Ok(false);
+        }
+        self.journal
+            .put(store, step, b"", &self.engine.clock.now_rfc3339())?;
+        Ok(true)
     }
 }
 
@@ -175,11 +191,17 @@ impl<'a, W: Workflow> Engine<'a, W> {
         Ok(Session {
             engine: self,
             run,
+            journal: Journal::load(self.store, run),
             _lock: lock,
         })
     }
 
-    fn drive_locked(&self, run: RunId, answer: Option<GateAnswer>) -> Result<Outcome, EngineError> {
+    fn drive_locked(
+        &self,
+        run: RunId,
+        answer: Option<GateAnswer>,
+        journal: &Journal,
+    ) -> Result<Outcome, EngineError> {
         let record = self.store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
         EngineError::refuse_unknown(run, &record.status)?;
         if record.status.is_terminal() {
@@ -205,7 +227,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
                 let step = step_id(cp.seq, &node, ANSWER_STEP);
                 // An answer journaled just before a crash is applied, never asked for again.
                 let journaled: Option<GateAnswer> =
-                    match self.store.get_write(run, &step)? {
+                    match journal.get(self.store, &step)? {
                         Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
                             EngineError::BadState {
                                 run,
@@ -237,8 +259,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
                                 run,
                                 message: e.to_string(),
                             })?;
-                        self.store
-                            .put_write(run, &step, &bytes, &self.clock.now_rfc3339())?;
+                        journal.put(self.store, &step, &bytes, &self.clock.now_rfc3339())?;
                     }
                 }
             }
@@ -300,9 +321,28 @@ impl<'a, W: Workflow> Engine<'a, W> {
                 seq: cp.seq,
                 node: node.clone(),
                 events: Vec::new(),
+                journal,
+                pending: Default::default(),
             };
             let result = self.workflow.run_node(&node, &mut state, &mut cx);
             let mut events = std::mem::take(&mut cx.events);
+            let blobs = cx.take_pending();
+            drop(cx);
+            if !matches!(
+                result,
+                Ok(Transition::Goto(_) | Transition::Done { .. } | Transition::Abort { .. })
+                    | Err(NodeError::Store(_))
+            ) {
+                // No checkpoint follows: the events about to be recorded may name them.
+                self.store_blobs(&blobs)?;
+            }
+            let blobs: Vec<NewBlob<'_>> = blobs
+                .iter()
+                .map(|b| NewBlob {
+                    bytes: &b.bytes,
+                    similar: &b.similar,
+                })
+                .collect();
             let transition = match result {
                 Ok(t) => t,
                 Err(NodeError::Cancelled) => return self.interrupted(run, events),
@@ -334,11 +374,11 @@ impl<'a, W: Workflow> Engine<'a, W> {
                     }));
                     cp = self.checkpoint(
                         &cp,
-                        &node,
-                        Some(next),
+                        (&node, Some(next)),
                         &state,
                         &events,
                         &RunStatus::Running,
+                        &blobs,
                     )?;
                     self.crash_point(&format!("after:{node}"));
                 }
@@ -367,13 +407,13 @@ impl<'a, W: Workflow> Engine<'a, W> {
                     }));
                     self.checkpoint(
                         &cp,
-                        &node,
-                        None,
+                        (&node, None),
                         &state,
                         &events,
                         &RunStatus::Done {
                             summary: summary.clone(),
                         },
+                        &blobs,
                     )?;
                     self.crash_point(&format!("after:{node}"));
                     return Ok(Outcome::Done { summary });
@@ -384,13 +424,13 @@ impl<'a, W: Workflow> Engine<'a, W> {
                     }));
                     self.checkpoint(
                         &cp,
-                        &node,
-                        None,
+                        (&node, None),
                         &state,
                         &events,
                         &RunStatus::Aborted {
                             reason: reason.clone(),
                         },
+                        &blobs,
                     )?;
                     return Ok(Outcome::Aborted { reason });
                 }
@@ -404,14 +444,15 @@ impl<'a, W: Workflow> Engine<'a, W> {
         abort_run(self.store, self.clock, &self.holder, run, reason)
     }
 
+    /// Commits the state `state` reached by leaving `node` for `next` (`route`).
     fn checkpoint(
         &self,
         prev: &Checkpoint,
-        node: &str,
-        next: Option<String>,
+        (node, next): (&str, Option<String>),
         state: &W::State,
         events: &[Event],
         status: &RunStatus,
+        blobs: &[NewBlob<'_>],
     ) -> Result<Checkpoint, EngineError> {
         let bytes = serde_json::to_vec(state).map_err(|e| EngineError::BadState {
             run: prev.run,
@@ -427,9 +468,17 @@ impl<'a, W: Workflow> Engine<'a, W> {
             format: CHECKPOINT_FORMAT,
             created_at: self.clock.now_rfc3339(),
         };
-        self.store.commit(&cp, events, status)?;
+        self.store.commit_with_blobs(&cp, events, status, blobs)?;
         self.report(events);
         Ok(cp)
+    }
+
+    /// Stores a node's kept blobs on their own (no checkpoint follows to carry them).
+    fn store_blobs(&self, blobs: &[ctx::PendingBlob]) -> Result<(), StoreError> {
+        for blob in blobs {
+            self.store.put_blob_sharing(&blob.bytes, &blob.similar)?;
+        }
+        Ok(())
     }
 
     fn halt(

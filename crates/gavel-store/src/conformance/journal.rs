@@ -375,4 +375,13 @@ pub fn the_journal_lists_every_step_result(store: &dyn Store) {
         store.journal(RunId(9_999)),
         Err(StoreError::UnknownRun(_))
     ));
+    // The step ids alone: the same steps, in any order.
+    let mut steps = ok("journal_steps", store.journal_steps(id));
+    steps.sort();
+    assert_eq!(steps, ["a@1", "b@2"]);
+    assert!(ok("journal_steps", store.journal_steps(other)) == ["c@1"]);
+    assert!(matches!(
+        store.journal_steps(RunId(9_999)),
+        Err(StoreError::UnknownRun(_))
+    ));
 }

@@ -29,10 +29,10 @@ pub use journal::{
     writes_are_idempotent_and_conflicts_are_refused,
 };
 pub use runs::{
-    a_claimed_slug_is_refused_while_its_run_is_unfinished, commit_advances_the_head,
-    commit_rejects_a_stale_or_wrong_checkpoint, create_run_and_read_back, every_status_round_trips,
-    model_calls_are_listed_across_runs, runs_are_found_by_slug, runs_are_listed_oldest_first,
-    runs_have_independent_sequences,
+    a_claimed_slug_is_refused_while_its_run_is_unfinished, a_commit_stores_its_blobs_or_nothing,
+    commit_advances_the_head, commit_rejects_a_stale_or_wrong_checkpoint, create_run_and_read_back,
+    every_status_round_trips, model_calls_are_listed_across_runs, runs_are_found_by_slug,
+    runs_are_listed_oldest_first, runs_have_independent_sequences,
 };
 
 /// One named contract check.
@@ -71,6 +71,10 @@ pub const CHECKS: &[Check] = &[
     Check {
         name: "commit_rejects_a_stale_or_wrong_checkpoint",
         run: commit_rejects_a_stale_or_wrong_checkpoint,
+    },
+    Check {
+        name: "a_commit_stores_its_blobs_or_nothing",
+        run: a_commit_stores_its_blobs_or_nothing,
     },
     Check {
         name: "runs_have_independent_sequences",

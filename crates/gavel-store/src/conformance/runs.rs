@@ -1,7 +1,8 @@
 //! Checks on runs and checkpoints: creation, listing, commits and their conflicts, statuses.
 
 use gavel_core::{
-    CHECKPOINT_FORMAT, Checkpoint, ContentHash, EventKind, RunId, RunStatus, Store, StoreError,
+    CHECKPOINT_FORMAT, Checkpoint, ContentHash, EventKind, NewBlob, RunId, RunStatus, Store,
+    StoreError,
 };
 
 use super::{T0, T1, T2, checkpoint, gate, model_call, new_run, note, ok};
@@ -147,6 +148,58 @@ pub fn commit_advances_the_head(store: &dyn Store) {
         Some(b"s1".to_vec())
     );
     assert_eq!(ok("events", store.events(id)), [note("one")]);
+}
+
+/// A commit with blobs stores them with the checkpoint, shared content included, and a
+/// refused one stores none of them.
+pub fn a_commit_stores_its_blobs_or_nothing(store: &dyn Store) {
+    let id = new_run(store, "s", b"s0");
+    let draft: Vec<u8> = (0..2000u32).flat_map(|i| (i % 97).to_le_bytes()).collect();
+    let mut prompt = b"Review this draft:\n".to_vec();
+    prompt.extend_from_slice(&draft);
+    let draft_hash = ContentHash::of(&draft);
+    let blobs = [
+        NewBlob {
+            bytes: &draft,
+            similar: &[],
+        },
+        NewBlob {
+            bytes: &prompt,
+            similar: std::slice::from_ref(&draft_hash),
+        },
+    ];
+    let cp1 = checkpoint(id, 1, "draft", Some("review"), b"s1", T1);
+    ok(
+        "commit_with_blobs",
+        store.commit_with_blobs(&cp1, &[note("one")], &RunStatus::Running, &blobs),
+    );
+    assert_eq!(ok("head", store.head(id)), Some(cp1));
+    for bytes in [&draft, &prompt] {
+        assert_eq!(
+            ok("get_blob", store.get_blob(&ContentHash::of(bytes))).as_ref(),
+            Some(bytes)
+        );
+    }
+    let stale = checkpoint(id, 1, "draft", Some("review"), b"other", T2);
+    let lost = b"only in a refused commit".to_vec();
+    let refused = store.commit_with_blobs(
+        &stale,
+        &[],
+        &RunStatus::Running,
+        &[NewBlob {
+            bytes: &lost,
+            similar: &[],
+        }],
+    );
+    assert!(
+        matches!(refused, Err(StoreError::Conflict { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(
+        ok("get_blob", store.get_blob(&ContentHash::of(&lost))),
+        None,
+        "a refused commit stores none of its blobs"
+    );
 }
 
 /// A commit that does not follow the head is refused and leaves nothing behind: no checkpoint,

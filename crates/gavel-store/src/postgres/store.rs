@@ -2,8 +2,8 @@
 //! begins by locking its run's row.
 
 use gavel_core::{
-    CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, RunId, RunLock,
-    RunRecord, RunStatus, Store, StoreError,
+    CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, NewBlob, RunId,
+    RunLock, RunRecord, RunStatus, Store, StoreError,
 };
 use postgres::Row;
 
@@ -370,6 +370,16 @@ impl Store for PgStore {
         events: &[Event],
         status: &RunStatus,
     ) -> Result<(), StoreError> {
+        self.commit_with_blobs(cp, events, status, &[])
+    }
+
+    fn commit_with_blobs(
+        &self,
+        cp: &Checkpoint,
+        events: &[Event],
+        status: &RunStatus,
+        blobs: &[NewBlob<'_>],
+    ) -> Result<(), StoreError> {
         let status = encode_status(status)?;
         let seq = sql_seq(cp.seq)?;
         let parent = cp.parent.map(sql_seq).transpose()?;
@@ -379,6 +389,9 @@ impl Store for PgStore {
         self.tx("committing a checkpoint", |tx| {
             let (head, head_state) = self.lock_head_and_state(tx, cp.run)?;
             crate::check_commit(cp, head)?;
+            for blob in blobs {
+                self.blobs().insert(tx, blob.bytes, blob.similar)?;
+            }
             // A state differs from its parent's (the head's, checked above) in a few fields:
             // store it as a delta against it.
             let parent_state = head_state.filter(|_| parent.is_some());
@@ -474,6 +487,18 @@ impl Store for PgStore {
                     Ok((row.get(0), value))
                 })
                 .collect()
+        })
+    }
+
+    fn journal_steps(&self, id: RunId) -> Result<Vec<String>, StoreError> {
+        self.read("listing step results", |tx| {
+            self.head_seq(tx, id)?;
+            let rows = tx.query(
+                "listing step results",
+                "SELECT step_id FROM writes WHERE run_id = $1",
+                &[&id.0],
+            )?;
+            Ok(rows.iter().map(|row| row.get(0)).collect())
         })
     }
 
