@@ -62,13 +62,25 @@ type Parsed = (Stamp, Arc<Script>);
 
 impl ScriptedProvider {
     /// A provider reading the script at `path` (used as given, not resolved against anything).
+    /// Providers of one path share the parsed script (a drafter and a reviewer answering from
+    /// one file parse it once).
     pub fn new(path: impl Into<PathBuf>) -> Self {
+        static PARSED: Mutex<Vec<(PathBuf, Arc<Mutex<Option<Parsed>>>)>> = Mutex::new(Vec::new());
         let path = path.into();
         let label = format!("scripted:{}", path.display());
+        let mut all = PARSED.lock().unwrap_or_else(PoisonError::into_inner);
+        let parsed = match all.iter().find(|(p, _)| *p == path) {
+            Some((_, parsed)) => Arc::clone(parsed),
+            None => {
+                let parsed: Arc<Mutex<Option<Parsed>>> = Arc::default();
+                all.push((path.clone(), Arc::clone(&parsed)));
+                parsed
+            }
+        };
         Self {
             path,
             label,
-            parsed: Arc::default(),
+            parsed,
         }
     }
 
