@@ -52,27 +52,29 @@ pub struct ScriptedProvider {
     path: PathBuf,
     label: String,
     /// The last parsed script and the file stamp it was parsed from.
-    parsed: Arc<Mutex<Option<Parsed>>>,
+    parsed: SharedParse,
 }
 
 /// What tells a changed script file from an unchanged one.
 type Stamp = (u64, Option<std::time::SystemTime>);
 /// A parsed script and the stamp of the file it was parsed from.
 type Parsed = (Stamp, Arc<Script>);
+/// The last parse of one script file, shared by its providers.
+type SharedParse = Arc<Mutex<Option<Parsed>>>;
 
 impl ScriptedProvider {
     /// A provider reading the script at `path` (used as given, not resolved against anything).
     /// Providers of one path share the parsed script (a drafter and a reviewer answering from
     /// one file parse it once).
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        static PARSED: Mutex<Vec<(PathBuf, Arc<Mutex<Option<Parsed>>>)>> = Mutex::new(Vec::new());
+        static PARSED: Mutex<Vec<(PathBuf, SharedParse)>> = Mutex::new(Vec::new());
         let path = path.into();
         let label = format!("scripted:{}", path.display());
         let mut all = PARSED.lock().unwrap_or_else(PoisonError::into_inner);
         let parsed = match all.iter().find(|(p, _)| *p == path) {
             Some((_, parsed)) => Arc::clone(parsed),
             None => {
-                let parsed: Arc<Mutex<Option<Parsed>>> = Arc::default();
+                let parsed: SharedParse = Arc::default();
                 all.push((path.clone(), Arc::clone(&parsed)));
                 parsed
             }
