@@ -130,14 +130,15 @@ impl Git {
         commit.push("--");
         commit.extend(specs.iter().map(String::as_str));
         // The objects git is about to write for the commit's new files and folders are
-        // written ahead on another thread while git starts (see `trees`), then it is joined:
-        // nothing of it outlives the commit.
+        // written ahead on another thread while git starts (see `trees`). The commit never
+        // waits for it: a thread still busy when git is done (it lost the race) is left to
+        // finish on its own.
         let ahead = staged
             .is_some()
             .then(|| super::trees::spawn_write_ahead(&self.root, &git_dir, &specs))
             .flatten();
         let committed = self.run(&commit);
-        if let Some(ahead) = ahead {
+        if let Some(ahead) = ahead.filter(|a| a.is_finished()) {
             // Its failure only means git wrote the objects itself.
             let _ = ahead.join();
         }

@@ -83,6 +83,11 @@ fn global_attributes() -> Option<PathBuf> {
     Some(xdg.join("git/attributes"))
 }
 
+/// The largest index this module reads (about 20,000 entries).
+const MAX_INDEX_BYTES: u64 = 2 << 20;
+/// The largest file of the commit it reads and hashes; a larger one leaves everything to git.
+const MAX_FILE_BYTES: u64 = 32 << 20;
+
 /// One index entry as a tree sees it.
 struct Item {
     name: Vec<u8>,
@@ -94,7 +99,13 @@ struct Item {
 /// `git_dir` (work tree `root`) and writes those that are missing. `None` when the index is
 /// one this module does not read (git then does it all, as always).
 fn write_ahead(root: &Path, git_dir: &Path, specs: &[String]) -> Option<()> {
-    let bytes = std::fs::read(git_dir.join("index")).ok()?;
+    let index = git_dir.join("index");
+    // A large index (tens of thousands of files) is git's own business: it updates only the
+    // trees its cache tree marks stale, where this module would hash them all.
+    if std::fs::metadata(&index).ok()?.len() > MAX_INDEX_BYTES {
+        return None;
+    }
+    let bytes = std::fs::read(&index).ok()?;
     let (_, entries, _) = parse(&bytes)?;
     let named = |name: &[u8]| {
         specs.iter().any(|s| {
@@ -126,7 +137,7 @@ fn write_ahead(root: &Path, git_dir: &Path, specs: &[String]) -> Option<()> {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(_) => return None,
             };
-            if !meta.is_file() {
+            if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
                 return None;
             }
             // The index's stat data says whether its id is still the file's (a smudged,
