@@ -129,20 +129,14 @@ impl Git {
         }
         commit.push("--");
         commit.extend(specs.iter().map(String::as_str));
-        // The objects git is about to write for the commit's new files and folders are
-        // written ahead on another thread while git starts (see `trees`). The commit never
-        // waits for it: a thread still busy when git is done (it lost the race) is left to
-        // finish on its own.
-        let ahead = staged
-            .is_some()
-            .then(|| super::trees::spawn_write_ahead(&self.root, &git_dir, &specs))
-            .flatten();
-        let committed = self.run(&commit);
-        if let Some(ahead) = ahead.filter(|a| a.is_finished()) {
-            // Its failure only means git wrote the objects itself.
-            let _ = ahead.join();
-        }
-        committed?;
+        // While git starts, this thread (which would only wait) writes the objects git is
+        // about to write for the commit's new files and folders (see `trees`); it stops as
+        // soon as git is done.
+        self.run_meanwhile(&commit, |running| {
+            if staged.is_some() {
+                super::trees::write_ahead(&self.root, &git_dir, &specs, running);
+            }
+        })?;
         if let Some(sha) = self.new_commit(key) {
             return Ok(sha);
         }

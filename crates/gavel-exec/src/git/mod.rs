@@ -193,6 +193,24 @@ impl Git {
         self.run_env(args, &[])
     }
 
+    /// Runs `git args...` like [`Self::run`], and `meanwhile` on this thread while git runs
+    /// (told, when it asks, whether git is still running).
+    pub(crate) fn run_meanwhile(
+        &self,
+        args: &[&str],
+        meanwhile: impl FnOnce(&mut dyn FnMut() -> bool),
+    ) -> Result<String, GitError> {
+        let mut cmd = self.command(args);
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().map_err(GitError::Spawn)?;
+        meanwhile(&mut || matches!(child.try_wait(), Ok(None)));
+        let out = child.wait_with_output().map_err(GitError::Spawn)?;
+        check(&args.join(" "), out.status, &out.stderr)?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// Runs `git args...` with `env` set on top of the scrubbed environment.
     fn run_env(&self, args: &[&str], env: &[(&str, &OsStr)]) -> Result<String, GitError> {
         let mut cmd = self.command(args);

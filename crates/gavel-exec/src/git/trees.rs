@@ -1,5 +1,5 @@
-//! The objects a commit is about to write, written ahead on another thread while
-//! `git commit` starts.
+//! The objects a commit is about to write, written ahead while `git commit` starts, by the
+//! thread that started it (which would otherwise only wait for it).
 //!
 //! After it has added the files, `git commit` builds a tree object for every folder on the
 //! path of a changed file (a new lineage folder, its parents, the issues folder, the root) and
@@ -22,29 +22,24 @@
 //! (includes, `-c` options).
 
 use std::path::{Path, PathBuf};
-use std::thread::JoinHandle;
 
 use super::config::Config;
 use super::objects;
 use super::stage::{ENTRY_HEAD, EXTENDED, INTENT_TO_ADD, parse};
 
-/// Starts writing, on a new thread, the objects `git commit --include -- SPECS` is about to
-/// write for the repository at `root` (whose index already holds the commit's new files).
-/// `None` when no thread could be started.
-pub(crate) fn spawn_write_ahead(
+/// Writes the objects `git commit --include -- SPECS` is about to write for the repository at
+/// `root` (whose index already holds the commit's new files), asking `running` before each
+/// object and stopping once git is done. Does nothing where git could store other bytes.
+pub(crate) fn write_ahead(
     root: &Path,
     git_dir: &Path,
     specs: &[String],
-) -> Option<JoinHandle<()>> {
-    let (root, git_dir, specs) = (root.to_path_buf(), git_dir.to_path_buf(), specs.to_vec());
-    std::thread::Builder::new()
-        .name("gavel-git-ahead".into())
-        .spawn(move || {
-            if writes_plain_objects(&root, &git_dir) {
-                let _ = write_ahead(&root, &git_dir, &specs);
-            }
-        })
-        .ok()
+    running: &mut dyn FnMut() -> bool,
+) {
+    if writes_plain_objects(root, git_dir) {
+        // A failure only means git writes the objects itself.
+        let _ = compute_and_write(root, git_dir, specs, running);
+    }
 }
 
 /// Whether git, in the repository at `root`, writes new objects as plain loose objects the way
@@ -96,9 +91,15 @@ struct Item {
 }
 
 /// Computes the blobs and trees `git commit --include -- SPECS` will write for the index of
-/// `git_dir` (work tree `root`) and writes those that are missing. `None` when the index is
-/// one this module does not read (git then does it all, as always).
-fn write_ahead(root: &Path, git_dir: &Path, specs: &[String]) -> Option<()> {
+/// `git_dir` (work tree `root`) and writes those that are missing while `running` says git
+/// is. `None` when the index is one this module does not read, or git is done (git then does
+/// or did it all, as always).
+fn compute_and_write(
+    root: &Path,
+    git_dir: &Path,
+    specs: &[String],
+    running: &mut dyn FnMut() -> bool,
+) -> Option<()> {
     let index = git_dir.join("index");
     // A large index (tens of thousands of files) is git's own business: it updates only the
     // trees its cache tree marks stale, where this module would hash them all.
@@ -155,6 +156,9 @@ fn write_ahead(root: &Path, git_dir: &Path, specs: &[String]) -> Option<()> {
                 && field(12)? == low(meta.mtime_nsec() as u64)
                 && field(20)? == low(meta.ino());
             if !unchanged {
+                if !running() {
+                    return None;
+                }
                 let content = std::fs::read(&path).ok()?;
                 item.id = hex20(&objects::write_blob(git_dir, &content).ok()?)?;
             }
@@ -165,13 +169,18 @@ fn write_ahead(root: &Path, git_dir: &Path, specs: &[String]) -> Option<()> {
         }
         items.push(item);
     }
-    tree(git_dir, &items, 0).map(|_| ())
+    tree(git_dir, &items, 0, running).map(|_| ())
 }
 
 /// The tree of `items` (sorted, all under one folder whose path is `prefix` bytes long,
 /// slash included), written if missing; `Some(None)` for a folder with nothing in it, which a
 /// tree leaves out.
-fn tree(git_dir: &Path, items: &[Item], prefix: usize) -> Option<Option<[u8; 20]>> {
+fn tree(
+    git_dir: &Path,
+    items: &[Item],
+    prefix: usize,
+    running: &mut dyn FnMut() -> bool,
+) -> Option<Option<[u8; 20]>> {
     let mut body = Vec::with_capacity(items.len() * 48);
     let mut i = 0;
     while i < items.len() {
@@ -190,7 +199,7 @@ fn tree(git_dir: &Path, items: &[Item], prefix: usize) -> Option<Option<[u8; 20]
                     .iter()
                     .take_while(|it| it.name.get(prefix..).is_some_and(|r| r.starts_with(folder)))
                     .count();
-                if let Some(id) = tree(git_dir, &items[i..end], prefix + slash + 1)? {
+                if let Some(id) = tree(git_dir, &items[i..end], prefix + slash + 1, running)? {
                     body.extend_from_slice(b"40000 ");
                     body.extend_from_slice(&folder[..slash]);
                     body.push(0);
@@ -202,6 +211,9 @@ fn tree(git_dir: &Path, items: &[Item], prefix: usize) -> Option<Option<[u8; 20]
     }
     if body.is_empty() {
         return Some(None);
+    }
+    if !running() {
+        return None;
     }
     let id = objects::write_object(git_dir, "tree", &body).ok()?;
     Some(Some(hex20(&id)?))
@@ -311,7 +323,7 @@ mod tests {
         .map(String::from)
         .to_vec();
         let before_commit = |id: &str| exists(root, id);
-        write_ahead(root, &root.join(".git"), &specs).expect("computed");
+        compute_and_write(root, &root.join(".git"), &specs, &mut || true).expect("computed");
         let ahead: Vec<String> = walkdir(&root.join(".git/objects"));
         let mut args = vec!["commit", "-q", "-m", "run", "--include", "--"];
         args.extend(specs.iter().map(String::as_str));
@@ -365,13 +377,27 @@ mod tests {
             } else {
                 root.join(".git")
             };
-            spawn_write_ahead(root, &git_dir, &["x.md".to_owned()])
-                .expect("thread")
-                .join()
-                .expect("joined");
+            write_ahead(root, &git_dir, &["x.md".to_owned()], &mut || true);
             let id = objects::blob_id(content.as_bytes());
             assert!(!exists(root, &id), "{what}: no object written");
         }
+    }
+
+    #[test]
+    fn nothing_is_written_once_git_is_done() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        std::fs::write(root.join("x.md"), "late\n").expect("write");
+        git(root, &["add", "-N", "x.md"]);
+        let before = walkdir(&root.join(".git/objects"));
+        let mut asked = 0;
+        write_ahead(root, &root.join(".git"), &["x.md".to_owned()], &mut || {
+            asked += 1;
+            false
+        });
+        assert_eq!(asked, 1, "asked before the first object, and stopped");
+        assert_eq!(walkdir(&root.join(".git/objects")), before);
     }
 
     #[test]
@@ -383,10 +409,7 @@ mod tests {
         std::fs::create_dir_all(root.join("docs")).expect("mkdir");
         std::fs::write(root.join("docs/002-draft.md"), &content).expect("write");
         git(root, &["add", "-N", "docs"]);
-        spawn_write_ahead(root, &root.join(".git"), &["docs".to_owned()])
-            .expect("thread")
-            .join()
-            .expect("joined");
+        write_ahead(root, &root.join(".git"), &["docs".to_owned()], &mut || true);
         let id = git(root, &["hash-object", "docs/002-draft.md"]);
         assert!(exists(root, &id), "written ahead, before the commit");
         assert_eq!(git(root, &["cat-file", "-t", &id]), "blob");
