@@ -15,7 +15,7 @@ pub(crate) fn blob_id(content: &[u8]) -> String {
 }
 
 /// The SHA-1 id of the object of `kind` with `body`.
-fn object_id(kind: &str, body: &[u8]) -> String {
+pub(crate) fn object_id(kind: &str, body: &[u8]) -> String {
     let mut hasher = Sha1::new();
     hasher.update(format!("{kind} {}\0", body.len()).as_bytes());
     hasher.update(body);
@@ -24,6 +24,16 @@ fn object_id(kind: &str, body: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// Whether `git_dir` holds the loose object `id`.
+pub(crate) fn has_loose(git_dir: &Path, id: &str) -> bool {
+    id.len() == 40
+        && git_dir
+            .join("objects")
+            .join(&id[..2])
+            .join(&id[2..])
+            .exists()
 }
 
 /// Writes the loose object of the blob holding `content` (see [`write_object`]).

@@ -83,6 +83,9 @@ const MAX_INDEX_BYTES: u64 = 2 << 20;
 /// The largest file of the commit it reads and hashes; a larger one leaves everything to git.
 const MAX_FILE_BYTES: u64 = 32 << 20;
 
+/// An object to write: its kind, body and id.
+type Object = (&'static str, Vec<u8>, String);
+
 /// One index entry as a tree sees it.
 struct Item {
     name: Vec<u8>,
@@ -115,6 +118,7 @@ fn compute_and_write(
         })
     };
     let mut items = Vec::with_capacity(entries.len());
+    let mut objects_to_write: Vec<Object> = Vec::new();
     for entry in &entries {
         if entry.stage != 0 {
             return None;
@@ -156,11 +160,10 @@ fn compute_and_write(
                 && field(12)? == low(meta.mtime_nsec() as u64)
                 && field(20)? == low(meta.ino());
             if !unchanged {
-                if !running() {
-                    return None;
-                }
                 let content = std::fs::read(&path).ok()?;
-                item.id = hex20(&objects::write_blob(git_dir, &content).ok()?)?;
+                let id = objects::object_id("blob", &content);
+                item.id = hex20(&id)?;
+                objects_to_write.push(("blob", content, id));
             }
             let executable = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111;
             item.mode = if executable != 0 { 0o100755 } else { 0o100644 };
@@ -169,18 +172,28 @@ fn compute_and_write(
         }
         items.push(item);
     }
-    tree(git_dir, &items, 0, running).map(|_| ())
+    tree(&items, 0, &mut objects_to_write)?;
+    // Those missing now, in the order git writes them (blobs as it adds the files, then trees
+    // from the deepest up). One that appears meanwhile was written by git, which has caught up
+    // and goes on ahead in the same order: from there on it is git's work alone.
+    let mut seen = std::collections::HashSet::new();
+    let missing: Vec<_> = objects_to_write
+        .into_iter()
+        .filter(|(_, _, id)| seen.insert(id.clone()) && !objects::has_loose(git_dir, id))
+        .collect();
+    for (kind, body, id) in missing {
+        if !running() || objects::has_loose(git_dir, &id) {
+            return None;
+        }
+        objects::write_object(git_dir, kind, &body).ok()?;
+    }
+    Some(())
 }
 
-/// The tree of `items` (sorted, all under one folder whose path is `prefix` bytes long,
-/// slash included), written if missing; `Some(None)` for a folder with nothing in it, which a
-/// tree leaves out.
-fn tree(
-    git_dir: &Path,
-    items: &[Item],
-    prefix: usize,
-    running: &mut dyn FnMut() -> bool,
-) -> Option<Option<[u8; 20]>> {
+/// The id of the tree of `items` (sorted, all under one folder whose path is `prefix` bytes
+/// long, slash included), with it and its subtrees added to `out` (subtrees first);
+/// `Some(None)` for a folder with nothing in it, which a tree leaves out.
+fn tree(items: &[Item], prefix: usize, out: &mut Vec<Object>) -> Option<Option<[u8; 20]>> {
     let mut body = Vec::with_capacity(items.len() * 48);
     let mut i = 0;
     while i < items.len() {
@@ -199,7 +212,7 @@ fn tree(
                     .iter()
                     .take_while(|it| it.name.get(prefix..).is_some_and(|r| r.starts_with(folder)))
                     .count();
-                if let Some(id) = tree(git_dir, &items[i..end], prefix + slash + 1, running)? {
+                if let Some(id) = tree(&items[i..end], prefix + slash + 1, out)? {
                     body.extend_from_slice(b"40000 ");
                     body.extend_from_slice(&folder[..slash]);
                     body.push(0);
@@ -212,11 +225,10 @@ fn tree(
     if body.is_empty() {
         return Some(None);
     }
-    if !running() {
-        return None;
-    }
-    let id = objects::write_object(git_dir, "tree", &body).ok()?;
-    Some(Some(hex20(&id)?))
+    let id = objects::object_id("tree", &body);
+    let raw = hex20(&id)?;
+    out.push(("tree", body, id));
+    Some(Some(raw))
 }
 
 fn hex20(hex: &str) -> Option<[u8; 20]> {
@@ -293,6 +305,8 @@ mod tests {
         for (path, text) in [
             ("docs/lineage/done/2-y/001-brief.md", "brief two"),
             ("docs/lineage/done/2-y/002-draft.md", "draft"),
+            // The same content twice: one blob, written once.
+            ("docs/lineage/done/2-y/004-draft.md", "draft"),
             ("docs/issues/0002-y.md", "two"),
             ("ideas/done/2-y.md", "idea"),
             ("docs/issues/0001-x.md", "one, edited"),
