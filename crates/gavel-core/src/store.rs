@@ -241,23 +241,20 @@ pub trait Store: Send + Sync {
         cp: &Checkpoint,
         events: &[Event],
         status: &RunStatus,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.commit_with_blobs(cp, events, status, &[])
+    }
 
-    /// Like [`Self::commit`], storing `blobs` first (the state or the events may name them):
-    /// in the same transaction where the store can, so a node's blobs cost no transaction of
-    /// their own and exist exactly when the checkpoint that names them does.
+    /// Like [`Self::commit`], storing `blobs` (the state or the events may name them) in the
+    /// same transaction, so a node's blobs cost no transaction of their own and exist exactly
+    /// when the checkpoint that names them does. A refused commit stores none of them.
     fn commit_with_blobs(
         &self,
         cp: &Checkpoint,
         events: &[Event],
         status: &RunStatus,
         blobs: &[NewBlob<'_>],
-    ) -> Result<(), StoreError> {
-        for blob in blobs {
-            self.put_blob_sharing(blob.bytes, blob.similar)?;
-        }
-        self.commit(cp, events, status)
-    }
+    ) -> Result<(), StoreError>;
 
     /// The newest checkpoint of a run.
     fn head(&self, id: RunId) -> Result<Option<Checkpoint>, StoreError>;

@@ -188,15 +188,6 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    fn commit(
-        &self,
-        cp: &Checkpoint,
-        events: &[Event],
-        status: &RunStatus,
-    ) -> Result<(), StoreError> {
-        self.commit_with_blobs(cp, events, status, &[])
-    }
-
     fn commit_with_blobs(
         &self,
         cp: &Checkpoint,

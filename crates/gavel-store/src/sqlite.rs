@@ -399,15 +399,6 @@ impl Store for SqliteStore {
         tx.commit().map_err(self.err("committing a status change"))
     }
 
-    fn commit(
-        &self,
-        cp: &Checkpoint,
-        events: &[Event],
-        status: &RunStatus,
-    ) -> Result<(), StoreError> {
-        self.commit_with_blobs(cp, events, status, &[])
-    }
-
     fn commit_with_blobs(
         &self,
         cp: &Checkpoint,

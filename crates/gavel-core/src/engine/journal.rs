@@ -101,7 +101,7 @@ mod tests {
     use crate::event::Event;
     use crate::hash::ContentHash;
     use crate::run::{Checkpoint, CheckpointMeta, RunRecord, RunStatus};
-    use crate::store::{LockInfo, RunLock};
+    use crate::store::{LockInfo, NewBlob, RunLock};
 
     /// A journal and nothing else, counting the questions it is asked.
     #[derive(Default)]
@@ -178,7 +178,13 @@ mod tests {
         ) -> Result<(), StoreError> {
             unreachable!("only the journal is used here")
         }
-        fn commit(&self, _: &Checkpoint, _: &[Event], _: &RunStatus) -> Result<(), StoreError> {
+        fn commit_with_blobs(
+            &self,
+            _: &Checkpoint,
+            _: &[Event],
+            _: &RunStatus,
+            _: &[NewBlob<'_>],
+        ) -> Result<(), StoreError> {
             unreachable!("only the journal is used here")
         }
         fn head(&self, _: RunId) -> Result<Option<Checkpoint>, StoreError> {

@@ -133,8 +133,8 @@ impl Git {
         // about to write for the commit's new files and folders (see `trees`); it stops as
         // soon as git is done.
         self.run_meanwhile(&commit, |running| {
-            if staged.is_some() {
-                super::trees::write_ahead(&self.root, &git_dir, &specs, running);
+            if let (Some(_), Some(config)) = (staged, &config) {
+                super::trees::write_ahead(&self.root, &git_dir, &specs, config, running);
             }
         })?;
         if let Some(sha) = self.new_commit(key) {

@@ -48,6 +48,17 @@ impl Config {
     }
 }
 
+/// The user's git file `name` where git looks for it by default (`$XDG_CONFIG_HOME/git/NAME`,
+/// else `~/.config/git/NAME`), whether or not it exists: the global excludes (`ignore`) and
+/// attributes (`attributes`) files.
+pub(crate) fn user_git_file(name: &str) -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let xdg = var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(xdg.join("git").join(name))
+}
+
 /// The config files git reads (system, global, and with `git_dir` the repository's), as the
 /// environment selects them: `GIT_CONFIG_GLOBAL` replaces the user's files,
 /// `GIT_CONFIG_SYSTEM` the system's, `GIT_CONFIG_NOSYSTEM` drops it. Some may not exist.

@@ -8,12 +8,6 @@ use std::path::Path;
 
 use sha1::{Digest, Sha1};
 
-/// The SHA-1 id of the blob holding `content`, as `git hash-object` names it.
-#[cfg(test)]
-pub(crate) fn blob_id(content: &[u8]) -> String {
-    object_id("blob", content)
-}
-
 /// The SHA-1 id of the object of `kind` with `body`.
 pub(crate) fn object_id(kind: &str, body: &[u8]) -> String {
     let mut hasher = Sha1::new();
@@ -116,39 +110,32 @@ pub(crate) fn commit_has_line(git_dir: &Path, id: &str, line: &str) -> Option<bo
 }
 
 thread_local! {
-    /// One compressor per thread, reset between objects: a new one allocates and zeroes a few
+    /// One encoder per thread, reset between objects: a new one allocates and zeroes a few
     /// hundred KB of tables, more than compressing a small object costs. Level 1 as git's
     /// loose objects; an 8 KiB window (git reads any).
-    static ZLIB: std::cell::RefCell<flate2::Compress> = std::cell::RefCell::new(
+    static ZLIB: std::cell::RefCell<flate2::write::ZlibEncoder<Vec<u8>>> =
+        std::cell::RefCell::new(zlib_encoder());
+}
+
+fn zlib_encoder() -> flate2::write::ZlibEncoder<Vec<u8>> {
+    flate2::write::ZlibEncoder::new_with_compress(
+        Vec::new(),
         flate2::Compress::new_with_window_bits(flate2::Compression::new(1), true, 13),
-    );
+    )
 }
 
 /// `head` then `body`, zlib-compressed (with zlib's header, as loose objects are).
 fn zlib(head: &[u8], body: &[u8]) -> std::io::Result<Vec<u8>> {
     ZLIB.with(|z| {
         let mut z = z.borrow_mut();
-        z.reset();
-        let mut out = Vec::with_capacity((head.len() + body.len()) / 2 + 64);
-        for (input, flush) in [
-            (head, flate2::FlushCompress::None),
-            (body, flate2::FlushCompress::Finish),
-        ] {
-            let start = z.total_in();
-            loop {
-                let done = usize::try_from(z.total_in() - start).unwrap_or(usize::MAX);
-                let rest = input.get(done..).unwrap_or_default();
-                let status = z
-                    .compress_vec(rest, &mut out, flush)
-                    .map_err(std::io::Error::other)?;
-                let consumed = usize::try_from(z.total_in() - start).unwrap_or(usize::MAX);
-                match (flush, status) {
-                    (_, flate2::Status::StreamEnd) => return Ok(out),
-                    (flate2::FlushCompress::None, _) if consumed >= input.len() => break,
-                    _ => out.reserve(out.capacity().max(1024)),
-                }
-            }
+        let out = z
+            .write_all(head)
+            .and_then(|()| z.write_all(body))
+            .and_then(|()| z.reset(Vec::new()));
+        if out.is_err() {
+            // Never leave half a stream for the next object.
+            *z = zlib_encoder();
         }
-        Ok(out)
+        out
     })
 }

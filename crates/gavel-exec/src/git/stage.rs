@@ -201,12 +201,7 @@ fn walk(
 /// git's default global excludes file, when it exists (a configured one makes
 /// [`plain_config`] refuse).
 fn global_excludes() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    let xdg = var("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    let file = xdg.join("git/ignore");
-    file.is_file().then_some(file)
+    super::config::user_git_file("ignore").filter(|file| file.is_file())
 }
 
 /// One index entry: its raw bytes and where its name is.
@@ -463,4 +458,4 @@ fn ensure_empty_blob(git_dir: &Path) -> Option<()> {
 
 #[cfg(test)]
 #[path = "stage_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -8,7 +8,7 @@ use std::process::Command;
 use super::*;
 
 /// git in `dir` with no user or system config (the module is given the same view).
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(in crate::git) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -28,7 +28,8 @@ fn stage(root: &Path, paths: &[String]) -> Option<Staged> {
     intend_to_add_in(root, paths, &config, None)
 }
 
-fn write(root: &Path, path: &str, text: &str) {
+/// Writes `text` to `path` under `root`, making its folders.
+pub(in crate::git) fn write(root: &Path, path: &str, text: &str) {
     let path = root.join(path);
     fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
     fs::write(path, text).expect("write");

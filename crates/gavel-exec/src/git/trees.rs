@@ -21,7 +21,7 @@
 //! files (at the top, in `.git/info`, the user's), or config this module cannot see through
 //! (includes, `-c` options).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::config::Config;
 use super::objects;
@@ -34,17 +34,25 @@ pub(crate) fn write_ahead(
     root: &Path,
     git_dir: &Path,
     specs: &[String],
+    config: &Config,
     running: &mut dyn FnMut() -> bool,
 ) {
-    if writes_plain_objects(root, git_dir) {
+    let attributes = super::config::user_git_file("attributes");
+    if writes_plain_objects(root, git_dir, config, attributes.as_deref()) {
         // A failure only means git writes the objects itself.
         let _ = compute_and_write(root, git_dir, specs, running);
     }
 }
 
-/// Whether git, in the repository at `root`, writes new objects as plain loose objects the way
+/// Whether git, in the repository at `root` with `config` (the config git reads there) and the
+/// user's attributes file `attributes`, writes new objects as plain loose objects the way
 /// [`objects::write_object`] does, with no setting likely to make it store other bytes.
-fn writes_plain_objects(root: &Path, git_dir: &Path) -> bool {
+fn writes_plain_objects(
+    root: &Path,
+    git_dir: &Path,
+    config: &Config,
+    attributes: Option<&Path>,
+) -> bool {
     const CHANGES_OBJECTS: [&str; 10] = [
         "objectformat",
         "sharedrepository",
@@ -61,21 +69,11 @@ fn writes_plain_objects(root: &Path, git_dir: &Path) -> bool {
         || std::env::var_os("GIT_OBJECT_DIRECTORY").is_some()
         || root.join(".gitattributes").exists()
         || git_dir.join("info/attributes").exists()
-        || global_attributes().is_some_and(|f| f.exists())
+        || attributes.is_some_and(Path::exists)
     {
         return false;
     }
-    Config::read(Some(git_dir))
-        .is_some_and(|config| !CHANGES_OBJECTS.iter().any(|k| config.mentions(k)))
-}
-
-/// git's default global attributes file.
-fn global_attributes() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    let xdg = var("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(xdg.join("git/attributes"))
+    !CHANGES_OBJECTS.iter().any(|k| config.mentions(k))
 }
 
 /// The largest index this module reads (about 20,000 entries).
@@ -241,21 +239,27 @@ fn hex20(hex: &str) -> Option<[u8; 20]> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::stage::tests::{git, write};
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = crate::git::command(dir)
-            .args(args)
-            .output()
-            .expect("git runs");
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    /// The repository's own config, as the tests' git (no user or system config) sees it.
+    fn config(root: &Path) -> Config {
+        Config::from_files(&[root.join(".git/config")]).expect("readable config")
     }
 
-    /// The ids of the loose objects under `objects`.
-    fn walkdir(objects: &Path) -> Vec<String> {
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        git(dir.path(), &["init", "-q"]);
+        dir
+    }
+
+    /// The ids of the loose objects in `root`'s repository.
+    fn loose_objects(root: &Path) -> Vec<String> {
         let mut ids = Vec::new();
-        for fan in std::fs::read_dir(objects).expect("objects").flatten() {
+        for fan in std::fs::read_dir(root.join(".git/objects"))
+            .expect("objects")
+            .flatten()
+        {
             let fan_name = fan.file_name().to_string_lossy().into_owned();
             if fan_name.len() != 2 {
                 continue;
@@ -267,18 +271,10 @@ mod tests {
         ids
     }
 
-    fn exists(dir: &Path, id: &str) -> bool {
-        dir.join(".git/objects")
-            .join(&id[..2])
-            .join(&id[2..])
-            .is_file()
-    }
-
     #[test]
     fn the_trees_are_the_ones_the_commit_makes() {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = repo();
         let root = dir.path();
-        git(root, &["init", "-q"]);
         git(root, &["config", "user.name", "t"]);
         git(root, &["config", "user.email", "t@example.invalid"]);
         for (path, text) in [
@@ -290,8 +286,7 @@ mod tests {
             ("ideas/active/x.md", "idea"),
             ("tool.sh", "#!/bin/sh\n"),
         ] {
-            std::fs::create_dir_all(root.join(path).parent().expect("parent")).expect("mkdir");
-            std::fs::write(root.join(path), text).expect("write");
+            write(root, path, text);
         }
         std::fs::set_permissions(
             root.join("tool.sh"),
@@ -312,8 +307,7 @@ mod tests {
             ("docs/issues/0001-x.md", "one, edited"),
             ("side.md", "staged by a person"),
         ] {
-            std::fs::create_dir_all(root.join(path).parent().expect("parent")).expect("mkdir");
-            std::fs::write(root.join(path), text).expect("write");
+            write(root, path, text);
         }
         std::fs::remove_file(root.join("ideas/active/x.md")).expect("move");
         git(root, &["add", "side.md"]);
@@ -336,9 +330,8 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let before_commit = |id: &str| exists(root, id);
         compute_and_write(root, &root.join(".git"), &specs, &mut || true).expect("computed");
-        let ahead: Vec<String> = walkdir(&root.join(".git/objects"));
+        let ahead = loose_objects(root);
         let mut args = vec!["commit", "-q", "-m", "run", "--include", "--"];
         args.extend(specs.iter().map(String::as_str));
         git(root, &args);
@@ -347,13 +340,12 @@ mod tests {
             &["ls-tree", "-r", "-d", "--format=%(objectname)", "HEAD"],
         );
         let root_tree = git(root, &["rev-parse", "HEAD^{tree}"]);
-        for id in trees.lines().chain([root_tree.as_str()]) {
+        for id in trees.lines().chain(root_tree.lines()) {
             assert!(
                 ahead.iter().any(|a| a == id),
                 "tree {id} was written ahead of the commit"
             );
         }
-        assert!(before_commit(&root_tree));
         // Nothing was computed differently: every object written ahead is in the commit
         // (the empty blob is `git add -N`'s own placeholder).
         let lost = git(root, &["fsck", "--unreachable", "--no-reflogs"]);
@@ -365,69 +357,102 @@ mod tests {
     }
 
     #[test]
-    fn nothing_is_written_where_git_might_store_other_bytes() {
-        for (what, setup) in [
-            ("attributes", "attributes"),
-            ("line endings", "config"),
-            ("a linked work tree's .git file", "gitfile"),
-        ] {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let root = dir.path();
-            git(root, &["init", "-q"]);
-            match setup {
-                "attributes" => {
-                    std::fs::write(root.join(".gitattributes"), "*.md text\n").expect("write")
-                }
-                "config" => {
-                    git(root, &["config", "core.autocrlf", "input"]);
-                }
-                _ => {}
-            }
-            let content = format!("only {what}\n");
-            std::fs::write(root.join("x.md"), &content).expect("write");
-            git(root, &["add", "-N", "x.md"]);
-            let git_dir = if setup == "gitfile" {
-                root.join("elsewhere")
-            } else {
-                root.join(".git")
-            };
-            write_ahead(root, &git_dir, &["x.md".to_owned()], &mut || true);
-            let id = objects::blob_id(content.as_bytes());
-            assert!(!exists(root, &id), "{what}: no object written");
-        }
+    fn only_repositories_where_git_stores_the_same_bytes_get_objects() {
+        let plain = repo();
+        let git_dir = plain.path().join(".git");
+        assert!(writes_plain_objects(
+            plain.path(),
+            &git_dir,
+            &config(plain.path()),
+            None
+        ));
+
+        let attributes = repo();
+        write(attributes.path(), ".gitattributes", "*.md text\n");
+        let git_dir = attributes.path().join(".git");
+        let config_of = config(attributes.path());
+        assert!(!writes_plain_objects(
+            attributes.path(),
+            &git_dir,
+            &config_of,
+            None
+        ));
+
+        let users = repo();
+        write(users.path(), "home/git/attributes", "*.md text\n");
+        let git_dir = users.path().join(".git");
+        let mine = users.path().join("home/git/attributes");
+        let config_of = config(users.path());
+        assert!(!writes_plain_objects(
+            users.path(),
+            &git_dir,
+            &config_of,
+            Some(&mine)
+        ));
+
+        let eol = repo();
+        git(eol.path(), &["config", "core.autocrlf", "input"]);
+        let git_dir = eol.path().join(".git");
+        assert!(!writes_plain_objects(
+            eol.path(),
+            &git_dir,
+            &config(eol.path()),
+            None
+        ));
+
+        let linked = tempfile::tempdir().expect("tempdir");
+        write(linked.path(), ".git", "gitdir: ../elsewhere\n");
+        let git_dir = linked.path().join(".git");
+        let empty = Config::from_files(&[]).expect("no config");
+        assert!(!writes_plain_objects(linked.path(), &git_dir, &empty, None));
     }
 
     #[test]
     fn nothing_is_written_once_git_is_done() {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = repo();
         let root = dir.path();
-        git(root, &["init", "-q"]);
-        std::fs::write(root.join("x.md"), "late\n").expect("write");
+        write(root, "x.md", "late\n");
         git(root, &["add", "-N", "x.md"]);
-        let before = walkdir(&root.join(".git/objects"));
+        let before = loose_objects(root);
         let mut asked = 0;
-        write_ahead(root, &root.join(".git"), &["x.md".to_owned()], &mut || {
-            asked += 1;
-            false
-        });
+        let config = config(root);
+        write_ahead(
+            root,
+            &root.join(".git"),
+            &["x.md".to_owned()],
+            &config,
+            &mut || {
+                asked += 1;
+                false
+            },
+        );
         assert_eq!(asked, 1, "asked before the first object, and stopped");
-        assert_eq!(walkdir(&root.join(".git/objects")), before);
+        assert_eq!(loose_objects(root), before);
     }
 
     #[test]
     fn a_plain_repository_gets_the_blob_git_would_write() {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = repo();
         let root = dir.path();
-        git(root, &["init", "-q"]);
         let content = "# A draft\n\nwith text\n".repeat(40);
-        std::fs::create_dir_all(root.join("docs")).expect("mkdir");
-        std::fs::write(root.join("docs/002-draft.md"), &content).expect("write");
+        write(root, "docs/002-draft.md", &content);
         git(root, &["add", "-N", "docs"]);
-        write_ahead(root, &root.join(".git"), &["docs".to_owned()], &mut || true);
+        let config = config(root);
+        write_ahead(
+            root,
+            &root.join(".git"),
+            &["docs".to_owned()],
+            &config,
+            &mut || true,
+        );
         let id = git(root, &["hash-object", "docs/002-draft.md"]);
-        assert!(exists(root, &id), "written ahead, before the commit");
-        assert_eq!(git(root, &["cat-file", "-t", &id]), "blob");
-        assert_eq!(git(root, &["cat-file", "-p", &id]), content.trim());
+        let id = id.trim();
+        assert!(
+            objects::has_loose(&root.join(".git"), id),
+            "written ahead, before the commit"
+        );
+        assert_eq!(git(root, &["cat-file", "-t", id]).trim(), "blob");
+        assert_eq!(git(root, &["cat-file", "-p", id]), content);
         let fan_out = root.join(".git/objects").join(&id[..2]);
         let leftovers = std::fs::read_dir(fan_out)
             .expect("fan-out")

@@ -364,15 +364,6 @@ impl Store for PgStore {
         })
     }
 
-    fn commit(
-        &self,
-        cp: &Checkpoint,
-        events: &[Event],
-        status: &RunStatus,
-    ) -> Result<(), StoreError> {
-        self.commit_with_blobs(cp, events, status, &[])
-    }
-
     fn commit_with_blobs(
         &self,
         cp: &Checkpoint,

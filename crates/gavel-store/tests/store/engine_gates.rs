@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use gavel_core::{
-    Checkpoint, CheckpointMeta, ContentHash, EngineError, Event, GateAnswer, LockInfo, Outcome,
-    RunId, RunLock, RunRecord, RunStatus, Store, StoreError,
+    Checkpoint, CheckpointMeta, ContentHash, EngineError, Event, GateAnswer, LockInfo, NewBlob,
+    Outcome, RunId, RunLock, RunRecord, RunStatus, Store, StoreError,
 };
 
 use crate::engine_toy::{
@@ -255,13 +255,14 @@ impl Store for DiesOnSetStatus<'_> {
         }
         self.inner.set_status(id, status, events, now)
     }
-    fn commit(
+    fn commit_with_blobs(
         &self,
         cp: &Checkpoint,
         events: &[Event],
         status: &RunStatus,
+        blobs: &[NewBlob<'_>],
     ) -> Result<(), StoreError> {
-        self.inner.commit(cp, events, status)
+        self.inner.commit_with_blobs(cp, events, status, blobs)
     }
     fn head(&self, id: RunId) -> Result<Option<Checkpoint>, StoreError> {
         self.inner.head(id)
