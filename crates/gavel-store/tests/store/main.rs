@@ -10,6 +10,7 @@ mod copy;
 #[macro_use]
 mod engine_toy;
 mod engine;
+mod engine_blobs;
 mod engine_control;
 mod engine_gates;
 mod forward_compat;
