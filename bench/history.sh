@@ -21,9 +21,9 @@ case "${1:-}" in
 esac
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
-cargo build --release --locked -q -p gavel-cli -p gavel-bench
-gavel="$CARGO_TARGET_DIR/release/gavel"
-bench="$CARGO_TARGET_DIR/release/gavel-bench"
+bin="$(scripts/build-release -p gavel-cli -p gavel-bench)"
+gavel="$bin/gavel"
+bench="$bin/gavel-bench"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-history-XXXXXX")"
 # shellcheck source=bench/pg.sh

@@ -19,8 +19,7 @@ case "${1:-}" in
 esac
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
-cargo build --release --locked -q -p gavel-cli
-gavel="$CARGO_TARGET_DIR/release/gavel"
+gavel="$(scripts/build-release -p gavel-cli)/gavel"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-bench-XXXXXX")"
 trap 'rm -rf "$work"' EXIT

@@ -19,9 +19,9 @@ case "${1:-}" in
 esac
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
-cargo build --release --locked -q -p gavel-cli -p gavel-bench
-gavel="$CARGO_TARGET_DIR/release/gavel"
-bench="$CARGO_TARGET_DIR/release/gavel-bench"
+bin="$(scripts/build-release -p gavel-cli -p gavel-bench)"
+gavel="$bin/gavel"
+bench="$bin/gavel-bench"
 command -v curl > /dev/null || { echo "curl is needed" >&2; exit 1; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-ui-XXXXXX")"

@@ -72,9 +72,23 @@ pub const SCRUBBED_ENV: &[&str] = &[
 const STDERR_KEEP: usize = 8 * 1024;
 
 /// `git` run in `dir` with the scrubbed environment. Arguments and stdio are the caller's.
+///
+/// git is found on `PATH` once per process ([`crate::process::on_path`]) and, when `dir` is a
+/// folder, told it with `-C` rather than started in it: the C library then starts git with
+/// `posix_spawn`, which does not copy gavel's memory, where a child's own working folder makes
+/// a statically linked gavel copy its whole address space first (`fork`), a real part of every
+/// git command's time. A `dir` that is not a folder is still git's working folder, so starting
+/// git fails as it always did ([`GitError::Spawn`], naming the missing folder's error).
 pub fn command(dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.current_dir(dir);
+    let mut cmd = match crate::process::on_path("git") {
+        Some(git) => Command::new(git),
+        None => Command::new("git"),
+    };
+    if dir.is_dir() {
+        cmd.arg("-C").arg(dir);
+    } else {
+        cmd.current_dir(dir);
+    }
     for name in SCRUBBED_ENV {
         cmd.env_remove(name);
     }

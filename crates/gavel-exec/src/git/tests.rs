@@ -466,3 +466,22 @@ fn discover_finds_the_top_level_from_a_subfolder_without_git_and_defers_inside_d
         Err(GitError::NotARepo(_))
     ));
 }
+
+#[test]
+fn git_is_told_its_folder_with_dash_c_and_a_missing_folder_still_fails_to_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cmd = command(dir.path());
+    let args: Vec<&std::ffi::OsStr> = cmd.get_args().collect();
+    assert_eq!(args, [std::ffi::OsStr::new("-C"), dir.path().as_os_str()]);
+    assert_eq!(
+        cmd.get_current_dir(),
+        None,
+        "a working folder makes a static gavel fork"
+    );
+    // The program is git's full path when PATH finds it, so no execve is tried in vain.
+    assert!(Path::new(cmd.get_program()).is_absolute() || cmd.get_program() == "git");
+
+    let missing = dir.path().join("nope");
+    let err = Git::at(&missing).run(&["status"]).expect_err("no folder");
+    assert!(matches!(err, GitError::Spawn(_)), "{err:?}");
+}

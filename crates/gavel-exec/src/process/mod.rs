@@ -18,6 +18,7 @@
 //! a workflow journals; a timeout is part of that result, not an error.
 
 pub(crate) mod capped;
+mod lookup;
 mod supervise;
 mod test_run;
 #[cfg(test)]
@@ -29,6 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use self::capped::Capped;
+pub use self::lookup::on_path;
 use self::supervise::{Ending, Supervised};
 pub use self::test_run::{TestRun, Timeout, run_test, run_test_with};
 
