@@ -28,6 +28,7 @@ mod ignore_simple;
 mod index;
 mod maintenance;
 mod objects;
+mod refresh;
 mod remote;
 mod snapshot;
 mod stage;

@@ -67,7 +67,6 @@ pub(crate) fn intend_to_add_in(
     if !git_dir.is_dir() || !plain_config(config) {
         return None;
     }
-    let candidates = files_to_add(root, paths, excludes)?;
     let lock_path = git_dir.join("index.lock");
     let file = fs::OpenOptions::new()
         .write(true)
@@ -80,7 +79,47 @@ pub(crate) fn intend_to_add_in(
         path: lock_path,
         file: Some(file),
     };
-    let staged = write_index(root, &git_dir, &candidates, lock.file.as_mut()?)?;
+    // Read under the lock, so no other writer's change is lost.
+    let index_path = git_dir.join("index");
+    let (bytes, written_at) = match fs::read(&index_path) {
+        Ok(bytes) => (bytes, fs::metadata(&index_path).ok()?.mtime()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (empty_index(), 0),
+        Err(_) => return None,
+    };
+    let index = parse(&bytes)?;
+    // The entries git left suspect are checked again (see `refresh`) on a second thread while
+    // this one lists the new files.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| i64::try_from(d.as_secs()).ok())?;
+    let suspect = index
+        .1
+        .iter()
+        .any(|e| super::refresh::suspect(e, written_at));
+    let recheck = suspect
+        && super::trees::writes_plain_objects(
+            root,
+            &git_dir,
+            config,
+            super::config::user_git_file("attributes").as_deref(),
+        );
+    let (candidates, verified) = std::thread::scope(|scope| {
+        let checking = recheck
+            .then(|| scope.spawn(|| super::refresh::verify(root, &index.1, written_at, now)));
+        let candidates = files_to_add(root, paths, excludes);
+        let verified = checking
+            .and_then(|thread| thread.join().ok())
+            .unwrap_or_default();
+        (candidates, verified)
+    });
+    let read = Read {
+        bytes: &bytes,
+        written_at,
+        index,
+        verified,
+    };
+    let staged = write_index(root, &git_dir, read, &candidates?, lock.file.as_mut()?)?;
     if staged.added > 0 {
         drop(lock.file.take());
         fs::rename(&lock.path, git_dir.join("index")).ok()?;
@@ -211,21 +250,35 @@ pub(super) struct Entry<'a> {
     pub(super) stage: u16,
 }
 
-/// Writes the index with intent-to-add entries for `candidates` the index lacks into `out`
+/// The index as read under the lock.
+struct Read<'a> {
+    bytes: &'a [u8],
+    /// The index file's modification time (whole seconds; 0 when there was none).
+    written_at: i64,
+    /// Its version, entries and extensions ([`parse`]).
+    index: Parsed<'a>,
+    /// Entries to write with their real size again (`refresh`): position and size.
+    verified: Vec<(usize, u32)>,
+}
+
+/// What [`parse`] returns.
+type Parsed<'a> = (u32, Vec<Entry<'a>>, Vec<([u8; 4], &'a [u8])>);
+
+/// Writes the index `read` with intent-to-add entries for `candidates` it lacks into `out`
 /// (nothing when every candidate is already in the index: `added` 0).
 fn write_index(
     root: &Path,
     git_dir: &Path,
+    read: Read<'_>,
     candidates: &BTreeSet<String>,
     out: &mut fs::File,
 ) -> Option<Staged> {
-    let index_path = git_dir.join("index");
-    let (bytes, written_at) = match fs::read(&index_path) {
-        Ok(bytes) => (bytes, fs::metadata(&index_path).ok()?.mtime()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (empty_index(), 0),
-        Err(_) => return None,
-    };
-    let (version, mut entries, extensions) = parse(&bytes)?;
+    let Read {
+        bytes,
+        written_at,
+        index: (version, mut entries, extensions),
+        verified,
+    } = read;
     // A merge, cherry-pick, revert or rebase in progress: `--include` would conclude it.
     let in_progress = [
         "MERGE_HEAD",
@@ -270,6 +323,12 @@ fn write_index(
             let raw = entry.raw.to_mut();
             raw.get_mut(36..40)?.copy_from_slice(&[0; 4]);
         }
+    }
+    // Entries checked again since git marked them (older than this second, so not suspect in
+    // the index written now) get their size back.
+    for (at, size) in verified {
+        let raw = entries.get_mut(at)?.raw.to_mut();
+        raw.get_mut(36..40)?.copy_from_slice(&size.to_be_bytes());
     }
     let owned: Vec<(Vec<u8>, &String)> = new
         .iter()
@@ -344,8 +403,7 @@ fn empty_index() -> Vec<u8> {
 
 /// An index's version, entries and extensions; `None` unless it is version 2 or 3 with SHA-1
 /// ids.
-#[allow(clippy::type_complexity)]
-pub(super) fn parse(bytes: &[u8]) -> Option<(u32, Vec<Entry<'_>>, Vec<([u8; 4], &[u8])>)> {
+pub(super) fn parse(bytes: &[u8]) -> Option<Parsed<'_>> {
     if bytes.len() < 32 || &bytes[..4] != b"DIRC" {
         return None;
     }

@@ -47,7 +47,7 @@ pub(crate) fn write_ahead(
 /// Whether git, in the repository at `root` with `config` (the config git reads there) and the
 /// user's attributes file `attributes`, writes new objects as plain loose objects the way
 /// [`objects::write_object`] does, with no setting likely to make it store other bytes.
-fn writes_plain_objects(
+pub(super) fn writes_plain_objects(
     root: &Path,
     git_dir: &Path,
     config: &Config,
