@@ -139,16 +139,15 @@ fn keeping_about(cmd: clap::Command, define: fn(clap::Command) -> clap::Command)
 impl<T: Args> Args for Lazy<T> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
         if EAGER.get() {
-            return T::augment_args(cmd);
+            T::augment_args(cmd)
+        } else {
+            cmd.defer(|cmd| keeping_about(cmd, T::augment_args))
         }
-        cmd.defer(|cmd| keeping_about(cmd, T::augment_args))
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        if EAGER.get() {
-            return T::augment_args_for_update(cmd);
-        }
-        cmd.defer(|cmd| keeping_about(cmd, T::augment_args_for_update))
+        // Only updating parsed arguments uses this (gavel never does): defined at once.
+        T::augment_args_for_update(cmd)
     }
 
     fn group_id() -> Option<clap::Id> {

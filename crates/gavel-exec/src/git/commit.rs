@@ -99,9 +99,15 @@ impl Git {
             .is_dir()
             .then(|| super::config::Config::read(Some(&git_dir)))
             .flatten();
+        // Whether git stores the files' raw bytes here, asked once: staging then re-checks the
+        // entries git left suspect, and the objects are written ahead.
+        let plain_objects = config.as_ref().is_some_and(|config| {
+            let attributes = super::config::user_git_file("attributes");
+            super::trees::writes_plain_objects(&self.root, &git_dir, config, attributes.as_deref())
+        });
         let staged = match &config {
             Some(config) if existing > 0 && matches!(prior, PriorAttempt::None) => {
-                super::stage::intend_to_add(&self.root, &specs[..existing], config)
+                super::stage::intend_to_add(&self.root, &specs[..existing], config, plain_objects)
             }
             _ => None,
         };
@@ -133,8 +139,8 @@ impl Git {
         // about to write for the commit's new files and folders (see `trees`); it stops as
         // soon as git is done.
         self.run_meanwhile(&commit, |running| {
-            if let (Some(_), Some(config)) = (staged, &config) {
-                super::trees::write_ahead(&self.root, &git_dir, &specs, config, running);
+            if staged.is_some() && plain_objects {
+                super::trees::write_ahead(&self.root, &git_dir, &specs, running);
             }
         })?;
         if let Some(sha) = self.new_commit(key) {

@@ -25,7 +25,7 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::stage::{ENTRY_HEAD, Entry};
+use super::stage::{Entry, field, stat_data};
 
 /// Files larger than this are left to git (reading them is git's business).
 const MAX_FILE_BYTES: u64 = 1 << 20;
@@ -33,14 +33,10 @@ const MAX_FILE_BYTES: u64 = 1 << 20;
 /// Whether `entry` of an index written at `written_at` (whole seconds) is suspect: marked
 /// (size 0), or changed in the second that index was written, which a newer index must mark.
 pub(super) fn suspect(entry: &Entry<'_>, written_at: i64) -> bool {
-    let field = |i: usize| {
-        entry
-            .raw
-            .get(i * 4..i * 4 + 4)
-            .and_then(|b| b.try_into().ok())
-            .map(u32::from_be_bytes)
-    };
-    field(9) == Some(0) || field(2).is_some_and(|mtime| i64::from(mtime) >= written_at)
+    entry.field(field::SIZE) == Some(0)
+        || entry
+            .field(field::MTIME)
+            .is_some_and(|mtime| i64::from(mtime) >= written_at)
 }
 
 /// The suspect entries of `entries` (an index of the repository at `root`, written at
@@ -72,44 +68,23 @@ fn check(
     now: i64,
     attributes: &mut HashMap<PathBuf, bool>,
 ) -> Option<u32> {
-    let raw = &entry.raw;
-    let field = |i: usize| -> Option<u32> {
-        Some(u32::from_be_bytes(
-            raw.get(i * 4..i * 4 + 4)?.try_into().ok()?,
-        ))
-    };
-    let flags = u16::from_be_bytes(raw.get(60..ENTRY_HEAD)?.try_into().ok()?);
     // Stage 0, not assumed valid, no extended flags, a regular file.
-    if flags & 0xf000 != 0 || !matches!(field(6)?, 0o100644 | 0o100755) {
+    if entry.flags()? & 0xf000 != 0 || !matches!(entry.field(field::MODE)?, 0o100644 | 0o100755) {
         return None;
     }
-    // The size recorded, unless it is the mark (0): the file must still have it.
-    let recorded = field(9)?;
     let name = std::str::from_utf8(entry.name).ok()?;
     let full = root.join(name);
     let meta = fs::symlink_metadata(&full).ok()?;
-    let executable = meta.mode() & 0o111 != 0;
-    let mode = if executable { 0o100755 } else { 0o100644 };
-    let low = |v: i64| (v as u64 & 0xffff_ffff) as u32;
+    let stat = stat_data(&meta);
+    // Every field as recorded, the size too unless it is the mark (0).
     let same = meta.is_file()
         && meta.size() > 0
-        && (recorded == 0 || u64::from(recorded) == meta.size())
         && meta.size() <= MAX_FILE_BYTES
         && meta.mtime() < now
-        && [
-            low(meta.ctime()),
-            low(meta.ctime_nsec()),
-            low(meta.mtime()),
-            low(meta.mtime_nsec()),
-            meta.dev() as u32,
-            meta.ino() as u32,
-            mode,
-            meta.uid(),
-            meta.gid(),
-        ]
-        .iter()
-        .enumerate()
-        .all(|(i, v)| field(i) == Some(*v));
+        && stat.iter().enumerate().all(|(i, v)| {
+            let recorded = entry.field(i);
+            recorded == Some(*v) || (i == field::SIZE && recorded == Some(0))
+        });
     if !same || attributes_above(root, name, attributes) {
         return None;
     }
@@ -118,7 +93,8 @@ fn check(
         return None; // changed while it was read
     }
     let id = super::objects::object_id("blob", &content);
-    let stored: String = raw
+    let stored: String = entry
+        .raw
         .get(40..60)?
         .iter()
         .map(|b| format!("{b:02x}"))

@@ -117,10 +117,10 @@ fn mark_all_suspect(root: &Path) {
     fs::write(root.join(".git/index"), body).expect("write index");
 }
 
-#[test]
-fn staging_a_new_file_gives_the_last_commit_s_files_their_sizes_back_and_git_agrees() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path();
+/// A repository whose last commit's two files are marked suspect in the index (and 100 s old),
+/// with a new file to stage; stages it (`plain_objects` as given) and returns the sizes the
+/// index then holds.
+fn stage_after_a_commit(root: &Path, plain_objects: bool) -> Vec<(String, u32)> {
     git(root, &["init", "-q", "-b", "main"]);
     git(root, &["config", "user.name", "t"]);
     git(root, &["config", "user.email", "t@example.invalid"]);
@@ -145,11 +145,32 @@ fn staging_a_new_file_gives_the_last_commit_s_files_their_sizes_back_and_git_agr
         root,
         &["docs/issues/0002-y.md".to_owned()],
         &config,
+        plain_objects,
         None,
     )
     .expect("staged");
     assert_eq!(staged.added, 1);
-    let sizes = index_sizes(root);
+    index_sizes(root)
+}
+
+#[test]
+fn where_git_may_convert_files_the_suspect_entries_are_left_to_git() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    assert_eq!(
+        stage_after_a_commit(dir.path(), false),
+        [
+            ("docs/issues/0001-x.md".to_owned(), 0),
+            ("docs/issues/0002-y.md".to_owned(), 18),
+            ("docs/lineage/done/1-x/001-brief.md".to_owned(), 0),
+        ]
+    );
+}
+
+#[test]
+fn staging_a_new_file_gives_the_last_commit_s_files_their_sizes_back_and_git_agrees() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let sizes = stage_after_a_commit(root, true);
     assert_eq!(
         sizes,
         [

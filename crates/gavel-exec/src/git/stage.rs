@@ -52,8 +52,23 @@ pub(crate) struct Staged {
 /// Makes the untracked, not ignored files among `paths` (files and folders relative to `root`,
 /// all existing) known to git's index as intent-to-add entries. `None`: not a repository this
 /// module writes, nothing changed, and `git add` must do it.
-pub(crate) fn intend_to_add(root: &Path, paths: &[String], config: &Config) -> Option<Staged> {
-    intend_to_add_in(root, paths, config, global_excludes().as_deref())
+///
+/// `plain_objects` says whether git stores files' raw bytes here
+/// ([`super::trees::writes_plain_objects`], asked once per commit by the caller): only then are
+/// the entries git left suspect checked again (`refresh`).
+pub(crate) fn intend_to_add(
+    root: &Path,
+    paths: &[String],
+    config: &Config,
+    plain_objects: bool,
+) -> Option<Staged> {
+    intend_to_add_in(
+        root,
+        paths,
+        config,
+        plain_objects,
+        global_excludes().as_deref(),
+    )
 }
 
 /// [`intend_to_add`] with the global excludes file given.
@@ -61,6 +76,7 @@ pub(crate) fn intend_to_add_in(
     root: &Path,
     paths: &[String],
     config: &Config,
+    plain_objects: bool,
     excludes: Option<&Path>,
 ) -> Option<Staged> {
     let git_dir = root.join(".git");
@@ -93,17 +109,11 @@ pub(crate) fn intend_to_add_in(
         .duration_since(std::time::UNIX_EPOCH)
         .ok()
         .and_then(|d| i64::try_from(d.as_secs()).ok())?;
-    let suspect = index
-        .1
-        .iter()
-        .any(|e| super::refresh::suspect(e, written_at));
-    let recheck = suspect
-        && super::trees::writes_plain_objects(
-            root,
-            &git_dir,
-            config,
-            super::config::user_git_file("attributes").as_deref(),
-        );
+    let recheck = plain_objects
+        && index
+            .1
+            .iter()
+            .any(|e| super::refresh::suspect(e, written_at));
     let (candidates, verified) = std::thread::scope(|scope| {
         let checking = recheck
             .then(|| scope.spawn(|| super::refresh::verify(root, &index.1, written_at, now)));
@@ -250,6 +260,55 @@ pub(super) struct Entry<'a> {
     pub(super) stage: u16,
 }
 
+/// Where each 32-bit field of an entry's head is: its stat data (in [`stat_data`]'s order),
+/// then, after the 20-byte id, its flags.
+pub(super) mod field {
+    pub(in crate::git) const MTIME: usize = 2;
+    pub(in crate::git) const INO: usize = 5;
+    pub(in crate::git) const MODE: usize = 6;
+    pub(in crate::git) const SIZE: usize = 9;
+}
+
+impl Entry<'_> {
+    /// The entry's `i`-th 32-bit field ([`field`]).
+    pub(super) fn field(&self, i: usize) -> Option<u32> {
+        Some(u32::from_be_bytes(
+            self.raw.get(i * 4..i * 4 + 4)?.try_into().ok()?,
+        ))
+    }
+
+    /// Its 16-bit flags (name length, stage, the extended and assume-valid bits).
+    pub(super) fn flags(&self) -> Option<u16> {
+        Some(u16::from_be_bytes(
+            self.raw.get(60..ENTRY_HEAD)?.try_into().ok()?,
+        ))
+    }
+}
+
+/// The ten 32-bit stat fields git keeps in an index entry for the file `meta` describes, as it
+/// writes them: change and modification times (seconds, nanoseconds), device, inode, mode
+/// (a regular file, executable or not), owner, group, size; each truncated to 32 bits.
+pub(super) fn stat_data(meta: &fs::Metadata) -> [u32; 10] {
+    let low = |v: i64| (v as u64 & 0xffff_ffff) as u32;
+    let mode = if meta.mode() & 0o111 != 0 {
+        0o100755
+    } else {
+        0o100644
+    };
+    [
+        low(meta.ctime()),
+        low(meta.ctime_nsec()),
+        low(meta.mtime()),
+        low(meta.mtime_nsec()),
+        meta.dev() as u32,
+        meta.ino() as u32,
+        mode,
+        meta.uid(),
+        meta.gid(),
+        meta.size() as u32,
+    ]
+}
+
 /// The index as read under the lock.
 struct Read<'a> {
     bytes: &'a [u8],
@@ -318,8 +377,7 @@ fn write_index(
     // clean"). Written into a newer index it would no longer be suspect, so, as git does when
     // it writes an index, its size is set to 0: git then reads the file before trusting it.
     for entry in &mut entries {
-        let mtime = u32::from_be_bytes(entry.raw.get(8..12)?.try_into().ok()?);
-        if i64::from(mtime) >= written_at {
+        if i64::from(entry.field(field::MTIME)?) >= written_at {
             let raw = entry.raw.to_mut();
             raw.get_mut(36..40)?.copy_from_slice(&[0; 4]);
         }
@@ -470,25 +528,8 @@ fn intent_entry(full: &Path, name: &str) -> Option<Vec<u8>> {
     if !meta.is_file() || name.len() >= 0x0fff || name.contains('\0') {
         return None;
     }
-    let u32_of = |v: i64| (v as u64 & 0xffff_ffff) as u32;
-    let mode: u32 = if meta.mode() & 0o111 != 0 {
-        0o100755
-    } else {
-        0o100644
-    };
     let mut raw = Vec::with_capacity(ENTRY_HEAD + 2 + name.len() + 8);
-    for v in [
-        u32_of(meta.ctime()),
-        u32_of(meta.ctime_nsec()),
-        u32_of(meta.mtime()),
-        u32_of(meta.mtime_nsec()),
-        meta.dev() as u32,
-        meta.ino() as u32,
-        mode,
-        meta.uid(),
-        meta.gid(),
-        meta.size() as u32,
-    ] {
+    for v in stat_data(&meta) {
         raw.extend_from_slice(&v.to_be_bytes());
     }
     raw.extend_from_slice(&hex(EMPTY_BLOB)?);

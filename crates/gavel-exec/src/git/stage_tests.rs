@@ -25,7 +25,8 @@ pub(in crate::git) fn git(dir: &Path, args: &[&str]) -> String {
 /// `intend_to_add` with only the repository's own config and no global excludes.
 fn stage(root: &Path, paths: &[String]) -> Option<Staged> {
     let config = Config::from_files(&[root.join(".git/config")]).expect("readable config");
-    intend_to_add_in(root, paths, &config, None)
+    let plain = super::super::trees::writes_plain_objects(root, &root.join(".git"), &config, None);
+    intend_to_add_in(root, paths, &config, plain, None)
 }
 
 /// Writes `text` to `path` under `root`, making its folders.

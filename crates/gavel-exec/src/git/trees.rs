@@ -25,23 +25,20 @@ use std::path::Path;
 
 use super::config::Config;
 use super::objects;
-use super::stage::{ENTRY_HEAD, EXTENDED, INTENT_TO_ADD, parse};
+use super::stage::{ENTRY_HEAD, EXTENDED, INTENT_TO_ADD, field, parse, stat_data};
 
 /// Writes the objects `git commit --include -- SPECS` is about to write for the repository at
 /// `root` (whose index already holds the commit's new files), asking `running` before each
-/// object and stopping once git is done. Does nothing where git could store other bytes.
+/// object and stopping once git is done. Only for a repository where git stores files' raw
+/// bytes ([`writes_plain_objects`], the caller's check).
 pub(crate) fn write_ahead(
     root: &Path,
     git_dir: &Path,
     specs: &[String],
-    config: &Config,
     running: &mut dyn FnMut() -> bool,
 ) {
-    let attributes = super::config::user_git_file("attributes");
-    if writes_plain_objects(root, git_dir, config, attributes.as_deref()) {
-        // A failure only means git writes the objects itself.
-        let _ = compute_and_write(root, git_dir, specs, running);
-    }
+    // A failure only means git writes the objects itself.
+    let _ = compute_and_write(root, git_dir, specs, running);
 }
 
 /// Whether git, in the repository at `root` with `config` (the config git reads there) and the
@@ -122,14 +119,13 @@ fn compute_and_write(
             return None;
         }
         let raw = &entry.raw;
-        let flags = u16::from_be_bytes(raw.get(60..ENTRY_HEAD)?.try_into().ok()?);
-        let intent = flags & EXTENDED != 0
+        let intent = entry.flags()? & EXTENDED != 0
             && u16::from_be_bytes(raw.get(ENTRY_HEAD..ENTRY_HEAD + 2)?.try_into().ok()?)
                 & INTENT_TO_ADD
                 != 0;
         let mut item = Item {
             name: entry.name.to_vec(),
-            mode: u32::from_be_bytes(raw.get(24..28)?.try_into().ok()?),
+            mode: entry.field(field::MODE)?,
             id: raw.get(40..60)?.try_into().ok()?,
         };
         if named(entry.name) {
@@ -145,18 +141,11 @@ fn compute_and_write(
             }
             // The index's stat data says whether its id is still the file's (a smudged,
             // racily clean entry has size 0 and does not match).
-            let field = |at: usize| -> Option<u64> {
-                Some(u64::from(u32::from_be_bytes(
-                    raw.get(at..at + 4)?.try_into().ok()?,
-                )))
-            };
-            use std::os::unix::fs::MetadataExt;
-            let low = |v: u64| v & 0xffff_ffff;
+            let stat = stat_data(&meta);
             let unchanged = !intent
-                && field(36)? == low(meta.len())
-                && field(8)? == low(meta.mtime() as u64)
-                && field(12)? == low(meta.mtime_nsec() as u64)
-                && field(20)? == low(meta.ino());
+                && [field::SIZE, field::MTIME, field::MTIME + 1, field::INO]
+                    .iter()
+                    .all(|&i| entry.field(i) == Some(stat[i]));
             if !unchanged {
                 let content = std::fs::read(&path).ok()?;
                 let id = objects::object_id("blob", &content);
@@ -415,17 +404,10 @@ mod tests {
         git(root, &["add", "-N", "x.md"]);
         let before = loose_objects(root);
         let mut asked = 0;
-        let config = config(root);
-        write_ahead(
-            root,
-            &root.join(".git"),
-            &["x.md".to_owned()],
-            &config,
-            &mut || {
-                asked += 1;
-                false
-            },
-        );
+        write_ahead(root, &root.join(".git"), &["x.md".to_owned()], &mut || {
+            asked += 1;
+            false
+        });
         assert_eq!(asked, 1, "asked before the first object, and stopped");
         assert_eq!(loose_objects(root), before);
     }
@@ -437,14 +419,13 @@ mod tests {
         let content = "# A draft\n\nwith text\n".repeat(40);
         write(root, "docs/002-draft.md", &content);
         git(root, &["add", "-N", "docs"]);
-        let config = config(root);
-        write_ahead(
+        assert!(writes_plain_objects(
             root,
             &root.join(".git"),
-            &["docs".to_owned()],
-            &config,
-            &mut || true,
-        );
+            &config(root),
+            None
+        ));
+        write_ahead(root, &root.join(".git"), &["docs".to_owned()], &mut || true);
         let id = git(root, &["hash-object", "docs/002-draft.md"]);
         let id = id.trim();
         assert!(
