@@ -105,21 +105,7 @@ impl Git {
             let attributes = super::config::user_git_file("attributes");
             super::trees::writes_plain_objects(&self.root, &git_dir, config, attributes.as_deref())
         });
-        let staged = match &config {
-            Some(config) if existing > 0 && matches!(prior, PriorAttempt::None) => {
-                super::stage::intend_to_add(&self.root, &specs[..existing], config, plain_objects)
-            }
-            _ => None,
-        };
-        if existing > 0 && staged.is_none() {
-            let mut add = vec!["add", "-A", "--"];
-            add.extend(specs[..existing].iter().map(String::as_str));
-            self.run(&add)?;
-        }
         let full = format!("{message}\n\nGavel-Step: {key}\n");
-        // `--only` (git's default with paths) commits the paths from a temporary index, leaving
-        // what else the person staged alone. When nothing else is staged (the index was HEAD's
-        // tree), `--include` commits the same tree from the index itself, with less work.
         let mut commit = Vec::new();
         // git's automatic maintenance after the commit is a second process; skipped when git's
         // own check, made here, says it would do nothing (see `maintenance`).
@@ -130,19 +116,80 @@ impl Git {
             commit.extend(["-c", "maintenance.auto=false"]);
         }
         commit.extend(["commit", "--quiet", "-m", &full]);
-        if staged.is_some_and(|s| s.index_was_head) {
-            commit.push("--include");
+        // When gavel stages the new files itself, `git commit` starts as soon as the index is
+        // read and takes the paths on stdin, which it reads before the index: its start-up
+        // overlaps the staging (see `started`). `--include` or `--only`, always one of them, as
+        // below; without paths (gavel gone) either makes git stop.
+        let mut started = None;
+        let staged = match &config {
+            Some(config) if existing > 0 && matches!(prior, PriorAttempt::None) => {
+                let mut start = |index_was_head: bool| {
+                    let mut args = commit.clone();
+                    args.push(if index_was_head {
+                        "--include"
+                    } else {
+                        "--only"
+                    });
+                    args.extend(["--pathspec-from-file=-", "--pathspec-file-nul"]);
+                    // Not started: git is run after staging, as below.
+                    started = self.start(&args).ok().map(|git| (git, index_was_head));
+                };
+                super::stage::intend_to_add(
+                    &self.root,
+                    &specs[..existing],
+                    config,
+                    plain_objects,
+                    &mut start,
+                )
+            }
+            _ => None,
+        };
+        if existing > 0 && staged.is_none() {
+            drop(started.take());
+            let mut add = vec!["add", "-A", "--"];
+            add.extend(specs[..existing].iter().map(String::as_str));
+            self.run(&add)?;
         }
-        commit.push("--");
-        commit.extend(specs.iter().map(String::as_str));
         // While git starts, this thread (which would only wait) writes the objects git is
         // about to write for the commit's new files and folders (see `trees`); it stops as
         // soon as git is done.
-        self.run_meanwhile(&commit, |running| {
+        let ahead = |running: &mut dyn FnMut() -> bool| {
             if staged.is_some() && plain_objects {
                 super::trees::write_ahead(&self.root, &git_dir, &specs, running);
             }
-        })?;
+        };
+        let include = staged.is_some_and(|s| s.index_was_head);
+        let done = match started {
+            Some((git, started_with)) if started_with == include => {
+                let mut paths = Vec::new();
+                for spec in &specs {
+                    paths.extend_from_slice(spec.as_bytes());
+                    paths.push(0);
+                }
+                match git.finish(&paths, ahead) {
+                    Ok(_) => true,
+                    // A git older than 2.25 has no `--pathspec-from-file`: it refused the
+                    // arguments before doing anything.
+                    Err(GitError::Failed {
+                        code: Some(129), ..
+                    }) => false,
+                    Err(e) => return Err(e),
+                }
+            }
+            _ => false,
+        };
+        if !done {
+            // `--only` (git's default with paths) commits the paths from a temporary index,
+            // leaving what else the person staged alone. When nothing else is staged (the
+            // index was HEAD's tree), `--include` commits the same tree from the index itself,
+            // with less work.
+            if include {
+                commit.push("--include");
+            }
+            commit.push("--");
+            commit.extend(specs.iter().map(String::as_str));
+            self.run_meanwhile(&commit, ahead)?;
+        }
         if let Some(sha) = self.new_commit(key) {
             return Ok(sha);
         }

@@ -32,6 +32,7 @@ mod refresh;
 mod remote;
 mod snapshot;
 mod stage;
+mod started;
 #[cfg(test)]
 mod tests;
 mod trees;

@@ -147,6 +147,7 @@ fn stage_after_a_commit(root: &Path, plain_objects: bool) -> Vec<(String, u32)> 
         &config,
         plain_objects,
         None,
+        &mut |_| {},
     )
     .expect("staged");
     assert_eq!(staged.added, 1);

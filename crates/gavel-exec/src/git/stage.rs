@@ -56,11 +56,16 @@ pub(crate) struct Staged {
 /// `plain_objects` says whether git stores files' raw bytes here
 /// ([`super::trees::writes_plain_objects`], asked once per commit by the caller): only then are
 /// the entries git left suspect checked again (`refresh`).
+///
+/// `on_read` is told, once the index is read under its lock and before the new files are
+/// listed, what [`Staged::index_was_head`] will say (the caller starts `git commit` then). It
+/// is not called when this answers `None` before reading the index.
 pub(crate) fn intend_to_add(
     root: &Path,
     paths: &[String],
     config: &Config,
     plain_objects: bool,
+    on_read: &mut dyn FnMut(bool),
 ) -> Option<Staged> {
     intend_to_add_in(
         root,
@@ -68,6 +73,7 @@ pub(crate) fn intend_to_add(
         config,
         plain_objects,
         global_excludes().as_deref(),
+        on_read,
     )
 }
 
@@ -78,6 +84,7 @@ pub(crate) fn intend_to_add_in(
     config: &Config,
     plain_objects: bool,
     excludes: Option<&Path>,
+    on_read: &mut dyn FnMut(bool),
 ) -> Option<Staged> {
     let git_dir = root.join(".git");
     if !git_dir.is_dir() || !plain_config(config) {
@@ -103,6 +110,8 @@ pub(crate) fn intend_to_add_in(
         Err(_) => return None,
     };
     let index = parse(&bytes)?;
+    let index_was_head = was_head(&git_dir, &index.2);
+    on_read(index_was_head);
     // The entries git left suspect are checked again (see `refresh`) on a second thread while
     // this one lists the new files.
     let now = std::time::SystemTime::now()
@@ -127,6 +136,7 @@ pub(crate) fn intend_to_add_in(
         bytes: &bytes,
         written_at,
         index,
+        index_was_head,
         verified,
     };
     let staged = write_index(root, &git_dir, read, &candidates?, lock.file.as_mut()?)?;
@@ -316,6 +326,8 @@ struct Read<'a> {
     written_at: i64,
     /// Its version, entries and extensions ([`parse`]).
     index: Parsed<'a>,
+    /// Whether it held exactly `HEAD`'s tree ([`was_head`]).
+    index_was_head: bool,
     /// Entries to write with their real size again (`refresh`): position and size.
     verified: Vec<(usize, u32)>,
 }
@@ -336,27 +348,9 @@ fn write_index(
         bytes,
         written_at,
         index: (version, mut entries, extensions),
+        index_was_head,
         verified,
     } = read;
-    // A merge, cherry-pick, revert or rebase in progress: `--include` would conclude it.
-    let in_progress = [
-        "MERGE_HEAD",
-        "CHERRY_PICK_HEAD",
-        "REVERT_HEAD",
-        "rebase-merge",
-        "rebase-apply",
-    ]
-    .iter()
-    .any(|f| git_dir.join(f).exists());
-    let index_was_head = !in_progress
-        && extensions.iter().any(|(sig, data)| {
-            sig == b"TREE"
-                && super::cache_tree::root(data).is_some_and(|tree| {
-                    super::objects::head_id(git_dir)
-                        .and_then(|head| super::objects::commit_tree(git_dir, &head))
-                        .is_some_and(|head_tree| head_tree == tree)
-                })
-        });
     // The index is sorted by name (git keeps it so): look names up by binary search.
     let names: Vec<&[u8]> = entries.iter().map(|e| e.name).collect();
     let new: Vec<&String> = candidates
@@ -449,6 +443,30 @@ fn write_index(
         added: owned.len(),
         index_was_head,
     })
+}
+
+/// Whether the index whose extensions are `extensions` holds exactly `HEAD`'s tree: its cache
+/// tree's root is valid and is that tree, and no merge, cherry-pick, revert or rebase is in
+/// progress (`--include` would conclude it).
+fn was_head(git_dir: &Path, extensions: &[([u8; 4], &[u8])]) -> bool {
+    let in_progress = [
+        "MERGE_HEAD",
+        "CHERRY_PICK_HEAD",
+        "REVERT_HEAD",
+        "rebase-merge",
+        "rebase-apply",
+    ]
+    .iter()
+    .any(|f| git_dir.join(f).exists());
+    !in_progress
+        && extensions.iter().any(|(sig, data)| {
+            sig == b"TREE"
+                && super::cache_tree::root(data).is_some_and(|tree| {
+                    super::objects::head_id(git_dir)
+                        .and_then(|head| super::objects::commit_tree(git_dir, &head))
+                        .is_some_and(|head_tree| head_tree == tree)
+                })
+        })
 }
 
 /// The bytes of an index without entries.

@@ -26,7 +26,16 @@ pub(in crate::git) fn git(dir: &Path, args: &[&str]) -> String {
 fn stage(root: &Path, paths: &[String]) -> Option<Staged> {
     let config = Config::from_files(&[root.join(".git/config")]).expect("readable config");
     let plain = super::super::trees::writes_plain_objects(root, &root.join(".git"), &config, None);
-    intend_to_add_in(root, paths, &config, plain, None)
+    let mut told = None;
+    let staged = intend_to_add_in(root, paths, &config, plain, None, &mut |was_head| {
+        assert!(told.is_none(), "told twice");
+        told = Some(was_head);
+    });
+    // What the caller is told before staging is what staging then says.
+    if let Some(staged) = staged {
+        assert_eq!(told, Some(staged.index_was_head));
+    }
+    staged
 }
 
 /// Writes `text` to `path` under `root`, making its folders.

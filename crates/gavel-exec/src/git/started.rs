@@ -1,0 +1,246 @@
+//! A git command started before its input exists, so that git's own start-up (loading,
+//! reading its configuration, finding the repository and `HEAD`) overlaps work gavel still
+//! has to do before the command can go on.
+//!
+//! `git commit --pathspec-from-file=-` reads its paths from stdin before it reads or locks the
+//! index, so gavel starts it as soon as it knows the commit's arguments and stages the new
+//! files while git starts. Until git has its input it has read configuration and refs and
+//! written nothing: a [`Started`] dropped before [`Started::finish`] (an error while staging)
+//! is killed and reaped. If gavel itself dies, git reads an empty path list, and
+//! `--include` or `--only` without a path makes it stop ("No paths with --include/--only does
+//! not make sense") before it touches the index; callers must pass one of them.
+
+use std::io::Write;
+use std::process::{Child, Stdio};
+
+use super::{Git, GitError, check};
+
+/// A git process waiting for its input on stdin.
+pub(crate) struct Started {
+    /// `None` once finished.
+    child: Option<Child>,
+    /// The arguments, for errors.
+    args: String,
+}
+
+impl Git {
+    /// Starts `git args...` with stdin, stdout and stderr piped; it runs until it reads stdin.
+    pub(crate) fn start(&self, args: &[&str]) -> Result<Started, GitError> {
+        let mut cmd = self.command(args);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = cmd.spawn().map_err(GitError::Spawn)?;
+        Ok(Started {
+            child: Some(child),
+            args: args.join(" "),
+        })
+    }
+}
+
+impl Started {
+    /// Gives git `input` (then end of file), runs `meanwhile` while git works (told, when it
+    /// asks, whether git is still running), and waits for git like [`Git::run`]: its stdout,
+    /// or its failure. A git that refused its arguments before reading anything fails with
+    /// `code: Some(129)`.
+    pub(crate) fn finish(
+        mut self,
+        input: &[u8],
+        meanwhile: impl FnOnce(&mut dyn FnMut() -> bool),
+    ) -> Result<String, GitError> {
+        let Some(mut child) = self.child.take() else {
+            return Err(GitError::Failed {
+                args: self.args.clone(),
+                stderr: "finished twice".into(),
+                code: None,
+            });
+        };
+        if let Some(mut stdin) = child.stdin.take() {
+            // A git that already stopped cannot take it (a broken pipe): its status says why.
+            let _ = stdin.write_all(input);
+        }
+        meanwhile(&mut || matches!(child.try_wait(), Ok(None)));
+        let out = child.wait_with_output().map_err(GitError::Spawn)?;
+        check(&self.args, out.status, &out.stderr)?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // Not given its input: it has done nothing yet.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, Git) {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let git = Git::at(dir.path());
+        git.run(&["init", "-q"]).expect("init");
+        for (key, value) in [
+            ("user.name", "t"),
+            ("user.email", "t@example.invalid"),
+            ("commit.gpgsign", "false"),
+        ] {
+            git.run(&["config", key, value]).expect("config");
+        }
+        git.run(&["commit", "-q", "--allow-empty", "-m", "base"])
+            .expect("a first commit");
+        (dir, git)
+    }
+
+    #[test]
+    fn git_waits_for_its_input_and_then_runs() {
+        let (_dir, git) = repo();
+        let started = git.start(&["hash-object", "--stdin"]).expect("git starts");
+        let out = started.finish(b"hello\n", |_| {}).expect("git runs");
+        assert_eq!(out.trim(), "ce013625030ba8dba906f756967f9e9ca394464a");
+    }
+
+    #[test]
+    fn dropped_before_its_input_git_is_stopped_and_reaped() {
+        let (dir, git) = repo();
+        std::fs::write(dir.path().join("a.txt"), "a\n").expect("a file");
+        let started = git
+            .start(&[
+                "commit",
+                "--quiet",
+                "-m",
+                "never",
+                "--only",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            ])
+            .expect("git starts");
+        drop(started);
+        let log = git.run(&["log", "--format=%s"]).expect("a log");
+        assert!(!log.contains("never"), "{log}");
+        assert!(!dir.path().join(".git/index.lock").exists());
+    }
+
+    #[test]
+    fn a_commit_given_no_paths_commits_nothing() {
+        let (dir, git) = repo();
+        std::fs::write(dir.path().join("a.txt"), "a\n").expect("a file");
+        git.run(&["add", "a.txt"]).expect("staged");
+        for mode in ["--include", "--only"] {
+            let started = git
+                .start(&[
+                    "commit",
+                    "--quiet",
+                    "-m",
+                    "empty paths",
+                    mode,
+                    "--pathspec-from-file=-",
+                    "--pathspec-file-nul",
+                ])
+                .expect("git starts");
+            let err = started
+                .finish(b"", |_| {})
+                .expect_err("no paths, no commit");
+            assert!(err.to_string().contains("No paths"), "{mode}: {err}");
+        }
+        let log = git.run(&["log", "--format=%s"]).expect("a log");
+        assert!(!log.contains("empty paths"), "{log}");
+    }
+
+    #[test]
+    fn refused_arguments_fail_with_git_usage_code() {
+        let (_dir, git) = repo();
+        let started = git
+            .start(&["commit", "--no-such-option-here"])
+            .expect("git starts");
+        match started.finish(b"", |_| {}) {
+            Err(GitError::Failed { code, .. }) => assert_eq!(code, Some(129)),
+            other => panic!("expected a usage failure, got {other:?}"),
+        }
+    }
+
+    /// A `git` on `PATH` that logs each command's arguments to `log` (each ending in 0x1e) and
+    /// runs the real git,
+    /// or, with `refuse`, refuses `--pathspec-from-file` as a git before 2.25 does.
+    fn wrapper(dir: &std::path::Path, log: &std::path::Path, refuse: bool) -> String {
+        let real = crate::process::on_path("git").expect("git on PATH");
+        let bin = dir.join("bin");
+        std::fs::create_dir_all(&bin).expect("a bin folder");
+        let refusal = if refuse {
+            "case \"$*\" in *--pathspec-from-file*) echo 'error: unknown option' >&2; exit 129;; esac\n"
+        } else {
+            ""
+        };
+        let script = format!(
+            "#!/bin/sh\nprintf '%s\\036' \"$*\" >> '{}'\n{refusal}exec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        );
+        let path = bin.join("git");
+        std::fs::write(&path, script).expect("the wrapper");
+        let mut perms = std::fs::metadata(&path).expect("meta").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&path, perms).expect("chmod");
+        let old = std::env::var("PATH").unwrap_or_default();
+        format!("{}:{old}", bin.display())
+    }
+
+    #[test]
+    fn a_commit_takes_its_paths_on_stdin_and_an_older_git_still_commits() {
+        for refuse in [false, true] {
+            let (dir, _git) = repo();
+            let tools = tempfile::tempdir().expect("a temp dir");
+            let log = tools.path().join("git.log");
+            let path = wrapper(tools.path(), &log, refuse);
+            crate::testutil::rerun(
+                "git::started::tests::child_commits_a_new_file",
+                &dir.path().display().to_string(),
+                false,
+                &[("PATH", Some(&path))],
+            );
+            let commits: Vec<String> = std::fs::read_to_string(&log)
+                .expect("the log")
+                .split('\u{1e}')
+                .filter(|l| l.contains(" commit "))
+                .map(str::to_owned)
+                .collect();
+            assert!(
+                commits[0].contains("--include --pathspec-from-file=- --pathspec-file-nul"),
+                "{commits:?}"
+            );
+            if refuse {
+                assert_eq!(commits.len(), 2, "tried again the older way: {commits:?}");
+                assert!(commits[1].ends_with("--include -- new.md"), "{commits:?}");
+            } else {
+                assert_eq!(commits.len(), 1, "{commits:?}");
+            }
+        }
+    }
+
+    #[test]
+    #[ignore = "run by a_commit_takes_its_paths_on_stdin_and_an_older_git_still_commits"]
+    fn child_commits_a_new_file() {
+        let Some(root) = crate::testutil::child_arg() else {
+            return;
+        };
+        let root = std::path::PathBuf::from(root);
+        let git = Git::at(&root);
+        std::fs::write(root.join("new.md"), "new\n").expect("a new file");
+        git.commit_paths(
+            &[std::path::PathBuf::from("new.md")],
+            "gavel: new",
+            "gavel-started",
+            super::super::PriorAttempt::None,
+        )
+        .expect("committed");
+        let files = git
+            .run(&["show", "--name-only", "--format=%s", "HEAD"])
+            .expect("show");
+        assert_eq!(files, "gavel: new\n\nnew.md\n");
+        assert_eq!(git.run(&["status", "--porcelain"]).expect("status"), "");
+    }
+}
