@@ -36,10 +36,15 @@ pub(crate) fn write_blob(git_dir: &Path, content: &[u8]) -> std::io::Result<Stri
 }
 
 /// Writes the loose object of `kind` with `body` into `git_dir` unless it is there; returns
-/// its id. As git writes one: the header (`blob N\0`) and the body, zlib-compressed at git's
-/// default level for loose objects (1, with an 8 KiB window), in a temporary file (`tmp_obj_*`, which `git gc`
-/// removes when one is left behind) renamed to the id's path, read-only. A rename over the
-/// same object written at the same moment (by git) replaces it with identical bytes.
+/// its id. As git writes one: the header (`blob N\0`) and the body as a zlib stream, in a
+/// temporary file (`tmp_obj_*`, which `git gc` removes when one is left behind) renamed to the
+/// id's path, read-only. An object that fits one 4 KiB disk block as it is goes in stored
+/// (uncompressed) deflate blocks, what git writes with `core.looseCompression=0`: on disk it
+/// takes the block it would take compressed, and a process that writes only such objects
+/// never sets up a compressor (a few hundred KB of tables to zero, a real part of a short
+/// run). Larger ones are compressed at git's default level for loose objects (1, with an
+/// 8 KiB window). git reads either; a rename over the same object written at the same moment
+/// by git replaces it with the same content.
 pub(crate) fn write_object(git_dir: &Path, kind: &str, body: &[u8]) -> std::io::Result<String> {
     let id = object_id(kind, body);
     let dir = git_dir.join("objects").join(&id[..2]);
@@ -124,8 +129,17 @@ fn zlib_encoder() -> flate2::write::ZlibEncoder<Vec<u8>> {
     )
 }
 
-/// `head` then `body`, zlib-compressed (with zlib's header, as loose objects are).
+/// The largest loose object (header and body) kept in stored deflate blocks: with zlib's
+/// 2-byte header, a 5-byte block header and the 4-byte checksum, one 4 KiB block.
+const STORED_MAX: usize = 4096 - 11;
+
+/// `head` then `body` as a zlib stream (with zlib's header, as loose objects are): stored
+/// when they fit [`STORED_MAX`], compressed otherwise.
 fn zlib(head: &[u8], body: &[u8]) -> std::io::Result<Vec<u8>> {
+    let len = head.len() + body.len();
+    if len <= STORED_MAX {
+        return Ok(stored(head, body));
+    }
     ZLIB.with(|z| {
         let mut z = z.borrow_mut();
         let out = z
@@ -138,4 +152,124 @@ fn zlib(head: &[u8], body: &[u8]) -> std::io::Result<Vec<u8>> {
         }
         out
     })
+}
+
+/// `head` then `body` (together at most 65,535 bytes) as a zlib stream of one final stored
+/// deflate block (RFC 1950, 1951): the header zlib writes at level 0, the block, the Adler-32
+/// of the data.
+fn stored(head: &[u8], body: &[u8]) -> Vec<u8> {
+    let len = u16::try_from(head.len() + body.len()).unwrap_or(u16::MAX);
+    let mut out = Vec::with_capacity(usize::from(len) + 11);
+    // CMF 0x78 (deflate, 32 KiB window), FLG 0x01 (fastest, no dictionary; 0x7801 % 31 == 0).
+    out.extend_from_slice(&[0x78, 0x01, 0x01]);
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&(!len).to_le_bytes());
+    out.extend_from_slice(head);
+    out.extend_from_slice(body);
+    out.extend_from_slice(&adler32(&[head, body]).to_be_bytes());
+    out
+}
+
+/// The Adler-32 checksum of `parts`, one after the other.
+fn adler32(parts: &[&[u8]]) -> u32 {
+    const MOD: u32 = 65521;
+    // The most bytes before the sums must be reduced to stay within 32 bits.
+    const NMAX: usize = 5552;
+    let (mut a, mut b) = (1u32, 0u32);
+    for part in parts {
+        for chunk in part.chunks(NMAX) {
+            for &byte in chunk {
+                a += u32::from(byte);
+                b += a;
+            }
+            a %= MOD;
+            b %= MOD;
+        }
+    }
+    (b << 16) | a
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    fn inflate(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        flate2::read::ZlibDecoder::new(data)
+            .read_to_end(&mut out)
+            .expect("a valid zlib stream");
+        out
+    }
+
+    #[test]
+    fn small_objects_are_stored_and_large_ones_compressed_and_both_read_back() {
+        let small = b"hello\n".repeat(10);
+        let data = zlib(b"blob 60\0", &small).expect("zlib");
+        assert_eq!(data.len(), 8 + 60 + 11, "stored as it is");
+        assert_eq!(inflate(&data), [&b"blob 60\0"[..], &small].concat());
+
+        let edge = vec![b'x'; STORED_MAX - 10];
+        let head = format!("blob {}\0", edge.len());
+        assert_eq!(head.len(), 10);
+        let data = zlib(head.as_bytes(), &edge).expect("zlib");
+        assert_eq!(
+            data.len(),
+            4096,
+            "the largest stored object fills one block"
+        );
+        assert_eq!(inflate(&data), [head.as_bytes(), &edge].concat());
+        let over = vec![b'x'; STORED_MAX - 9];
+        let head = format!("blob {}\0", over.len());
+        let data = zlib(head.as_bytes(), &over).expect("zlib");
+        assert!(
+            data.len() < 200,
+            "one byte more is compressed: {}",
+            data.len()
+        );
+
+        let large = b"all work and no play\n".repeat(500);
+        let head = format!("blob {}\0", large.len());
+        let data = zlib(head.as_bytes(), &large).expect("zlib");
+        assert!(data.len() < large.len() / 4, "compressed: {}", data.len());
+        assert_eq!(inflate(&data), [head.as_bytes(), &large].concat());
+    }
+
+    #[test]
+    fn adler32_matches_the_reference_values() {
+        assert_eq!(adler32(&[]), 1);
+        assert_eq!(adler32(&[b"Wikipedia"]), 0x11E6_0398);
+        assert_eq!(adler32(&[b"Wiki", b"pedia"]), 0x11E6_0398);
+        // Past the point where the sums must be reduced: zlib's own trailer says.
+        let long = vec![0xffu8; 100_000];
+        let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(1));
+        encoder.write_all(&long).expect("compress");
+        let stream = encoder.finish().expect("compress");
+        let trailer: [u8; 4] = stream[stream.len() - 4..].try_into().expect("4 bytes");
+        assert_eq!(
+            adler32(&[&long[..40_000], &long[40_000..]]),
+            u32::from_be_bytes(trailer)
+        );
+    }
+
+    #[test]
+    fn git_reads_and_checks_stored_objects() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let git = super::super::Git::at(dir.path());
+        git.run(&["init", "-q"]).expect("init");
+        let git_dir = dir.path().join(".git");
+        let id = write_blob(&git_dir, b"a small file\n").expect("written");
+        assert_eq!(id, object_id("blob", b"a small file\n"));
+        let shown = git.run(&["cat-file", "-p", &id]).expect("git reads it");
+        assert_eq!(shown, "a small file\n");
+        let large = "line of text\n".repeat(1000);
+        let big = write_blob(&git_dir, large.as_bytes()).expect("written");
+        assert_eq!(
+            git.run(&["cat-file", "-s", &big]).expect("size").trim(),
+            "13000"
+        );
+        git.run(&["fsck", "--strict", "--no-dangling"])
+            .expect("git fsck accepts both");
+    }
 }
