@@ -150,9 +150,9 @@ impl Git {
             add.extend(specs[..existing].iter().map(String::as_str));
             self.run(&add)?;
         }
-        // While git starts, this thread (which would only wait) writes the objects git is
-        // about to write for the commit's new files and folders (see `trees`); it stops as
-        // soon as git is done.
+        // The objects git is about to write for the commit's new files and folders are
+        // written ahead by this thread (see `trees`): while git started, before it gets its
+        // paths, or else while it starts up; it stops as soon as git is done.
         let ahead = |running: &mut dyn FnMut() -> bool| {
             if staged.is_some() && plain_objects {
                 super::trees::write_ahead(&self.root, &git_dir, &specs, running);
@@ -166,7 +166,12 @@ impl Git {
                     paths.extend_from_slice(spec.as_bytes());
                     paths.push(0);
                 }
-                match git.finish(&paths, ahead) {
+                // Written before git has its paths: git, which reads them before anything
+                // else, then finds every object there instead of writing the first blobs
+                // itself at the same moment (a second file for the same object, and one of
+                // the two deleted again: on a disk, inodes allocated and freed for nothing).
+                ahead(&mut || true);
+                match git.finish(&paths, |_| {}) {
                     Ok(_) => true,
                     // A git older than 2.25 has no `--pathspec-from-file`: it refused the
                     // arguments before doing anything.

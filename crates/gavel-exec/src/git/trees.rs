@@ -8,8 +8,9 @@
 //! (1.1 of 3.8 ms). All of them follow from the index gavel has just written and from the
 //! files themselves, so this module computes them the way git does and writes the missing
 //! ones (the same objects, stored as git stores them: [`super::objects::write_object`])
-//! while git starts up and refreshes the index; git then hashes the same objects and finds
-//! them present. The commit stays git's own: it reads and hashes every file itself, builds
+//! while git starts up: before it is given its paths (`started`), or while it also refreshes
+//! the index when it has them as arguments; git then hashes the same objects and finds them
+//! present. The commit stays git's own: it reads and hashes every file itself, builds
 //! every tree itself, runs hooks and signs. git never takes an object from here: an object computed differently
 //! (a file changed meanwhile, a case this module does not model) is only unused, an
 //! unreachable loose object that `git gc` prunes like any other; one git writes at the same
