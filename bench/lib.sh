@@ -29,8 +29,11 @@ ms_since() { awk -v s="$1" -v e="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", (e - 
 # `sync`, then times the creation of 16 new folders with 4 empty files each under DIR (kept:
 # deleting them would start the wait again) every 15 s, until two probes in a row find a folder
 # or file costing under 25 µs on average (a quiet filesystem here: 11 to 18 µs; a probe of
-# 45 to 50 µs still saw gavel runs of 21 to 35 ms instead of 13), or MAX seconds have passed.
-# It prints the last probe (to stderr).
+# 45 to 50 µs still saw gavel runs of 21 to 35 ms instead of 13) and at least a minute has
+# passed since the `sync`, ext4's own window for a deleted inode, which a probe in other
+# folders cannot see (on 2026-11-26, three of the five full runs whose probes passed at once,
+# after 15 s, took 12.8 to 13.4 ms a gavel run; every one that had to wait, 10.3 to 11.3 ms),
+# or MAX seconds have passed. It prints the last probe (to stderr).
 settle_fs() {
   local dir="$1" max="$2" waited=0 k=0 us quiet=0
   sync
@@ -48,7 +51,7 @@ for i in range(16):
         os.close(os.open(os.path.join(sub, str(j)), os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644))
 print(round((time.perf_counter() - t) / 80 * 1e6))' "$dir/settle-probe/$k")
     if [ "$us" -lt 25 ]; then quiet=$((quiet + 1)); else quiet=0; fi
-    if [ "$quiet" -ge 2 ] || [ "$waited" -ge "$max" ]; then
+    if { [ "$quiet" -ge 2 ] && [ "$waited" -ge 60 ]; } || [ "$waited" -ge "$max" ]; then
       echo "filesystem: a new folder or file costs ${us} µs (probed after ${waited}s)" >&2
       return 0
     fi
