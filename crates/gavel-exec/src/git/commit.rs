@@ -17,6 +17,10 @@ pub enum PriorAttempt<'a> {
     Possible { since: Option<&'a str> },
 }
 
+/// The most bytes of new objects written before `git commit` gets its paths (some
+/// milliseconds of hashing and compressing); a larger commit writes them while git runs.
+const AHEAD_BEFORE_PATHS: usize = 1 << 20;
+
 impl Git {
     /// The commit whose message carries the line `Gavel-Step: {key}`, searching only commits
     /// made after `since` (all history when `since` is `None`).
@@ -170,8 +174,21 @@ impl Git {
                 // else, then finds every object there instead of writing the first blobs
                 // itself at the same moment (a second file for the same object, and one of
                 // the two deleted again: on a disk, inodes allocated and freed for nothing).
-                ahead(&mut || true);
-                match git.finish(&paths, |_| {}) {
+                // Up to a budget: a larger commit is left to overlap as before, so git never
+                // waits long for objects it would hash and write itself.
+                let before = staged.is_some()
+                    && plain_objects
+                    && super::trees::write_ahead_before(
+                        &self.root,
+                        &git_dir,
+                        &specs,
+                        AHEAD_BEFORE_PATHS,
+                    );
+                match git.finish(&paths, |running| {
+                    if !before {
+                        ahead(running);
+                    }
+                }) {
                     Ok(_) => true,
                     // A git older than 2.25 has no `--pathspec-from-file`: it refused the
                     // arguments before doing anything.

@@ -39,7 +39,21 @@ pub(crate) fn write_ahead(
     running: &mut dyn FnMut() -> bool,
 ) {
     // A failure only means git writes the objects itself.
-    let _ = compute_and_write(root, git_dir, specs, running);
+    let _ = compute_and_write(root, git_dir, specs, running, None);
+}
+
+/// [`write_ahead`] for a `git commit` that has not yet been given its paths, so nothing races
+/// it; `false`, with nothing written, when the missing objects hold more than `budget` bytes
+/// (git, given its paths, then hashes and writes them while this thread writes ahead as
+/// usual, rather than waiting for all of it).
+pub(crate) fn write_ahead_before(
+    root: &Path,
+    git_dir: &Path,
+    specs: &[String],
+    budget: usize,
+) -> bool {
+    // A failure means git writes the objects itself: there is nothing to overlap either.
+    compute_and_write(root, git_dir, specs, &mut || true, Some(budget)) != Some(false)
 }
 
 /// Whether git, in the repository at `root` with `config` (the config git reads there) and the
@@ -92,13 +106,15 @@ struct Item {
 /// Computes the blobs and trees `git commit --include -- SPECS` will write for the index of
 /// `git_dir` (work tree `root`) and writes those that are missing while `running` says git
 /// is. `None` when the index is one this module does not read, or git is done (git then does
-/// or did it all, as always).
+/// or did it all, as always); `Some(false)`, with nothing written, when the missing objects
+/// hold more than `budget` bytes.
 fn compute_and_write(
     root: &Path,
     git_dir: &Path,
     specs: &[String],
     running: &mut dyn FnMut() -> bool,
-) -> Option<()> {
+    budget: Option<usize>,
+) -> Option<bool> {
     let index = git_dir.join("index");
     // A large index (tens of thousands of files) is git's own business: it updates only the
     // trees its cache tree marks stale, where this module would hash them all.
@@ -169,13 +185,18 @@ fn compute_and_write(
         .into_iter()
         .filter(|(_, _, id)| seen.insert(id.clone()) && !objects::has_loose(git_dir, id))
         .collect();
+    if budget
+        .is_some_and(|budget| missing.iter().map(|(_, body, _)| body.len()).sum::<usize>() > budget)
+    {
+        return Some(false);
+    }
     for (kind, body, id) in missing {
         if !running() || objects::has_loose(git_dir, &id) {
             return None;
         }
         objects::write_object(git_dir, kind, &body).ok()?;
     }
-    Some(())
+    Some(true)
 }
 
 /// The id of the tree of `items` (sorted, all under one folder whose path is `prefix` bytes
@@ -320,7 +341,22 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        compute_and_write(root, &root.join(".git"), &specs, &mut || true).expect("computed");
+        let before = loose_objects(root);
+        assert!(
+            !write_ahead_before(root, &root.join(".git"), &specs, 64),
+            "over the budget"
+        );
+        assert_eq!(
+            loose_objects(root),
+            before,
+            "nothing written over the budget"
+        );
+        assert!(write_ahead_before(
+            root,
+            &root.join(".git"),
+            &specs,
+            1 << 20
+        ));
         let ahead = loose_objects(root);
         let mut args = vec!["commit", "-q", "-m", "run", "--include", "--"];
         args.extend(specs.iter().map(String::as_str));
