@@ -17,6 +17,9 @@ pub enum PriorAttempt<'a> {
     Possible { since: Option<&'a str> },
 }
 
+/// What POSIX guarantees a pipe takes in one piece (`PIPE_BUF`).
+const PIPE_BUF: usize = 4096;
+
 /// The most bytes of new objects written before `git commit` gets its paths (some
 /// milliseconds of hashing and compressing); a larger commit writes them while git runs.
 const AHEAD_BEFORE_PATHS: usize = 1 << 20;
@@ -125,9 +128,16 @@ impl Git {
         // overlaps the staging (see `started`). `--include` or `--only`, always one of them, as
         // below; without paths (gavel gone) either makes git stop.
         let mut started = None;
+        // The paths must reach git whole, or git (which cannot tell a cut list from a full
+        // one) would commit part of them if gavel were killed halfway through writing them:
+        // a write of at most `PIPE_BUF` bytes to a pipe is all or nothing.
+        let paths_fit = specs.iter().map(|s| s.len() + 1).sum::<usize>() <= PIPE_BUF;
         let staged = match &config {
             Some(config) if existing > 0 && matches!(prior, PriorAttempt::None) => {
                 let mut start = |index_was_head: bool| {
+                    if !paths_fit {
+                        return;
+                    }
                     let mut args = commit.clone();
                     args.push(if index_was_head {
                         "--include"
@@ -198,7 +208,11 @@ impl Git {
                     Err(e) => return Err(e),
                 }
             }
-            _ => false,
+            // Not used: stopped now, rather than left waiting while the commit runs.
+            other => {
+                drop(other);
+                false
+            }
         };
         if !done {
             // `--only` (git's default with paths) commits the paths from a temporary index,

@@ -243,4 +243,60 @@ mod tests {
         assert_eq!(files, "gavel: new\n\nnew.md\n");
         assert_eq!(git.run(&["status", "--porcelain"]).expect("status"), "");
     }
+
+    #[test]
+    fn paths_too_many_to_reach_git_whole_go_as_arguments() {
+        let (dir, _git) = repo();
+        let tools = tempfile::tempdir().expect("a temp dir");
+        let log = tools.path().join("git.log");
+        let path = wrapper(tools.path(), &log, false);
+        crate::testutil::rerun(
+            "git::started::tests::child_commits_many_files",
+            &dir.path().display().to_string(),
+            false,
+            &[("PATH", Some(&path))],
+        );
+        let commits: Vec<String> = std::fs::read_to_string(&log)
+            .expect("the log")
+            .split('\u{1e}')
+            .filter(|l| l.contains(" commit "))
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(commits.len(), 1, "{commits:?}");
+        assert!(
+            !commits[0].contains("--pathspec-from-file"),
+            "{}",
+            commits[0]
+        );
+        assert!(commits[0].contains(" -- "), "{}", commits[0]);
+    }
+
+    #[test]
+    #[ignore = "run by paths_too_many_to_reach_git_whole_go_as_arguments"]
+    fn child_commits_many_files() {
+        let Some(root) = crate::testutil::child_arg() else {
+            return;
+        };
+        let root = std::path::PathBuf::from(root);
+        let git = Git::at(&root);
+        // 60 paths of 80 bytes: more than a pipe takes in one piece.
+        let paths: Vec<std::path::PathBuf> = (0..60)
+            .map(|i| std::path::PathBuf::from(format!("{i:03}-{}.md", "x".repeat(75))))
+            .collect();
+        for path in &paths {
+            std::fs::write(root.join(path), "a file\n").expect("a new file");
+        }
+        git.commit_paths(
+            &paths,
+            "gavel: many",
+            "gavel-many",
+            super::super::PriorAttempt::None,
+        )
+        .expect("committed");
+        let files = git
+            .run(&["show", "--name-only", "--format=", "HEAD"])
+            .expect("show");
+        assert_eq!(files.lines().count(), 60);
+        assert_eq!(git.run(&["status", "--porcelain"]).expect("status"), "");
+    }
 }

@@ -130,6 +130,8 @@ fn compute_and_write(
         })
     };
     let mut items = Vec::with_capacity(entries.len());
+    // The bytes of the files read so far, against `budget`: over it, nothing more is read.
+    let mut read = 0u64;
     let mut objects_to_write: Vec<Object> = Vec::new();
     for entry in &entries {
         if entry.stage != 0 {
@@ -164,6 +166,10 @@ fn compute_and_write(
                     .iter()
                     .all(|&i| entry.field(i) == Some(stat[i]));
             if !unchanged {
+                read += meta.len();
+                if budget.is_some_and(|budget| read > budget as u64) {
+                    return Some(false);
+                }
                 let content = std::fs::read(&path).ok()?;
                 let id = objects::object_id("blob", &content);
                 item.id = hex20(&id)?;
