@@ -96,7 +96,6 @@ pub enum Command {
     Confine(Lazy<confine::ConfineArgs>),
 }
 
-/// Runs the parsed command.
 /// A subcommand's arguments, defined only when that subcommand is parsed or its help is shown
 /// (clap's `Command::defer`). Building every subcommand's arguments is most of the parse: about
 /// 0.2 ms of every command's start, for the one subcommand that runs. Names and one-line
@@ -173,6 +172,7 @@ impl<T: FromArgMatches> FromArgMatches for Lazy<T> {
     }
 }
 
+/// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<Exit, CliError> {
     let state_dir = cli.state_dir;
     if let Some(repo) = &cli.repo {

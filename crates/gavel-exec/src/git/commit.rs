@@ -22,7 +22,7 @@ const PIPE_BUF: usize = 4096;
 
 /// The most bytes of new objects written before `git commit` gets its paths (some
 /// milliseconds of hashing and compressing); a larger commit writes them while git runs.
-const AHEAD_BEFORE_PATHS: usize = 1 << 20;
+pub(super) const AHEAD_BEFORE_PATHS: usize = 1 << 20;
 
 impl Git {
     /// The commit whose message carries the line `Gavel-Step: {key}`, searching only commits
@@ -126,27 +126,26 @@ impl Git {
         // When gavel stages the new files itself, `git commit` starts as soon as the index is
         // read and takes the paths on stdin, which it reads before the index: its start-up
         // overlaps the staging (see `started`). `--include` or `--only`, always one of them, as
-        // below; without paths (gavel gone) either makes git stop.
-        let mut started = None;
-        // The paths must reach git whole, or git (which cannot tell a cut list from a full
-        // one) would commit part of them if gavel were killed halfway through writing them:
-        // a write of at most `PIPE_BUF` bytes to a pipe is all or nothing.
+        // below; without paths (gavel gone) either makes git stop. The paths must reach git
+        // whole, or git (which cannot tell a cut list from a full one) would commit part of
+        // them if gavel were killed halfway through writing them: a write of at most
+        // `PIPE_BUF` bytes to a pipe is all or nothing.
         let paths_fit = specs.iter().map(|s| s.len() + 1).sum::<usize>() <= PIPE_BUF;
+        let mut started = None;
         let staged = match &config {
             Some(config) if existing > 0 && matches!(prior, PriorAttempt::None) => {
                 let mut start = |index_was_head: bool| {
-                    if !paths_fit {
-                        return;
+                    if paths_fit {
+                        let mut args = commit.clone();
+                        args.push(if index_was_head {
+                            "--include"
+                        } else {
+                            "--only"
+                        });
+                        args.extend(["--pathspec-from-file=-", "--pathspec-file-nul"]);
+                        // Not started: git is run after staging, as below.
+                        started = self.start(&args).ok();
                     }
-                    let mut args = commit.clone();
-                    args.push(if index_was_head {
-                        "--include"
-                    } else {
-                        "--only"
-                    });
-                    args.extend(["--pathspec-from-file=-", "--pathspec-file-nul"]);
-                    // Not started: git is run after staging, as below.
-                    started = self.start(&args).ok().map(|git| (git, index_was_head));
                 };
                 super::stage::intend_to_add(
                     &self.root,
@@ -158,68 +157,36 @@ impl Git {
             }
             _ => None,
         };
-        if existing > 0 && staged.is_none() {
-            drop(started.take());
-            let mut add = vec!["add", "-A", "--"];
-            add.extend(specs[..existing].iter().map(String::as_str));
-            self.run(&add)?;
-        }
-        // The objects git is about to write for the commit's new files and folders are
-        // written ahead by this thread (see `trees`): while git started, before it gets its
-        // paths, or else while it starts up; it stops as soon as git is done.
+        // The objects git is about to write for the commit's new files and folders, written
+        // ahead by this thread (see `trees`) while git works; it stops as soon as git is done.
         let ahead = |running: &mut dyn FnMut() -> bool| {
             if staged.is_some() && plain_objects {
                 super::trees::write_ahead(&self.root, &git_dir, &specs, running);
             }
         };
-        let include = staged.is_some_and(|s| s.index_was_head);
-        let done = match started {
-            Some((git, started_with)) if started_with == include => {
-                let mut paths = Vec::new();
-                for spec in &specs {
-                    paths.extend_from_slice(spec.as_bytes());
-                    paths.push(0);
-                }
-                // Written before git has its paths: git, which reads them before anything
-                // else, then finds every object there instead of writing the first blobs
-                // itself at the same moment (a second file for the same object, and one of
-                // the two deleted again: on a disk, inodes allocated and freed for nothing).
-                // Up to a budget: a larger commit is left to overlap as before, so git never
-                // waits long for objects it would hash and write itself.
-                let before = staged.is_some()
-                    && plain_objects
-                    && super::trees::write_ahead_before(
-                        &self.root,
-                        &git_dir,
-                        &specs,
-                        AHEAD_BEFORE_PATHS,
-                    );
-                match git.finish(&paths, |running| {
-                    if !before {
-                        ahead(running);
-                    }
-                }) {
-                    Ok(_) => true,
-                    // A git older than 2.25 has no `--pathspec-from-file`: it refused the
-                    // arguments before doing anything.
-                    Err(GitError::Failed {
-                        code: Some(129), ..
-                    }) => false,
-                    Err(e) => return Err(e),
-                }
+        // Staged in-process, git was told what staging then found (`--include` when the
+        // index was `HEAD`'s tree), so the git started then commits as it is.
+        let done = match (staged, started) {
+            (Some(_), Some(git)) => {
+                self.finish_started(git, &git_dir, &specs, plain_objects, ahead)?
             }
-            // Not used: stopped now, rather than left waiting while the commit runs.
-            other => {
-                drop(other);
+            (None, started) => {
+                drop(started);
+                if existing > 0 {
+                    let mut add = vec!["add", "-A", "--"];
+                    add.extend(specs[..existing].iter().map(String::as_str));
+                    self.run(&add)?;
+                }
                 false
             }
+            (Some(_), None) => false,
         };
         if !done {
             // `--only` (git's default with paths) commits the paths from a temporary index,
             // leaving what else the person staged alone. When nothing else is staged (the
             // index was HEAD's tree), `--include` commits the same tree from the index itself,
             // with less work.
-            if include {
+            if staged.is_some_and(|s| s.index_was_head) {
                 commit.push("--include");
             }
             commit.push("--");
@@ -230,6 +197,43 @@ impl Git {
             return Ok(sha);
         }
         Ok(self.run(&["rev-parse", "HEAD"])?.trim().to_owned())
+    }
+
+    /// Gives the `git commit` started during staging its paths (`specs`) and waits for it;
+    /// `false` when that git refused `--pathspec-from-file` (older than 2.25, which refuses
+    /// before doing anything), for the caller to commit with the paths as arguments.
+    ///
+    /// Up to [`AHEAD_BEFORE_PATHS`], the objects are written before git has its paths: git,
+    /// which reads them before anything else, then finds every object there instead of
+    /// writing the first blobs itself at the same moment (a second file for the same object,
+    /// one of the two deleted again: on a disk, inodes allocated and freed for nothing). A
+    /// larger commit gets its paths first and `ahead` writes them while git runs, so git never
+    /// waits long for objects it would hash and write itself.
+    fn finish_started(
+        &self,
+        git: super::started::Started,
+        git_dir: &std::path::Path,
+        specs: &[String],
+        plain_objects: bool,
+        ahead: impl FnOnce(&mut dyn FnMut() -> bool),
+    ) -> Result<bool, GitError> {
+        let paths: Vec<u8> = specs
+            .iter()
+            .flat_map(|spec| spec.bytes().chain([0]))
+            .collect();
+        let before = plain_objects
+            && super::trees::write_ahead_before(&self.root, git_dir, specs, AHEAD_BEFORE_PATHS);
+        match git.finish(&paths, |running| {
+            if !before {
+                ahead(running);
+            }
+        }) {
+            Ok(_) => Ok(true),
+            Err(GitError::Failed {
+                code: Some(129), ..
+            }) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// The full id of the commit `git commit` just made: the one `HEAD` names, read from the

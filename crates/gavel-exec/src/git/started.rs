@@ -77,23 +77,38 @@ impl Drop for Started {
 }
 
 #[cfg(test)]
+impl Started {
+    /// The process id of the git waiting, for tests that check it is gone.
+    fn id(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+}
+
+#[cfg(test)]
 mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::super::PriorAttempt;
+    use super::super::tests::repo_with;
     use super::*;
 
+    /// A repository with one commit, for commits made after it.
     fn repo() -> (tempfile::TempDir, Git) {
-        let dir = tempfile::tempdir().expect("a temp dir");
-        let git = Git::at(dir.path());
-        git.run(&["init", "-q"]).expect("init");
-        for (key, value) in [
-            ("user.name", "t"),
-            ("user.email", "t@example.invalid"),
-            ("commit.gpgsign", "false"),
-        ] {
-            git.run(&["config", key, value]).expect("config");
-        }
-        git.run(&["commit", "-q", "--allow-empty", "-m", "base"])
-            .expect("a first commit");
-        (dir, git)
+        repo_with(&[("base.md", "base\n")])
+    }
+
+    /// `git commit` waiting for its paths on stdin, with `mode` (`--include` or `--only`).
+    fn start_commit(git: &Git, message: &str, mode: &str) -> Started {
+        git.start(&[
+            "commit",
+            "--quiet",
+            "-m",
+            message,
+            mode,
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+        ])
+        .expect("git starts")
     }
 
     #[test]
@@ -108,18 +123,14 @@ mod tests {
     fn dropped_before_its_input_git_is_stopped_and_reaped() {
         let (dir, git) = repo();
         std::fs::write(dir.path().join("a.txt"), "a\n").expect("a file");
-        let started = git
-            .start(&[
-                "commit",
-                "--quiet",
-                "-m",
-                "never",
-                "--only",
-                "--pathspec-from-file=-",
-                "--pathspec-file-nul",
-            ])
-            .expect("git starts");
+        let started = start_commit(&git, "never", "--only");
+        let pid = started.id().expect("a running git");
         drop(started);
+        // Reaped: not even a zombie is left in the process table.
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "git {pid} left behind"
+        );
         let log = git.run(&["log", "--format=%s"]).expect("a log");
         assert!(!log.contains("never"), "{log}");
         assert!(!dir.path().join(".git/index.lock").exists());
@@ -131,17 +142,7 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "a\n").expect("a file");
         git.run(&["add", "a.txt"]).expect("staged");
         for mode in ["--include", "--only"] {
-            let started = git
-                .start(&[
-                    "commit",
-                    "--quiet",
-                    "-m",
-                    "empty paths",
-                    mode,
-                    "--pathspec-from-file=-",
-                    "--pathspec-file-nul",
-                ])
-                .expect("git starts");
+            let started = start_commit(&git, "empty paths", mode);
             let err = started
                 .finish(b"", |_| {})
                 .expect_err("no paths, no commit");
@@ -163,62 +164,80 @@ mod tests {
         }
     }
 
-    /// A `git` on `PATH` that logs each command's arguments to `log` (each ending in 0x1e) and
-    /// runs the real git,
-    /// or, with `refuse`, refuses `--pathspec-from-file` as a git before 2.25 does.
-    fn wrapper(dir: &std::path::Path, log: &std::path::Path, refuse: bool) -> String {
+    #[test]
+    fn a_commit_larger_than_the_objects_written_first_commits_every_file() {
+        let (dir, git) = repo();
+        // Over the budget of objects written before git has its paths.
+        let big = "a line of a large generated file\n".repeat(40_000);
+        assert!(big.len() > super::super::commit::AHEAD_BEFORE_PATHS);
+        std::fs::write(dir.path().join("big.txt"), &big).expect("a large file");
+        std::fs::write(dir.path().join("small.md"), "small\n").expect("a small file");
+        let paths = [PathBuf::from("big.txt"), PathBuf::from("small.md")];
+        git.commit_paths(&paths, "gavel: large", "gavel-large", PriorAttempt::None)
+            .expect("committed");
+        assert_eq!(git.run(&["show", "HEAD:big.txt"]).expect("big.txt"), big);
+        assert_eq!(git.run(&["status", "--porcelain"]).expect("status"), "");
+        git.run(&["fsck", "--strict", "--no-dangling"])
+            .expect("git fsck accepts every object");
+    }
+
+    /// Runs the ignored test `child` in a child process whose `git` on `PATH` logs each
+    /// command's arguments and runs the real git (refusing `--pathspec-from-file` as a git
+    /// before 2.25 does, with `refuse`), on a new repository; the `git commit` commands it ran.
+    fn commits_through_a_wrapped_git(child: &str, refuse: bool) -> Vec<String> {
+        let (dir, _git) = repo();
+        let tools = tempfile::tempdir().expect("a temp dir");
+        let log = tools.path().join("git.log");
         let real = crate::process::on_path("git").expect("git on PATH");
-        let bin = dir.join("bin");
+        let bin = tools.path().join("bin");
         std::fs::create_dir_all(&bin).expect("a bin folder");
         let refusal = if refuse {
             "case \"$*\" in *--pathspec-from-file*) echo 'error: unknown option' >&2; exit 129;; esac\n"
         } else {
             ""
         };
+        // Each command's arguments end in 0x1e: a commit message has newlines.
         let script = format!(
             "#!/bin/sh\nprintf '%s\\036' \"$*\" >> '{}'\n{refusal}exec '{}' \"$@\"\n",
             log.display(),
             real.display()
         );
-        let path = bin.join("git");
-        std::fs::write(&path, script).expect("the wrapper");
-        let mut perms = std::fs::metadata(&path).expect("meta").permissions();
+        let wrapper = bin.join("git");
+        std::fs::write(&wrapper, script).expect("the wrapper");
+        let mut perms = std::fs::metadata(&wrapper).expect("meta").permissions();
         std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-        std::fs::set_permissions(&path, perms).expect("chmod");
-        let old = std::env::var("PATH").unwrap_or_default();
-        format!("{}:{old}", bin.display())
+        std::fs::set_permissions(&wrapper, perms).expect("chmod");
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        crate::testutil::rerun(
+            &format!("git::started::tests::{child}"),
+            &dir.path().display().to_string(),
+            false,
+            &[("PATH", Some(&path))],
+        );
+        std::fs::read_to_string(&log)
+            .expect("the log")
+            .split('\u{1e}')
+            .filter(|l| l.contains(" commit "))
+            .map(str::to_owned)
+            .collect()
     }
 
     #[test]
     fn a_commit_takes_its_paths_on_stdin_and_an_older_git_still_commits() {
-        for refuse in [false, true] {
-            let (dir, _git) = repo();
-            let tools = tempfile::tempdir().expect("a temp dir");
-            let log = tools.path().join("git.log");
-            let path = wrapper(tools.path(), &log, refuse);
-            crate::testutil::rerun(
-                "git::started::tests::child_commits_a_new_file",
-                &dir.path().display().to_string(),
-                false,
-                &[("PATH", Some(&path))],
-            );
-            let commits: Vec<String> = std::fs::read_to_string(&log)
-                .expect("the log")
-                .split('\u{1e}')
-                .filter(|l| l.contains(" commit "))
-                .map(str::to_owned)
-                .collect();
-            assert!(
-                commits[0].contains("--include --pathspec-from-file=- --pathspec-file-nul"),
-                "{commits:?}"
-            );
-            if refuse {
-                assert_eq!(commits.len(), 2, "tried again the older way: {commits:?}");
-                assert!(commits[1].ends_with("--include -- new.md"), "{commits:?}");
-            } else {
-                assert_eq!(commits.len(), 1, "{commits:?}");
-            }
-        }
+        let commits = commits_through_a_wrapped_git("child_commits_a_new_file", false);
+        assert_eq!(commits.len(), 1, "{commits:?}");
+        assert!(
+            commits[0].contains("--include --pathspec-from-file=- --pathspec-file-nul"),
+            "{commits:?}"
+        );
+        let commits = commits_through_a_wrapped_git("child_commits_a_new_file", true);
+        assert_eq!(commits.len(), 2, "tried again the older way: {commits:?}");
+        assert!(commits[0].contains("--pathspec-from-file"), "{commits:?}");
+        assert!(commits[1].ends_with("--include -- new.md"), "{commits:?}");
     }
 
     #[test]
@@ -227,14 +246,13 @@ mod tests {
         let Some(root) = crate::testutil::child_arg() else {
             return;
         };
-        let root = std::path::PathBuf::from(root);
-        let git = Git::at(&root);
-        std::fs::write(root.join("new.md"), "new\n").expect("a new file");
+        let git = Git::at(Path::new(&root));
+        std::fs::write(git.root().join("new.md"), "new\n").expect("a new file");
         git.commit_paths(
-            &[std::path::PathBuf::from("new.md")],
+            &[PathBuf::from("new.md")],
             "gavel: new",
             "gavel-started",
-            super::super::PriorAttempt::None,
+            PriorAttempt::None,
         )
         .expect("committed");
         let files = git
@@ -246,22 +264,7 @@ mod tests {
 
     #[test]
     fn paths_too_many_to_reach_git_whole_go_as_arguments() {
-        let (dir, _git) = repo();
-        let tools = tempfile::tempdir().expect("a temp dir");
-        let log = tools.path().join("git.log");
-        let path = wrapper(tools.path(), &log, false);
-        crate::testutil::rerun(
-            "git::started::tests::child_commits_many_files",
-            &dir.path().display().to_string(),
-            false,
-            &[("PATH", Some(&path))],
-        );
-        let commits: Vec<String> = std::fs::read_to_string(&log)
-            .expect("the log")
-            .split('\u{1e}')
-            .filter(|l| l.contains(" commit "))
-            .map(str::to_owned)
-            .collect();
+        let commits = commits_through_a_wrapped_git("child_commits_many_files", false);
         assert_eq!(commits.len(), 1, "{commits:?}");
         assert!(
             !commits[0].contains("--pathspec-from-file"),
@@ -277,22 +280,16 @@ mod tests {
         let Some(root) = crate::testutil::child_arg() else {
             return;
         };
-        let root = std::path::PathBuf::from(root);
-        let git = Git::at(&root);
+        let git = Git::at(Path::new(&root));
         // 60 paths of 80 bytes: more than a pipe takes in one piece.
-        let paths: Vec<std::path::PathBuf> = (0..60)
-            .map(|i| std::path::PathBuf::from(format!("{i:03}-{}.md", "x".repeat(75))))
+        let paths: Vec<PathBuf> = (0..60)
+            .map(|i| PathBuf::from(format!("{i:03}-{}.md", "x".repeat(75))))
             .collect();
         for path in &paths {
-            std::fs::write(root.join(path), "a file\n").expect("a new file");
+            std::fs::write(git.root().join(path), "a file\n").expect("a new file");
         }
-        git.commit_paths(
-            &paths,
-            "gavel: many",
-            "gavel-many",
-            super::super::PriorAttempt::None,
-        )
-        .expect("committed");
+        git.commit_paths(&paths, "gavel: many", "gavel-many", PriorAttempt::None)
+            .expect("committed");
         let files = git
             .run(&["show", "--name-only", "--format=", "HEAD"])
             .expect("show");

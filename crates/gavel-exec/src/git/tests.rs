@@ -19,7 +19,7 @@ fn repo() -> (tempfile::TempDir, Git) {
 }
 
 /// A repository with one commit of `files`.
-fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Git) {
+pub(super) fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Git) {
     let (dir, git) = repo();
     for (path, text) in files {
         let path = dir.path().join(path);

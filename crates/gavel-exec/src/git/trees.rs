@@ -43,9 +43,9 @@ pub(crate) fn write_ahead(
 }
 
 /// [`write_ahead`] for a `git commit` that has not yet been given its paths, so nothing races
-/// it; `false`, with nothing written, when the missing objects hold more than `budget` bytes
-/// (git, given its paths, then hashes and writes them while this thread writes ahead as
-/// usual, rather than waiting for all of it).
+/// it; `false`, with nothing written, when the files to hash hold more than `budget` bytes
+/// (counted from their sizes before any is read): git, given its paths, then hashes and writes
+/// them while this thread writes ahead as usual, rather than waiting for all of it.
 pub(crate) fn write_ahead_before(
     root: &Path,
     git_dir: &Path,
@@ -106,8 +106,8 @@ struct Item {
 /// Computes the blobs and trees `git commit --include -- SPECS` will write for the index of
 /// `git_dir` (work tree `root`) and writes those that are missing while `running` says git
 /// is. `None` when the index is one this module does not read, or git is done (git then does
-/// or did it all, as always); `Some(false)`, with nothing written, when the missing objects
-/// hold more than `budget` bytes.
+/// or did it all, as always); `Some(false)`, with nothing read past it and nothing written,
+/// when the files to hash hold more than `budget` bytes.
 fn compute_and_write(
     root: &Path,
     git_dir: &Path,
@@ -191,11 +191,6 @@ fn compute_and_write(
         .into_iter()
         .filter(|(_, _, id)| seen.insert(id.clone()) && !objects::has_loose(git_dir, id))
         .collect();
-    if budget
-        .is_some_and(|budget| missing.iter().map(|(_, body, _)| body.len()).sum::<usize>() > budget)
-    {
-        return Some(false);
-    }
     for (kind, body, id) in missing {
         if !running() || objects::has_loose(git_dir, &id) {
             return None;
@@ -349,7 +344,8 @@ mod tests {
         .to_vec();
         let before = loose_objects(root);
         assert!(
-            !write_ahead_before(root, &root.join(".git"), &specs, 64),
+            // The commit's changed files hold 37 bytes.
+            !write_ahead_before(root, &root.join(".git"), &specs, 16),
             "over the budget"
         );
         assert_eq!(

@@ -1,4 +1,7 @@
-//! Finding a program on `PATH` once, so that starting it is one `execve`.
+//! Finding programs on `PATH`: gavel's one lookup. [`find_program`] answers whether a program
+//! can be run at all (the agent CLIs' pre-flight checks, `gavel doctor`, the editor; re-exported
+//! as `gavel_llm::which`), and [`on_path`] finds one once per process, so that starting it is
+//! one `execve`.
 //!
 //! `Command::new("git")` leaves the search to the C library, which in the child tries `execve`
 //! in every `PATH` folder until one works: on a `PATH` that starts with tool folders (cargo,
@@ -36,7 +39,24 @@ pub fn on_path(name: &str) -> Option<PathBuf> {
     answer
 }
 
-/// The search itself, over `path` (a `PATH` value).
+/// The full path of `program` if it can be run: an explicit path (one with a slash) that is an
+/// executable file, or a name found in one of `PATH`'s folders as one. Searched every time,
+/// relative folders included (relative to this process's folder), as a pre-flight check wants.
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    if program.is_empty() {
+        return None;
+    }
+    if program.contains('/') {
+        let p = Path::new(program);
+        return is_executable_file(p).then(|| p.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| is_executable_file(p))
+}
+
+/// The search of [`on_path`], over `path` (a `PATH` value).
 fn search(name: &str, path: &OsStr) -> Option<PathBuf> {
     if name.is_empty() || name.contains('/') {
         return None;
@@ -102,6 +122,25 @@ mod tests {
         assert_eq!(search("sub/prog", &plain), None);
         assert_eq!(search("absent", &plain), None);
         assert_eq!(search("", &plain), None);
+    }
+
+    #[test]
+    fn find_program_finds_sh_and_rejects_nonsense() {
+        assert!(find_program("sh").is_some());
+        assert!(find_program("definitely-not-a-program-gavel").is_none());
+        assert!(find_program("").is_none());
+    }
+
+    #[test]
+    fn find_program_takes_an_explicit_path_only_when_it_is_an_executable_file() {
+        let sh = find_program("sh").expect("sh on PATH");
+        let explicit = sh.to_str().expect("a UTF-8 path");
+        assert_eq!(find_program(explicit), Some(sh.clone()));
+        let dir = tempfile::tempdir().expect("tempdir");
+        let plain = dir.path().join("notes.txt");
+        std::fs::write(&plain, "not a program").expect("write");
+        assert_eq!(find_program(plain.to_str().expect("UTF-8")), None);
+        assert_eq!(find_program(dir.path().to_str().expect("UTF-8")), None);
     }
 
     #[test]

@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use self::capped::Capped;
-pub use self::lookup::on_path;
+pub use self::lookup::{find_program, on_path};
 use self::supervise::{Ending, Supervised};
 pub use self::test_run::{TestRun, Timeout, run_test, run_test_with};
 
