@@ -1,7 +1,32 @@
 //! git's cache tree (the index's `TREE` extension): the tree ids of the index's folders, kept
 //! so a commit need not hash every folder again. A folder whose content changed must be marked
 //! unknown (`-1` entries, no id) up to the root, or git would commit the old tree; this is what
-//! [`invalidate`] does for the paths [`super::stage`] adds.
+//! [`invalidate`] does for the paths [`super::stage`] adds. A valid root that is `HEAD`'s tree
+//! says nothing else is staged ([`is_head`]).
+
+/// Whether the index whose extensions are `extensions` holds exactly `HEAD`'s tree: its cache
+/// tree's root is valid and is that tree, and no merge, cherry-pick, revert or rebase is in
+/// progress (`--include` would conclude it).
+pub(super) fn is_head(git_dir: &std::path::Path, extensions: &[([u8; 4], &[u8])]) -> bool {
+    let in_progress = [
+        "MERGE_HEAD",
+        "CHERRY_PICK_HEAD",
+        "REVERT_HEAD",
+        "rebase-merge",
+        "rebase-apply",
+    ]
+    .iter()
+    .any(|f| git_dir.join(f).exists());
+    !in_progress
+        && extensions.iter().any(|(sig, data)| {
+            sig == b"TREE"
+                && root(data).is_some_and(|tree| {
+                    super::objects::head_id(git_dir)
+                        .and_then(|head| super::objects::commit_tree(git_dir, &head))
+                        .is_some_and(|head_tree| head_tree == tree)
+                })
+        })
+}
 
 /// One folder of the cache tree.
 struct Node {

@@ -7,8 +7,128 @@
 //! entry per path with a fixed-size head, the path and padding. Anything else (version 4's
 //! compressed paths, SHA-256 repositories, a split or sparse index, a linked worktree, damage)
 //! answers `None`, and the caller asks git.
+//!
+//! The same reading ([`parse`]: entries as [`Entry`], their fields by [`field`], and the
+//! extensions) serves staging (`stage`), the re-check of suspect entries (`refresh`) and the
+//! objects written ahead (`trees`); [`stat_data`] is what git records of a file.
 
+use std::fs;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+
+/// The on-disk extended flag of an intent-to-add entry.
+pub(super) const INTENT_TO_ADD: u16 = 0x2000;
+/// The flag saying an entry has a second, extended flags field (version 3 and later).
+pub(super) const EXTENDED: u16 = 0x4000;
+/// 40 bytes of stat data, a 20-byte id and 16 bits of flags.
+pub(super) const ENTRY_HEAD: usize = 62;
+
+/// One index entry: its raw bytes and where its name is.
+pub(super) struct Entry<'a> {
+    pub(super) raw: std::borrow::Cow<'a, [u8]>,
+    pub(super) name: &'a [u8],
+    pub(super) stage: u16,
+}
+
+/// Where each 32-bit field of an entry's head is: its stat data (in [`stat_data`]'s order),
+/// then, after the 20-byte id, its flags.
+pub(super) mod field {
+    pub(in crate::git) const MTIME: usize = 2;
+    pub(in crate::git) const INO: usize = 5;
+    pub(in crate::git) const MODE: usize = 6;
+    pub(in crate::git) const SIZE: usize = 9;
+}
+
+impl Entry<'_> {
+    /// The entry's `i`-th 32-bit field ([`field`]).
+    pub(super) fn field(&self, i: usize) -> Option<u32> {
+        Some(u32::from_be_bytes(
+            self.raw.get(i * 4..i * 4 + 4)?.try_into().ok()?,
+        ))
+    }
+
+    /// Its 16-bit flags (name length, stage, the extended and assume-valid bits).
+    pub(super) fn flags(&self) -> Option<u16> {
+        Some(u16::from_be_bytes(
+            self.raw.get(60..ENTRY_HEAD)?.try_into().ok()?,
+        ))
+    }
+}
+
+/// The ten 32-bit stat fields git keeps in an index entry for the file `meta` describes, as it
+/// writes them: change and modification times (seconds, nanoseconds), device, inode, mode
+/// (a regular file, executable or not), owner, group, size; each truncated to 32 bits.
+pub(super) fn stat_data(meta: &fs::Metadata) -> [u32; 10] {
+    let low = |v: i64| (v as u64 & 0xffff_ffff) as u32;
+    let mode = if meta.mode() & 0o111 != 0 {
+        0o100755
+    } else {
+        0o100644
+    };
+    [
+        low(meta.ctime()),
+        low(meta.ctime_nsec()),
+        low(meta.mtime()),
+        low(meta.mtime_nsec()),
+        meta.dev() as u32,
+        meta.ino() as u32,
+        mode,
+        meta.uid(),
+        meta.gid(),
+        meta.size() as u32,
+    ]
+}
+
+/// What [`parse`] returns.
+pub(super) type Parsed<'a> = (u32, Vec<Entry<'a>>, Vec<([u8; 4], &'a [u8])>);
+
+/// An index's version, entries and extensions; `None` unless it is version 2 or 3 with SHA-1
+/// ids.
+pub(super) fn parse(bytes: &[u8]) -> Option<Parsed<'_>> {
+    if bytes.len() < 32 || &bytes[..4] != b"DIRC" {
+        return None;
+    }
+    // Like git, which does not check an index's checksum when it reads it (only `git fsck`
+    // does): it costs a hash of the whole file, and the commit that follows reads it anyway.
+    let (body, _sum) = bytes.split_at(bytes.len() - 20);
+    let version = u32::from_be_bytes(body[4..8].try_into().ok()?);
+    if !matches!(version, 2 | 3) {
+        return None;
+    }
+    let count = usize::try_from(u32::from_be_bytes(body[8..12].try_into().ok()?)).ok()?;
+    let mut entries = Vec::with_capacity(count + 8);
+    let mut at = 12;
+    for _ in 0..count {
+        let flags = u16::from_be_bytes(body.get(at + 60..at + ENTRY_HEAD)?.try_into().ok()?);
+        let extended = flags & EXTENDED != 0;
+        if extended && version < 3 {
+            return None;
+        }
+        let name_at = at + ENTRY_HEAD + if extended { 2 } else { 0 };
+        let len = body.get(name_at..)?.iter().position(|b| *b == 0)?;
+        if usize::from(flags & 0x0fff) != len.min(0x0fff) {
+            return None;
+        }
+        let size = (name_at - at + len + 8) & !7;
+        entries.push(Entry {
+            raw: std::borrow::Cow::Borrowed(body.get(at..at + size)?),
+            name: &body[name_at..name_at + len],
+            stage: (flags >> 12) & 3,
+        });
+        at += size;
+    }
+    let mut extensions = Vec::new();
+    while at < body.len() {
+        let sig: [u8; 4] = body.get(at..at + 4)?.try_into().ok()?;
+        let len = usize::try_from(u32::from_be_bytes(
+            body.get(at + 4..at + 8)?.try_into().ok()?,
+        ))
+        .ok()?;
+        extensions.push((sig, body.get(at + 8..at + 8 + len)?));
+        at += 8 + len;
+    }
+    Some((version, entries, extensions))
+}
 
 /// For each of `paths` (a file, or a folder ending with or without `/`), whether the index of
 /// the repository whose `.git` folder is `git_dir` has it (a folder: any file beneath it).
@@ -46,37 +166,8 @@ pub(crate) fn tracked(git_dir: &Path, paths: &[String]) -> Option<Vec<bool>> {
 
 /// The path of every entry of a version 2 or 3 index with SHA-1 ids, or `None`.
 fn entry_names(index: &[u8]) -> Option<Vec<&[u8]>> {
-    const HEAD: usize = 62; // 40 bytes of stat data, a 20-byte id, 2 bytes of flags
-    let header = index.get(..12)?;
-    if &header[..4] != b"DIRC" {
-        return None;
-    }
-    let version = u32::from_be_bytes(header[4..8].try_into().ok()?);
-    if !matches!(version, 2 | 3) {
-        return None;
-    }
-    let count = usize::try_from(u32::from_be_bytes(header[8..12].try_into().ok()?)).ok()?;
-    let mut names = Vec::with_capacity(count);
-    let mut at = 12;
-    for _ in 0..count {
-        let flags = u16::from_be_bytes(index.get(at + 60..at + HEAD)?.try_into().ok()?);
-        let extended = flags & 0x4000 != 0;
-        if extended && version < 3 {
-            return None;
-        }
-        let name_at = at + HEAD + if extended { 2 } else { 0 };
-        let rest = index.get(name_at..)?;
-        let len = rest.iter().position(|b| *b == 0)?;
-        let name = &rest[..len];
-        if usize::from(flags & 0x0fff) != len.min(0x0fff) {
-            return None;
-        }
-        names.push(name);
-        // The entry is padded with 1 to 8 NULs to a multiple of 8 bytes.
-        let size = name_at - at + len;
-        at += (size + 8) & !7;
-    }
-    Some(names)
+    let (_, entries, _) = parse(index)?;
+    Some(entries.iter().map(|e| e.name).collect())
 }
 
 #[cfg(test)]

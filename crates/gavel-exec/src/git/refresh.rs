@@ -25,7 +25,7 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::stage::{Entry, field, stat_data};
+use super::index::{Entry, field, stat_data};
 
 /// Files larger than this are left to git (reading them is git's business).
 const MAX_FILE_BYTES: u64 = 1 << 20;

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::super::stage::parse;
+use super::super::index::parse;
 use super::super::stage::tests::{git, write};
 use super::verify;
 

@@ -28,15 +28,10 @@ use std::path::{Path, PathBuf};
 use sha1::{Digest, Sha1};
 
 use super::config::{Config, entries};
+use super::index::{ENTRY_HEAD, EXTENDED, Entry, INTENT_TO_ADD, Parsed, field, parse, stat_data};
 
 /// git's id of the empty blob, what an intent-to-add entry points at.
 const EMPTY_BLOB: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-/// The on-disk extended flag of an intent-to-add entry.
-pub(super) const INTENT_TO_ADD: u16 = 0x2000;
-/// The flag saying an entry has a second, extended flags field (version 3 and later).
-pub(super) const EXTENDED: u16 = 0x4000;
-/// 40 bytes of stat data, a 20-byte id and 16 bits of flags.
-pub(super) const ENTRY_HEAD: usize = 62;
 
 /// What [`intend_to_add`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +105,7 @@ pub(crate) fn intend_to_add_in(
         Err(_) => return None,
     };
     let index = parse(&bytes)?;
-    let index_was_head = was_head(&git_dir, &index.2);
+    let index_was_head = super::cache_tree::is_head(&git_dir, &index.2);
     on_read(index_was_head);
     // The entries git left suspect are checked again (see `refresh`) on a second thread while
     // this one lists the new files.
@@ -263,62 +258,6 @@ fn global_excludes() -> Option<PathBuf> {
     super::config::user_git_file("ignore").filter(|file| file.is_file())
 }
 
-/// One index entry: its raw bytes and where its name is.
-pub(super) struct Entry<'a> {
-    pub(super) raw: std::borrow::Cow<'a, [u8]>,
-    pub(super) name: &'a [u8],
-    pub(super) stage: u16,
-}
-
-/// Where each 32-bit field of an entry's head is: its stat data (in [`stat_data`]'s order),
-/// then, after the 20-byte id, its flags.
-pub(super) mod field {
-    pub(in crate::git) const MTIME: usize = 2;
-    pub(in crate::git) const INO: usize = 5;
-    pub(in crate::git) const MODE: usize = 6;
-    pub(in crate::git) const SIZE: usize = 9;
-}
-
-impl Entry<'_> {
-    /// The entry's `i`-th 32-bit field ([`field`]).
-    pub(super) fn field(&self, i: usize) -> Option<u32> {
-        Some(u32::from_be_bytes(
-            self.raw.get(i * 4..i * 4 + 4)?.try_into().ok()?,
-        ))
-    }
-
-    /// Its 16-bit flags (name length, stage, the extended and assume-valid bits).
-    pub(super) fn flags(&self) -> Option<u16> {
-        Some(u16::from_be_bytes(
-            self.raw.get(60..ENTRY_HEAD)?.try_into().ok()?,
-        ))
-    }
-}
-
-/// The ten 32-bit stat fields git keeps in an index entry for the file `meta` describes, as it
-/// writes them: change and modification times (seconds, nanoseconds), device, inode, mode
-/// (a regular file, executable or not), owner, group, size; each truncated to 32 bits.
-pub(super) fn stat_data(meta: &fs::Metadata) -> [u32; 10] {
-    let low = |v: i64| (v as u64 & 0xffff_ffff) as u32;
-    let mode = if meta.mode() & 0o111 != 0 {
-        0o100755
-    } else {
-        0o100644
-    };
-    [
-        low(meta.ctime()),
-        low(meta.ctime_nsec()),
-        low(meta.mtime()),
-        low(meta.mtime_nsec()),
-        meta.dev() as u32,
-        meta.ino() as u32,
-        mode,
-        meta.uid(),
-        meta.gid(),
-        meta.size() as u32,
-    ]
-}
-
 /// The index as read under the lock.
 struct Read<'a> {
     bytes: &'a [u8],
@@ -326,14 +265,11 @@ struct Read<'a> {
     written_at: i64,
     /// Its version, entries and extensions ([`parse`]).
     index: Parsed<'a>,
-    /// Whether it held exactly `HEAD`'s tree ([`was_head`]).
+    /// Whether it held exactly `HEAD`'s tree ([`super::cache_tree::is_head`]).
     index_was_head: bool,
     /// Entries to write with their real size again (`refresh`): position and size.
     verified: Vec<(usize, u32)>,
 }
-
-/// What [`parse`] returns.
-type Parsed<'a> = (u32, Vec<Entry<'a>>, Vec<([u8; 4], &'a [u8])>);
 
 /// Writes the index `read` with intent-to-add entries for `candidates` it lacks into `out`
 /// (nothing when every candidate is already in the index: `added` 0).
@@ -445,84 +381,12 @@ fn write_index(
     })
 }
 
-/// Whether the index whose extensions are `extensions` holds exactly `HEAD`'s tree: its cache
-/// tree's root is valid and is that tree, and no merge, cherry-pick, revert or rebase is in
-/// progress (`--include` would conclude it).
-fn was_head(git_dir: &Path, extensions: &[([u8; 4], &[u8])]) -> bool {
-    let in_progress = [
-        "MERGE_HEAD",
-        "CHERRY_PICK_HEAD",
-        "REVERT_HEAD",
-        "rebase-merge",
-        "rebase-apply",
-    ]
-    .iter()
-    .any(|f| git_dir.join(f).exists());
-    !in_progress
-        && extensions.iter().any(|(sig, data)| {
-            sig == b"TREE"
-                && super::cache_tree::root(data).is_some_and(|tree| {
-                    super::objects::head_id(git_dir)
-                        .and_then(|head| super::objects::commit_tree(git_dir, &head))
-                        .is_some_and(|head_tree| head_tree == tree)
-                })
-        })
-}
-
 /// The bytes of an index without entries.
 fn empty_index() -> Vec<u8> {
     let mut body = b"DIRC\0\0\0\x02\0\0\0\0".to_vec();
     let sum = Sha1::digest(&body);
     body.extend_from_slice(&sum);
     body
-}
-
-/// An index's version, entries and extensions; `None` unless it is version 2 or 3 with SHA-1
-/// ids.
-pub(super) fn parse(bytes: &[u8]) -> Option<Parsed<'_>> {
-    if bytes.len() < 32 || &bytes[..4] != b"DIRC" {
-        return None;
-    }
-    // Like git, which does not check an index's checksum when it reads it (only `git fsck`
-    // does): it costs a hash of the whole file, and the commit that follows reads it anyway.
-    let (body, _sum) = bytes.split_at(bytes.len() - 20);
-    let version = u32::from_be_bytes(body[4..8].try_into().ok()?);
-    if !matches!(version, 2 | 3) {
-        return None;
-    }
-    let count = usize::try_from(u32::from_be_bytes(body[8..12].try_into().ok()?)).ok()?;
-    let mut entries = Vec::with_capacity(count + 8);
-    let mut at = 12;
-    for _ in 0..count {
-        let flags = u16::from_be_bytes(body.get(at + 60..at + ENTRY_HEAD)?.try_into().ok()?);
-        let extended = flags & EXTENDED != 0;
-        if extended && version < 3 {
-            return None;
-        }
-        let name_at = at + ENTRY_HEAD + if extended { 2 } else { 0 };
-        let len = body.get(name_at..)?.iter().position(|b| *b == 0)?;
-        if usize::from(flags & 0x0fff) != len.min(0x0fff) {
-            return None;
-        }
-        let size = (name_at - at + len + 8) & !7;
-        entries.push(Entry {
-            raw: std::borrow::Cow::Borrowed(body.get(at..at + size)?),
-            name: &body[name_at..name_at + len],
-            stage: (flags >> 12) & 3,
-        });
-        at += size;
-    }
-    let mut extensions = Vec::new();
-    while at < body.len() {
-        let sig: [u8; 4] = body.get(at..at + 4)?.try_into().ok()?;
-        let len = usize::try_from(u32::from_be_bytes(
-            body.get(at + 4..at + 8)?.try_into().ok()?,
-        ))
-        .ok()?;
-        extensions.push((sig, body.get(at + 8..at + 8 + len)?));
-        at += 8 + len;
-    }
-    Some((version, entries, extensions))
 }
 
 /// Whether adding `path` would put a file where the index has a folder, or under a file.

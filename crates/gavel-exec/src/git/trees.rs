@@ -25,8 +25,8 @@
 use std::path::Path;
 
 use super::config::Config;
+use super::index::{ENTRY_HEAD, EXTENDED, INTENT_TO_ADD, field, parse, stat_data};
 use super::objects;
-use super::stage::{ENTRY_HEAD, EXTENDED, INTENT_TO_ADD, field, parse, stat_data};
 
 /// Writes the objects `git commit --include -- SPECS` is about to write for the repository at
 /// `root` (whose index already holds the commit's new files), asking `running` before each
