@@ -36,32 +36,55 @@ pub(crate) fn write_blob(git_dir: &Path, content: &[u8]) -> std::io::Result<Stri
 }
 
 /// Writes the loose object of `kind` with `body` into `git_dir` unless it is there; returns
-/// its id. As git writes one: the header (`blob N\0`) and the body as a zlib stream, in a
-/// temporary file (`tmp_obj_*`, which `git gc` removes when one is left behind) renamed to the
-/// id's path, read-only. An object that fits one 4 KiB disk block as it is goes in stored
-/// (uncompressed) deflate blocks, what git writes with `core.looseCompression=0`: on disk it
-/// takes the block it would take compressed, and a process that writes only such objects
-/// never sets up a compressor (a few hundred KB of tables to zero, a real part of a short
-/// run). Larger ones are compressed at git's default level for loose objects (1, with an
-/// 8 KiB window). git reads either; a rename over the same object written at the same moment
-/// by git replaces it with the same content.
+/// its id ([`write_loose`]).
 pub(crate) fn write_object(git_dir: &Path, kind: &str, body: &[u8]) -> std::io::Result<String> {
     let id = object_id(kind, body);
-    let dir = git_dir.join("objects").join(&id[..2]);
-    let path = dir.join(&id[2..]);
-    if path.exists() {
-        return Ok(id);
+    if !has_loose(git_dir, &id) {
+        write_loose(git_dir, kind, body, &id)?;
     }
-    std::fs::create_dir_all(&dir)?;
-    let data = zlib(format!("{kind} {}\0", body.len()).as_bytes(), body)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix("tmp_obj_")
-        .tempfile_in(&dir)?;
-    tmp.write_all(&data)?;
-    tmp.as_file()
-        .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o444))?;
-    tmp.persist(&path).map_err(|e| e.error)?;
     Ok(id)
+}
+
+/// Writes the loose object `id` of `kind` with `body`, which the caller has just found
+/// missing, as git writes one: the header (`blob N\0`) and the body as a zlib stream, in a
+/// read-only temporary file (`tmp_obj_*`, which `git gc` removes when one is left behind)
+/// renamed to the id's path. Like git, it makes the fan-out folder only when creating the
+/// file there fails for want of it. An object that fits one 4 KiB disk block as it is goes
+/// in stored (uncompressed) deflate blocks, what git writes with `core.looseCompression=0`:
+/// on disk it takes the block it would take compressed, and a process that writes only such
+/// objects never sets up a compressor (a few hundred KB of tables to zero, a real part of a
+/// short run). Larger ones are compressed at git's default level for loose objects (1, with
+/// an 8 KiB window). git reads either; a rename over the same object written at the same
+/// moment by git replaces it with the same content.
+pub(crate) fn write_loose(
+    git_dir: &Path,
+    kind: &str,
+    body: &[u8],
+    id: &str,
+) -> std::io::Result<()> {
+    let (Some(fan_out), Some(name)) = (id.get(..2), id.get(2..)) else {
+        return Err(std::io::Error::other(format!("not an object id: {id}")));
+    };
+    let dir = git_dir.join("objects").join(fan_out);
+    let data = zlib(format!("{kind} {}\0", body.len()).as_bytes(), body)?;
+    let mut tmp = match temp_object(&dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(&dir)?;
+            temp_object(&dir)?
+        }
+        opened => opened?,
+    };
+    tmp.write_all(&data)?;
+    tmp.persist(dir.join(name)).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// A new, read-only temporary file for an object in the fan-out folder `dir`.
+fn temp_object(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new()
+        .prefix("tmp_obj_")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o444))
+        .tempfile_in(dir)
 }
 
 /// The commit id `HEAD` names, through a loose ref (or a detached `HEAD`).
@@ -271,5 +294,53 @@ mod tests {
         );
         git.run(&["fsck", "--strict", "--no-dangling"])
             .expect("git fsck accepts both");
+    }
+
+    #[test]
+    fn objects_are_read_only_their_folder_made_on_demand_and_an_existing_one_kept() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let git = super::super::Git::at(dir.path());
+        git.run(&["init", "-q"]).expect("init");
+        let git_dir = dir.path().join(".git");
+        let id = object_id("blob", b"first\n");
+        let fan_out = git_dir.join("objects").join(&id[..2]);
+        assert!(!fan_out.exists(), "a new repository has no fan-out folders");
+
+        write_loose(&git_dir, "blob", b"first\n", &id).expect("written");
+        let path = fan_out.join(&id[2..]);
+        let meta = std::fs::metadata(&path).expect("the object");
+        assert_eq!(
+            meta.permissions().mode() & 0o777,
+            0o444,
+            "read-only as git's"
+        );
+        let names: Vec<_> = std::fs::read_dir(&fan_out)
+            .expect("the fan-out folder")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "no temporary file left: {names:?}");
+        assert_eq!(
+            git.run(&["cat-file", "-p", &id]).expect("git reads it"),
+            "first\n"
+        );
+
+        // The folder is there now; another object of the same folder lands beside the first.
+        let (body, other) = (0..)
+            .map(|n| format!("second {n}\n"))
+            .map(|body| {
+                let id = object_id("blob", body.as_bytes());
+                (body, id)
+            })
+            .find(|(_, other)| other[..2] == id[..2])
+            .expect("one in a few hundred shares the folder");
+        write_loose(&git_dir, "blob", body.as_bytes(), &other).expect("written");
+        assert!(fan_out.join(&other[2..]).is_file());
+
+        // write_object leaves an object that is there as it is.
+        let inode = meta.ino();
+        assert_eq!(write_blob(&git_dir, b"first\n").expect("present"), id);
+        assert_eq!(std::fs::metadata(&path).expect("kept").ino(), inode);
     }
 }

@@ -191,11 +191,13 @@ fn compute_and_write(
         .into_iter()
         .filter(|(_, _, id)| seen.insert(id.clone()) && !objects::has_loose(git_dir, id))
         .collect();
+    // Only a git that has its paths can write them too: then each is looked for again.
+    let racing = budget.is_none();
     for (kind, body, id) in missing {
-        if !running() || objects::has_loose(git_dir, &id) {
+        if !running() || (racing && objects::has_loose(git_dir, &id)) {
             return None;
         }
-        objects::write_object(git_dir, kind, &body).ok()?;
+        objects::write_loose(git_dir, kind, &body, &id).ok()?;
     }
     Some(true)
 }
