@@ -39,15 +39,6 @@ const MIN_COMPRESS: usize = 64;
 /// Deflate's level: 2 (zlib-ng's fast strategy). Level 6 made a brief → issue run 0.2 to 0.3 ms
 /// slower for 0.2% less storage on the project's benchmark, where deltas hold most bytes.
 const LEVEL: u32 = 2;
-/// Deflate's level for blobs of at most [`SMALL_BLOB`] bytes: 1 (zlib-ng's quick strategy,
-/// fixed Huffman codes). A brief → issue run deflates a dozen blobs of 0.2 to 1.2 KB, where
-/// building the dynamic codes of level 2 costs more than the compressing: level 1 for all of
-/// them made a run 0.3 to 0.45 ms shorter (tmpfs, alternating), for some 1 KB more per run.
-/// Larger blobs (drafts, their deltas) keep level 2: level 1 for them too made the storage
-/// benchmark's database 24% larger.
-const SMALL_LEVEL: u32 = 1;
-/// The largest blob deflated at [`SMALL_LEVEL`].
-const SMALL_BLOB: usize = 4096;
 /// Deflate's window, 8 KiB: a smaller compressor to set up (its tables are zeroed once per
 /// process), and text repeats itself within that distance. Any window reads back the same.
 const WINDOW_BITS: u8 = 13;
@@ -361,13 +352,10 @@ impl Blobs {
             depth = depth.max(d + 1);
         }
         delta::serialize(&ops, bytes.len(), &mut plain);
-        if plain.len() >= MIN_DEFLATE_DELTA {
-            let deflated = deflate(&plain);
-            if deflated.len() < plain.len() {
-                return Ok(Some((deflated, DELTA, depth, copied)));
-            }
+        if plain.len() < MIN_DEFLATE_DELTA {
+            return Ok(Some((plain, DELTA_PLAIN, depth, copied)));
         }
-        Ok(Some((plain, DELTA_PLAIN, depth, copied)))
+        Ok(Some((deflate(&plain), DELTA, depth, copied)))
     }
 
     fn cached(&self, hash: &ContentHash) -> Option<Arc<[u8]>> {
@@ -400,37 +388,18 @@ impl Blobs {
 }
 
 thread_local! {
-    /// One compressor per thread, reset between blobs, with the level it is set to: a new one
-    /// zeroes a few hundred KB of tables, which was a visible part of a short run's time. An
-    /// 8 KiB window ([`WINDOW_BITS`]); the level by the blob's size ([`level_for`]).
-    static COMPRESSOR: RefCell<(Compress, u32)> = RefCell::new((
-        Compress::new_with_window_bits(Compression::new(SMALL_LEVEL), false, WINDOW_BITS),
-        SMALL_LEVEL,
-    ));
-}
-
-/// The deflate level for a blob of `len` bytes.
-fn level_for(len: usize) -> u32 {
-    if len <= SMALL_BLOB {
-        SMALL_LEVEL
-    } else {
-        LEVEL
-    }
+    /// One compressor per thread, reset between blobs: a new one zeroes a few hundred KB of
+    /// tables, which was a visible part of a short run's time. Level 2 with an 8 KiB window
+    /// ([`LEVEL`], [`WINDOW_BITS`]).
+    static COMPRESSOR: RefCell<Compress> =
+        RefCell::new(Compress::new_with_window_bits(Compression::new(LEVEL), false, WINDOW_BITS));
 }
 
 /// Raw deflate of `bytes`.
 fn deflate(bytes: &[u8]) -> Vec<u8> {
     COMPRESSOR.with(|c| {
-        let (c, level) = &mut *c.borrow_mut();
+        let mut c = c.borrow_mut();
         c.reset();
-        let wanted = level_for(bytes.len());
-        if *level != wanted {
-            // After a reset nothing is pending, so the change cannot fail; if it did, the
-            // level in use is only a matter of size and speed.
-            if c.set_level(Compression::new(wanted)).is_ok() {
-                *level = wanted;
-            }
-        }
         let mut out = Vec::with_capacity(bytes.len() / 2 + 64);
         loop {
             let consumed = usize::try_from(c.total_in()).unwrap_or(usize::MAX);
@@ -446,10 +415,7 @@ fn deflate(bytes: &[u8]) -> Vec<u8> {
 }
 
 fn deflate_fresh(bytes: &[u8]) -> Vec<u8> {
-    let mut enc = DeflateEncoder::new(
-        Vec::with_capacity(bytes.len() / 3),
-        Compression::new(level_for(bytes.len())),
-    );
+    let mut enc = DeflateEncoder::new(Vec::with_capacity(bytes.len() / 3), Compression::new(LEVEL));
     // Writing into a Vec cannot fail.
     let _ = enc.write_all(bytes);
     enc.finish().unwrap_or_default()
