@@ -183,57 +183,23 @@ fn compute_and_write(
         items.push(item);
     }
     tree(&items, 0, &mut objects_to_write)?;
-    let mut seen = std::collections::HashSet::new();
-    let objects: Vec<Object> = objects_to_write
-        .into_iter()
-        .filter(|(_, _, id)| seen.insert(id.clone()))
-        .collect();
-    if budget.is_some() {
-        // git has no paths yet, so nothing races these writes: a second thread takes half of
-        // them while this one writes the rest (git only waits meanwhile, its CPU idle).
-        return write_missing_shared(git_dir, &objects).then_some(true);
-    }
     // Those missing now, in the order git writes them (blobs as it adds the files, then trees
     // from the deepest up). One that appears meanwhile was written by git, which has caught up
     // and goes on ahead in the same order: from there on it is git's work alone.
-    let missing: Vec<_> = objects
+    let mut seen = std::collections::HashSet::new();
+    let missing: Vec<_> = objects_to_write
         .into_iter()
-        .filter(|(_, _, id)| !objects::has_loose(git_dir, id))
+        .filter(|(_, _, id)| seen.insert(id.clone()) && !objects::has_loose(git_dir, id))
         .collect();
+    // Only a git that has its paths can write them too: then each is looked for again.
+    let racing = budget.is_none();
     for (kind, body, id) in missing {
-        if !running() || objects::has_loose(git_dir, &id) {
+        if !running() || (racing && objects::has_loose(git_dir, &id)) {
             return None;
         }
         objects::write_loose(git_dir, kind, &body, &id).ok()?;
     }
     Some(true)
-}
-
-/// The fewest objects worth a second thread: starting one costs about what writing two does.
-const SHARED_WRITES_MIN: usize = 8;
-
-/// Writes those of `objects` that are missing, the second half on another thread when there
-/// are [`SHARED_WRITES_MIN`] or more; whether all of them are there now.
-fn write_missing_shared(git_dir: &Path, objects: &[Object]) -> bool {
-    let write = |objects: &[Object]| {
-        objects.iter().all(|(kind, body, id)| {
-            objects::has_loose(git_dir, id) || objects::write_loose(git_dir, kind, body, id).is_ok()
-        })
-    };
-    if objects.len() < SHARED_WRITES_MIN {
-        return write(objects);
-    }
-    let (first, second) = objects.split_at(objects.len() / 2);
-    std::thread::scope(|scope| {
-        let other = std::thread::Builder::new().spawn_scoped(scope, || write(second));
-        let mine = write(first);
-        // No second thread (the system refused one): this one writes its half too.
-        let theirs = match other {
-            Ok(thread) => thread.join().unwrap_or(false),
-            Err(_) => write(second),
-        };
-        mine && theirs
-    })
 }
 
 /// The id of the tree of `items` (sorted, all under one folder whose path is `prefix` bytes
@@ -485,44 +451,6 @@ mod tests {
         });
         assert_eq!(asked, 1, "asked before the first object, and stopped");
         assert_eq!(loose_objects(root), before);
-    }
-
-    #[test]
-    fn objects_written_before_git_has_its_paths_are_all_of_them_over_two_threads() {
-        let dir = repo();
-        let root = dir.path();
-        for i in 0..14 {
-            write(
-                root,
-                &format!("lineage/run/{i:03}-draft.md"),
-                &format!("draft {i}\n"),
-            );
-        }
-        write(root, "issues/0001.md", "an issue\n");
-        // One blob is there already: it is left as it is.
-        git(root, &["hash-object", "-w", "issues/0001.md"]);
-        git(root, &["add", "-N", "lineage", "issues"]);
-        let specs = ["lineage".to_owned(), "issues".to_owned()];
-        assert!(write_ahead_before(
-            root,
-            &root.join(".git"),
-            &specs,
-            1 << 20
-        ));
-        let written = loose_objects(root);
-        assert!(written.len() >= 15 + 4, "{} objects", written.len());
-        // Every blob and tree of the commit git is about to make is there already.
-        git(root, &["add", "-A"]);
-        let tree = git(root, &["write-tree"]);
-        let listed = git(root, &["ls-tree", "-r", "-t", tree.trim()]);
-        for line in listed.lines().chain(std::iter::once(tree.trim())) {
-            let id = line.split_whitespace().nth(2).unwrap_or(line);
-            assert!(
-                written.iter().any(|w| w == id),
-                "{id} was not written ahead"
-            );
-        }
-        git(root, &["fsck", "--strict", "--no-dangling"]);
     }
 
     #[test]
