@@ -276,12 +276,18 @@ mod tests {
         );
     }
 
-    #[test]
-    fn git_reads_and_checks_stored_objects() {
+    /// A new, empty repository, its git and its `.git` folder.
+    fn new_repo() -> (tempfile::TempDir, super::super::Git, std::path::PathBuf) {
         let dir = tempfile::tempdir().expect("a temp dir");
         let git = super::super::Git::at(dir.path());
         git.run(&["init", "-q"]).expect("init");
         let git_dir = dir.path().join(".git");
+        (dir, git, git_dir)
+    }
+
+    #[test]
+    fn git_reads_and_checks_stored_objects() {
+        let (_dir, git, git_dir) = new_repo();
         let id = write_blob(&git_dir, b"a small file\n").expect("written");
         assert_eq!(id, object_id("blob", b"a small file\n"));
         let shown = git.run(&["cat-file", "-p", &id]).expect("git reads it");
@@ -300,10 +306,7 @@ mod tests {
     fn objects_are_read_only_their_folder_made_on_demand_and_an_existing_one_kept() {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
-        let dir = tempfile::tempdir().expect("a temp dir");
-        let git = super::super::Git::at(dir.path());
-        git.run(&["init", "-q"]).expect("init");
-        let git_dir = dir.path().join(".git");
+        let (_dir, git, git_dir) = new_repo();
         let id = object_id("blob", b"first\n");
         let fan_out = git_dir.join("objects").join(&id[..2]);
         assert!(!fan_out.exists(), "a new repository has no fan-out folders");

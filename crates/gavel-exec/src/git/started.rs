@@ -240,26 +240,35 @@ mod tests {
         assert!(commits[1].ends_with("--include -- new.md"), "{commits:?}");
     }
 
+    /// In the child process of a wrapped-git test: writes `paths` as new files in the
+    /// repository it was given, commits them with `message`, checks nothing is left over, and
+    /// answers the commit's subject and files (`None` in an ordinary test run).
+    fn commit_in_child(paths: &[PathBuf], message: &str) -> Option<(String, Vec<String>)> {
+        let root = crate::testutil::child_arg()?;
+        let git = Git::at(Path::new(&root));
+        for path in paths {
+            std::fs::write(git.root().join(path), "a file\n").expect("a new file");
+        }
+        git.commit_paths(paths, message, "gavel-started", PriorAttempt::None)
+            .expect("committed");
+        assert_eq!(git.run(&["status", "--porcelain"]).expect("status"), "");
+        let subject = git.run(&["log", "-1", "--format=%s"]).expect("log");
+        let files = git
+            .run(&["show", "--name-only", "--format=", "HEAD"])
+            .expect("show");
+        Some((
+            subject.trim().to_owned(),
+            files.lines().map(str::to_owned).collect(),
+        ))
+    }
+
     #[test]
     #[ignore = "run by a_commit_takes_its_paths_on_stdin_and_an_older_git_still_commits"]
     fn child_commits_a_new_file() {
-        let Some(root) = crate::testutil::child_arg() else {
-            return;
-        };
-        let git = Git::at(Path::new(&root));
-        std::fs::write(git.root().join("new.md"), "new\n").expect("a new file");
-        git.commit_paths(
-            &[PathBuf::from("new.md")],
-            "gavel: new",
-            "gavel-started",
-            PriorAttempt::None,
-        )
-        .expect("committed");
-        let files = git
-            .run(&["show", "--name-only", "--format=%s", "HEAD"])
-            .expect("show");
-        assert_eq!(files, "gavel: new\n\nnew.md\n");
-        assert_eq!(git.run(&["status", "--porcelain"]).expect("status"), "");
+        if let Some((subject, files)) = commit_in_child(&[PathBuf::from("new.md")], "gavel: new") {
+            assert_eq!(subject, "gavel: new");
+            assert_eq!(files, ["new.md"]);
+        }
     }
 
     #[test]
@@ -277,23 +286,12 @@ mod tests {
     #[test]
     #[ignore = "run by paths_too_many_to_reach_git_whole_go_as_arguments"]
     fn child_commits_many_files() {
-        let Some(root) = crate::testutil::child_arg() else {
-            return;
-        };
-        let git = Git::at(Path::new(&root));
         // 60 paths of 80 bytes: more than a pipe takes in one piece.
         let paths: Vec<PathBuf> = (0..60)
             .map(|i| PathBuf::from(format!("{i:03}-{}.md", "x".repeat(75))))
             .collect();
-        for path in &paths {
-            std::fs::write(git.root().join(path), "a file\n").expect("a new file");
+        if let Some((_, files)) = commit_in_child(&paths, "gavel: many") {
+            assert_eq!(files.len(), 60);
         }
-        git.commit_paths(&paths, "gavel: many", "gavel-many", PriorAttempt::None)
-            .expect("committed");
-        let files = git
-            .run(&["show", "--name-only", "--format=", "HEAD"])
-            .expect("show");
-        assert_eq!(files.lines().count(), 60);
-        assert_eq!(git.run(&["status", "--porcelain"]).expect("status"), "");
     }
 }

@@ -454,44 +454,6 @@ mod tests {
     }
 
     #[test]
-    fn objects_written_before_git_has_its_paths_are_all_of_the_commits() {
-        let dir = repo();
-        let root = dir.path();
-        for i in 0..14 {
-            write(
-                root,
-                &format!("lineage/run/{i:03}-draft.md"),
-                &format!("draft {i}\n"),
-            );
-        }
-        write(root, "issues/0001.md", "an issue\n");
-        // One blob is there already: it is left as it is.
-        git(root, &["hash-object", "-w", "issues/0001.md"]);
-        git(root, &["add", "-N", "lineage", "issues"]);
-        let specs = ["lineage".to_owned(), "issues".to_owned()];
-        assert!(write_ahead_before(
-            root,
-            &root.join(".git"),
-            &specs,
-            1 << 20
-        ));
-        let written = loose_objects(root);
-        assert!(written.len() >= 15 + 4, "{} objects", written.len());
-        // Every blob and tree of the commit git is about to make is there already.
-        git(root, &["add", "-A"]);
-        let tree = git(root, &["write-tree"]);
-        let listed = git(root, &["ls-tree", "-r", "-t", tree.trim()]);
-        for line in listed.lines().chain(std::iter::once(tree.trim())) {
-            let id = line.split_whitespace().nth(2).unwrap_or(line);
-            assert!(
-                written.iter().any(|w| w == id),
-                "{id} was not written ahead"
-            );
-        }
-        git(root, &["fsck", "--strict", "--no-dangling"]);
-    }
-
-    #[test]
     fn a_plain_repository_gets_the_blob_git_would_write() {
         let dir = repo();
         let root = dir.path();
