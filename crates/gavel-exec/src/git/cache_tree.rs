@@ -29,7 +29,7 @@ pub(super) fn is_head(git_dir: &std::path::Path, extensions: &[([u8; 4], &[u8])]
 }
 
 /// One folder of the cache tree.
-struct Node {
+pub(super) struct Node {
     name: Vec<u8>,
     /// `None`: invalid (an entry count of -1, no id).
     valid: Option<(u64, [u8; 20])>,
@@ -65,6 +65,27 @@ pub(crate) fn invalidate(data: &[u8], paths: &[&[u8]]) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(data.len());
     write(&root, &mut out);
     Some(out)
+}
+
+/// The cache tree `data` (a `TREE` extension) as folders; `None` when it cannot be read.
+pub(super) fn folders(data: &[u8]) -> Option<Node> {
+    let mut at = 0;
+    let root = read(data, &mut at)?;
+    (at == data.len()).then_some(root)
+}
+
+impl Node {
+    /// The subfolder `name` (one path component), if the cache tree has it.
+    pub(super) fn child(&self, name: &[u8]) -> Option<&Node> {
+        self.children.iter().find(|c| c.name == name)
+    }
+
+    /// The folder's tree id, when git knows it and it covers exactly `entries` index entries.
+    pub(super) fn id_covering(&self, entries: usize) -> Option<[u8; 20]> {
+        self.valid
+            .filter(|(count, _)| usize::try_from(*count).ok() == Some(entries))
+            .map(|(_, id)| id)
+    }
 }
 
 /// The root tree's id (hex) when the cache tree knows it (the root entry is valid).

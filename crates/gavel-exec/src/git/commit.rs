@@ -159,16 +159,17 @@ impl Git {
         };
         // The objects git is about to write for the commit's new files and folders, written
         // ahead by this thread (see `trees`) while git works; it stops as soon as git is done.
+        let index = staged.as_ref().map(|s| s.index.as_slice());
         let ahead = |running: &mut dyn FnMut() -> bool| {
-            if staged.is_some() && plain_objects {
-                super::trees::write_ahead(&self.root, &git_dir, &specs, running);
+            if index.is_some() && plain_objects {
+                super::trees::write_ahead(&self.root, &git_dir, index, &specs, running);
             }
         };
         // Staged in-process, git was told what staging then found (`--include` when the
         // index was `HEAD`'s tree), so the git started then commits as it is.
-        let done = match (staged, started) {
-            (Some(_), Some(git)) => {
-                self.finish_started(git, &git_dir, &specs, plain_objects, ahead)?
+        let done = match (index, started) {
+            (Some(index), Some(git)) => {
+                self.finish_started(git, &git_dir, index, &specs, plain_objects, ahead)?
             }
             (None, started) => {
                 drop(started);
@@ -186,7 +187,7 @@ impl Git {
             // leaving what else the person staged alone. When nothing else is staged (the
             // index was HEAD's tree), `--include` commits the same tree from the index itself,
             // with less work.
-            if staged.is_some_and(|s| s.index_was_head) {
+            if staged.as_ref().is_some_and(|s| s.index_was_head) {
                 commit.push("--include");
             }
             commit.push("--");
@@ -213,6 +214,7 @@ impl Git {
         &self,
         git: super::started::Started,
         git_dir: &std::path::Path,
+        index: &[u8],
         specs: &[String],
         plain_objects: bool,
         ahead: impl FnOnce(&mut dyn FnMut() -> bool),
@@ -222,7 +224,13 @@ impl Git {
             .flat_map(|spec| spec.bytes().chain([0]))
             .collect();
         let before = plain_objects
-            && super::trees::write_ahead_before(&self.root, git_dir, specs, AHEAD_BEFORE_PATHS);
+            && super::trees::write_ahead_before(
+                &self.root,
+                git_dir,
+                Some(index),
+                specs,
+                AHEAD_BEFORE_PATHS,
+            );
         match git.finish(&paths, |running| {
             if !before {
                 ahead(running);

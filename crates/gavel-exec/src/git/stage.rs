@@ -34,10 +34,12 @@ use super::index::{ENTRY_HEAD, EXTENDED, Entry, INTENT_TO_ADD, Parsed, field, pa
 const EMPTY_BLOB: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
 
 /// What [`intend_to_add`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Staged {
     /// How many intent-to-add entries it wrote (0: nothing was new).
     pub(crate) added: usize,
+    /// The index git will read: the one written, or (nothing new) the one read.
+    pub(crate) index: Vec<u8>,
     /// Whether the index held exactly `HEAD`'s tree before (its cache tree's root is valid and
     /// is that tree): nothing else is staged, so committing the whole index after adding the
     /// paths (`git commit --include`) commits exactly those paths.
@@ -296,6 +298,7 @@ fn write_index(
     if new.is_empty() {
         return Some(Staged {
             added: 0,
+            index: bytes.to_vec(),
             index_was_head,
         });
     }
@@ -372,11 +375,12 @@ fn write_index(
         body.extend_from_slice(&data);
     }
     let sum = Sha1::digest(&body);
-    out.write_all(&body).ok()?;
+    body.extend_from_slice(&sum);
     // Not synced, as git does not sync its index by default: the commit rewrites it at once.
-    out.write_all(&sum).ok()?;
+    out.write_all(&body).ok()?;
     Some(Staged {
         added: owned.len(),
+        index: body,
         index_was_head,
     })
 }

@@ -31,9 +31,12 @@ fn stage(root: &Path, paths: &[String]) -> Option<Staged> {
         assert!(told.is_none(), "told twice");
         told = Some(was_head);
     });
-    // What the caller is told before staging is what staging then says.
-    if let Some(staged) = staged {
+    if let Some(staged) = &staged {
+        // What the caller is told before staging is what staging then says, and the index it
+        // is handed is the one git will read.
         assert_eq!(told, Some(staged.index_was_head));
+        let on_disk = std::fs::read(root.join(".git/index")).unwrap_or_default();
+        assert!(staged.index == on_disk, "the staged index is the file's");
     }
     staged
 }
@@ -240,11 +243,8 @@ fn a_repository_without_an_index_or_commits_gets_one() {
     write(root, "b.md", "b\n");
     let paths = vec!["docs".to_owned(), "b.md".to_owned()];
     assert_eq!(
-        stage(root, &paths),
-        Some(Staged {
-            added: 2,
-            index_was_head: false
-        })
+        stage(root, &paths).map(|s| (s.added, s.index_was_head)),
+        Some((2, false))
     );
     git(root, &["commit", "-q", "-m", "first", "--", "docs", "b.md"]);
     assert_eq!(git(root, &["ls-files"]), "b.md\ndocs/a.md\n");

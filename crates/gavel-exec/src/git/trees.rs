@@ -35,11 +35,12 @@ use super::objects;
 pub(crate) fn write_ahead(
     root: &Path,
     git_dir: &Path,
+    index: Option<&[u8]>,
     specs: &[String],
     running: &mut dyn FnMut() -> bool,
 ) {
     // A failure only means git writes the objects itself.
-    let _ = compute_and_write(root, git_dir, specs, running, None);
+    let _ = compute_and_write(root, git_dir, index, specs, running, None);
 }
 
 /// [`write_ahead`] for a `git commit` that has not yet been given its paths, so nothing races
@@ -49,11 +50,12 @@ pub(crate) fn write_ahead(
 pub(crate) fn write_ahead_before(
     root: &Path,
     git_dir: &Path,
+    index: Option<&[u8]>,
     specs: &[String],
     budget: usize,
 ) -> bool {
     // A failure means git writes the objects itself: there is nothing to overlap either.
-    compute_and_write(root, git_dir, specs, &mut || true, Some(budget)) != Some(false)
+    compute_and_write(root, git_dir, index, specs, &mut || true, Some(budget)) != Some(false)
 }
 
 /// Whether git, in the repository at `root` with `config` (the config git reads there) and the
@@ -104,31 +106,56 @@ struct Item {
 }
 
 /// Computes the blobs and trees `git commit --include -- SPECS` will write for the index of
-/// `git_dir` (work tree `root`) and writes those that are missing while `running` says git
+/// `git_dir` (work tree `root`; `index`: its bytes, when the caller has just written them) and
+/// writes those that are missing while `running` says git
 /// is. `None` when the index is one this module does not read, or git is done (git then does
 /// or did it all, as always); `Some(false)`, with nothing read past it and nothing written,
 /// when the files to hash hold more than `budget` bytes.
 fn compute_and_write(
     root: &Path,
     git_dir: &Path,
+    index: Option<&[u8]>,
     specs: &[String],
     running: &mut dyn FnMut() -> bool,
     budget: Option<usize>,
 ) -> Option<bool> {
-    let index = git_dir.join("index");
     // A large index (tens of thousands of files) is git's own business: it updates only the
-    // trees its cache tree marks stale, where this module would hash them all.
-    if std::fs::metadata(&index).ok()?.len() > MAX_INDEX_BYTES {
+    // trees its cache tree marks stale, where this module would still go through every entry.
+    let read;
+    let bytes = match index {
+        Some(bytes) => bytes,
+        None => {
+            let path = git_dir.join("index");
+            if std::fs::metadata(&path).ok()?.len() > MAX_INDEX_BYTES {
+                return None;
+            }
+            read = std::fs::read(&path).ok()?;
+            &read
+        }
+    };
+    if bytes.len() as u64 > MAX_INDEX_BYTES {
         return None;
     }
-    let bytes = std::fs::read(&index).ok()?;
-    let (_, entries, _) = parse(&bytes)?;
+    let (_, entries, extensions) = parse(bytes)?;
     let named = |name: &[u8]| {
         specs.iter().any(|s| {
             let s = s.trim_end_matches('/').as_bytes();
             name == s || (name.starts_with(s) && name.get(s.len()) == Some(&b'/'))
         })
     };
+    // A folder the commit changes (one holding a path of it, or inside a folder of it) gets
+    // its tree built; any other keeps the id git's cache tree holds for it, as `git commit`
+    // itself does: the work stays with the run's own paths however large the history is.
+    let touched = |folder: &[u8]| {
+        specs.iter().any(|s| {
+            let s = s.trim_end_matches('/').as_bytes();
+            (s.starts_with(folder) && s.get(folder.len()) == Some(&b'/')) || named(folder)
+        })
+    };
+    let cached = extensions
+        .iter()
+        .find(|(sig, _)| sig == b"TREE")
+        .and_then(|(_, data)| super::cache_tree::folders(data));
     let mut items = Vec::with_capacity(entries.len());
     // The bytes of the files read so far, against `budget`: over it, nothing more is read.
     let mut read = 0u64;
@@ -182,7 +209,11 @@ fn compute_and_write(
         }
         items.push(item);
     }
-    tree(&items, 0, &mut objects_to_write)?;
+    let folders = Folders {
+        cached: cached.as_ref(),
+        touched: &touched,
+    };
+    tree(&items, 0, folders, &mut objects_to_write)?;
     // Those missing now, in the order git writes them (blobs as it adds the files, then trees
     // from the deepest up). One that appears meanwhile was written by git, which has caught up
     // and goes on ahead in the same order: from there on it is git's work alone.
@@ -202,10 +233,24 @@ fn compute_and_write(
     Some(true)
 }
 
+/// What [`tree`] knows of a folder besides its items: git's cache tree for it, and whether
+/// the commit changes a path in it.
+#[derive(Clone, Copy)]
+struct Folders<'a> {
+    cached: Option<&'a super::cache_tree::Node>,
+    touched: &'a dyn Fn(&[u8]) -> bool,
+}
+
 /// The id of the tree of `items` (sorted, all under one folder whose path is `prefix` bytes
-/// long, slash included), with it and its subtrees added to `out` (subtrees first);
-/// `Some(None)` for a folder with nothing in it, which a tree leaves out.
-fn tree(items: &[Item], prefix: usize, out: &mut Vec<Object>) -> Option<Option<[u8; 20]>> {
+/// long, slash included), with it and the subtrees it builds added to `out` (subtrees first);
+/// `Some(None)` for a folder with nothing in it, which a tree leaves out. A subfolder the
+/// commit leaves alone whose id `folders` has (for as many entries) is not built again.
+fn tree(
+    items: &[Item],
+    prefix: usize,
+    folders: Folders<'_>,
+    out: &mut Vec<Object>,
+) -> Option<Option<[u8; 20]>> {
     let mut body = Vec::with_capacity(items.len() * 48);
     let mut i = 0;
     while i < items.len() {
@@ -224,9 +269,20 @@ fn tree(items: &[Item], prefix: usize, out: &mut Vec<Object>) -> Option<Option<[
                     .iter()
                     .take_while(|it| it.name.get(prefix..).is_some_and(|r| r.starts_with(folder)))
                     .count();
-                if let Some(id) = tree(&items[i..end], prefix + slash + 1, out)? {
+                let name = &folder[..slash];
+                let cached = folders.cached.and_then(|node| node.child(name));
+                let path = items[i].name.get(..prefix + slash)?;
+                let kept = cached
+                    .and_then(|node| node.id_covering(end - i))
+                    .filter(|_| !(folders.touched)(path));
+                let sub = Folders { cached, ..folders };
+                let id = match kept {
+                    Some(id) => Some(id),
+                    None => tree(&items[i..end], prefix + slash + 1, sub, out)?,
+                };
+                if let Some(id) = id {
                     body.extend_from_slice(b"40000 ");
-                    body.extend_from_slice(&folder[..slash]);
+                    body.extend_from_slice(name);
                     body.push(0);
                     body.extend_from_slice(&id);
                 }
@@ -252,236 +308,5 @@ fn hex20(hex: &str) -> Option<[u8; 20]> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::stage::tests::{git, write};
-    use super::*;
-
-    /// The repository's own config, as the tests' git (no user or system config) sees it.
-    fn config(root: &Path) -> Config {
-        Config::from_files(&[root.join(".git/config")]).expect("readable config")
-    }
-
-    fn repo() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().expect("tempdir");
-        git(dir.path(), &["init", "-q"]);
-        dir
-    }
-
-    /// The ids of the loose objects in `root`'s repository.
-    fn loose_objects(root: &Path) -> Vec<String> {
-        let mut ids = Vec::new();
-        for fan in std::fs::read_dir(root.join(".git/objects"))
-            .expect("objects")
-            .flatten()
-        {
-            let fan_name = fan.file_name().to_string_lossy().into_owned();
-            if fan_name.len() != 2 {
-                continue;
-            }
-            for obj in std::fs::read_dir(fan.path()).expect("fan-out").flatten() {
-                ids.push(format!("{fan_name}{}", obj.file_name().to_string_lossy()));
-            }
-        }
-        ids
-    }
-
-    #[test]
-    fn the_trees_are_the_ones_the_commit_makes() {
-        let dir = repo();
-        let root = dir.path();
-        git(root, &["config", "user.name", "t"]);
-        git(root, &["config", "user.email", "t@example.invalid"]);
-        for (path, text) in [
-            ("a.md", "a"),
-            ("a-b.md", "ab"),
-            ("a/z.md", "z"),
-            ("docs/issues/0001-x.md", "one"),
-            ("docs/lineage/done/1-x/001-brief.md", "brief"),
-            ("ideas/active/x.md", "idea"),
-            ("tool.sh", "#!/bin/sh\n"),
-        ] {
-            write(root, path, text);
-        }
-        std::fs::set_permissions(
-            root.join("tool.sh"),
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .expect("chmod");
-        git(root, &["add", "-A"]);
-        git(root, &["commit", "-q", "-m", "base"]);
-        // A run: new files known as intent-to-add, the idea moved, an issue changed, and a
-        // file the person added on the side (staged, so it goes with `--include`).
-        for (path, text) in [
-            ("docs/lineage/done/2-y/001-brief.md", "brief two"),
-            ("docs/lineage/done/2-y/002-draft.md", "draft"),
-            // The same content twice: one blob, written once.
-            ("docs/lineage/done/2-y/004-draft.md", "draft"),
-            ("docs/issues/0002-y.md", "two"),
-            ("ideas/done/2-y.md", "idea"),
-            ("docs/issues/0001-x.md", "one, edited"),
-            ("side.md", "staged by a person"),
-        ] {
-            write(root, path, text);
-        }
-        std::fs::remove_file(root.join("ideas/active/x.md")).expect("move");
-        git(root, &["add", "side.md"]);
-        git(
-            root,
-            &[
-                "add",
-                "-N",
-                "docs/lineage/done/2-y",
-                "docs/issues/0002-y.md",
-                "ideas/done/2-y.md",
-            ],
-        );
-        let specs: Vec<String> = [
-            "docs/lineage/done/2-y",
-            "docs/issues/0002-y.md",
-            "docs/issues/0001-x.md",
-            "ideas/done/2-y.md",
-            "ideas/active/x.md",
-        ]
-        .map(String::from)
-        .to_vec();
-        let before = loose_objects(root);
-        assert!(
-            // The commit's changed files hold 37 bytes.
-            !write_ahead_before(root, &root.join(".git"), &specs, 16),
-            "over the budget"
-        );
-        assert_eq!(
-            loose_objects(root),
-            before,
-            "nothing written over the budget"
-        );
-        assert!(write_ahead_before(
-            root,
-            &root.join(".git"),
-            &specs,
-            1 << 20
-        ));
-        let ahead = loose_objects(root);
-        let mut args = vec!["commit", "-q", "-m", "run", "--include", "--"];
-        args.extend(specs.iter().map(String::as_str));
-        git(root, &args);
-        let trees = git(
-            root,
-            &["ls-tree", "-r", "-d", "--format=%(objectname)", "HEAD"],
-        );
-        let root_tree = git(root, &["rev-parse", "HEAD^{tree}"]);
-        for id in trees.lines().chain(root_tree.lines()) {
-            assert!(
-                ahead.iter().any(|a| a == id),
-                "tree {id} was written ahead of the commit"
-            );
-        }
-        // Nothing was computed differently: every object written ahead is in the commit
-        // (the empty blob is `git add -N`'s own placeholder).
-        let lost = git(root, &["fsck", "--unreachable", "--no-reflogs"]);
-        let lost: Vec<&str> = lost
-            .lines()
-            .filter(|l| !l.ends_with("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"))
-            .collect();
-        assert!(lost.is_empty(), "objects the commit did not use: {lost:?}");
-    }
-
-    #[test]
-    fn only_repositories_where_git_stores_the_same_bytes_get_objects() {
-        let plain = repo();
-        let git_dir = plain.path().join(".git");
-        assert!(writes_plain_objects(
-            plain.path(),
-            &git_dir,
-            &config(plain.path()),
-            None
-        ));
-
-        let attributes = repo();
-        write(attributes.path(), ".gitattributes", "*.md text\n");
-        let git_dir = attributes.path().join(".git");
-        let config_of = config(attributes.path());
-        assert!(!writes_plain_objects(
-            attributes.path(),
-            &git_dir,
-            &config_of,
-            None
-        ));
-
-        let users = repo();
-        write(users.path(), "home/git/attributes", "*.md text\n");
-        let git_dir = users.path().join(".git");
-        let mine = users.path().join("home/git/attributes");
-        let config_of = config(users.path());
-        assert!(!writes_plain_objects(
-            users.path(),
-            &git_dir,
-            &config_of,
-            Some(&mine)
-        ));
-
-        let eol = repo();
-        git(eol.path(), &["config", "core.autocrlf", "input"]);
-        let git_dir = eol.path().join(".git");
-        assert!(!writes_plain_objects(
-            eol.path(),
-            &git_dir,
-            &config(eol.path()),
-            None
-        ));
-
-        let linked = tempfile::tempdir().expect("tempdir");
-        write(linked.path(), ".git", "gitdir: ../elsewhere\n");
-        let git_dir = linked.path().join(".git");
-        let empty = Config::from_files(&[]).expect("no config");
-        assert!(!writes_plain_objects(linked.path(), &git_dir, &empty, None));
-    }
-
-    #[test]
-    fn nothing_is_written_once_git_is_done() {
-        let dir = repo();
-        let root = dir.path();
-        write(root, "x.md", "late\n");
-        git(root, &["add", "-N", "x.md"]);
-        let before = loose_objects(root);
-        let mut asked = 0;
-        write_ahead(root, &root.join(".git"), &["x.md".to_owned()], &mut || {
-            asked += 1;
-            false
-        });
-        assert_eq!(asked, 1, "asked before the first object, and stopped");
-        assert_eq!(loose_objects(root), before);
-    }
-
-    #[test]
-    fn a_plain_repository_gets_the_blob_git_would_write() {
-        let dir = repo();
-        let root = dir.path();
-        let content = "# A draft\n\nwith text\n".repeat(40);
-        write(root, "docs/002-draft.md", &content);
-        git(root, &["add", "-N", "docs"]);
-        assert!(writes_plain_objects(
-            root,
-            &root.join(".git"),
-            &config(root),
-            None
-        ));
-        write_ahead(root, &root.join(".git"), &["docs".to_owned()], &mut || true);
-        let id = git(root, &["hash-object", "docs/002-draft.md"]);
-        let id = id.trim();
-        assert!(
-            objects::has_loose(&root.join(".git"), id),
-            "written ahead, before the commit"
-        );
-        assert_eq!(git(root, &["cat-file", "-t", id]).trim(), "blob");
-        assert_eq!(git(root, &["cat-file", "-p", id]), content);
-        let fan_out = root.join(".git/objects").join(&id[..2]);
-        let leftovers = std::fs::read_dir(fan_out)
-            .expect("fan-out")
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("tmp_obj_"))
-            .count();
-        assert_eq!(leftovers, 0, "no temporary file is left");
-        git(root, &["fsck", "--strict", "--no-dangling"]);
-    }
-}
+#[path = "trees_tests.rs"]
+mod tests;
