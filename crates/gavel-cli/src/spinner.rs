@@ -1,14 +1,16 @@
 //! Feedback while a model call runs: a spinner with role, provider, elapsed time, tokens so far
 //! and the attempt number on a terminal (drawn by indicatif, which redraws in place and clears
 //! itself), and a plain status line every 10 seconds otherwise (logs and CI keep a readable
-//! record). Off a terminal one thread per display, started at its first call and parked
-//! between calls, writes the status lines of all its calls (a command drives one workflow,
-//! which has one display).
+//! record). Off a terminal one thread per display, started at its first call, writes the
+//! status lines of all its calls (a command drives one workflow, which has one display). It
+//! is never woken for a call: between calls it sleeps at most 10 seconds at a time, so it
+//! looks in within a call's first 10 seconds and then sleeps exactly until the line is due.
+//! A run of short calls (a scripted provider's, a cached answer) costs no thread switch each.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::{self, Thread};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use gavel_llm::{CallProgress, Role};
@@ -44,17 +46,33 @@ struct Watched {
 /// The plain status-line thread and the call it watches (`None` between calls).
 struct Plain {
     watched: Arc<Mutex<Option<Watched>>>,
-    thread: Thread,
+    /// The thread, for tests that check there is one.
+    #[cfg(test)]
+    thread: std::thread::Thread,
 }
+
+/// Where the status lines go.
+type Sink = Box<dyn Fn(&str) + Send>;
 
 impl Plain {
     fn start() -> Self {
+        Self::start_with(
+            PLAIN_EVERY,
+            Box::new(|line| {
+                let _ = writeln!(std::io::stderr().lock(), "{line}");
+            }),
+        )
+    }
+
+    fn start_with(every: Duration, sink: Sink) -> Self {
         let watched: Arc<Mutex<Option<Watched>>> = Arc::default();
         let w = Arc::clone(&watched);
-        let thread = thread::spawn(move || plain_status_lines(&w))
-            .thread()
-            .clone();
-        Self { watched, thread }
+        let _handle = thread::spawn(move || plain_status_lines(&w, every, &sink));
+        Self {
+            watched,
+            #[cfg(test)]
+            thread: _handle.thread().clone(),
+        }
     }
 
     fn watched(&self) -> std::sync::MutexGuard<'_, Option<Watched>> {
@@ -64,20 +82,20 @@ impl Plain {
     }
 }
 
-/// The plain status-line thread: a line every [`PLAIN_EVERY`] while a call runs, parked
-/// otherwise. Lines are written under the lock [`Spinner::call_finished`] takes, so none comes
+/// The plain status-line thread: a line every `every` ([`PLAIN_EVERY`]) while a call runs;
+/// between calls it looks in every `every`, so it is never later than a new call's first line
+/// is due. Lines are written under the lock [`Spinner::call_finished`] takes, so none comes
 /// after its call finished.
-fn plain_status_lines(watched: &Mutex<Option<Watched>>) {
+fn plain_status_lines(watched: &Mutex<Option<Watched>>, every: Duration, sink: &Sink) {
     loop {
         let wait = {
             let mut guard = watched
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             guard.as_mut().map(|w| {
-                if w.last.elapsed() >= PLAIN_EVERY {
+                if w.last.elapsed() >= every {
                     w.last = Instant::now();
-                    let _ = writeln!(
-                        std::io::stderr().lock(),
+                    sink(&format!(
                         "    {}: still running ({:.0}s, {})",
                         w.label,
                         w.started.elapsed().as_secs_f64(),
@@ -85,15 +103,12 @@ fn plain_status_lines(watched: &Mutex<Option<Watched>>) {
                             w.shared.tokens.load(Ordering::SeqCst),
                             w.shared.attempt.load(Ordering::SeqCst)
                         )
-                    );
+                    ));
                 }
-                PLAIN_EVERY.saturating_sub(w.last.elapsed())
+                every.saturating_sub(w.last.elapsed())
             })
         };
-        match wait {
-            Some(d) => thread::park_timeout(d.max(Duration::from_millis(1))),
-            None => thread::park(),
-        }
+        thread::park_timeout(wait.unwrap_or(every).max(Duration::from_millis(1)));
     }
 }
 
@@ -154,13 +169,13 @@ impl CallObserver for Spinner {
         } else {
             let plain = self.plain.get_or_init(Plain::start);
             let now = Instant::now();
+            // Not woken: it looks in within PLAIN_EVERY (see `plain_status_lines`).
             *plain.watched() = Some(Watched {
                 shared: Arc::clone(&shared),
                 label,
                 started: now,
                 last: now,
             });
-            plain.thread.unpark();
             Active { shared, bar: None }
         };
         *self
@@ -237,5 +252,39 @@ mod tests {
             Some("reviewer scripted:b".to_owned())
         );
         spinner.call_finished();
+    }
+
+    #[test]
+    fn a_call_gets_its_line_on_time_without_waking_the_thread() {
+        let every = Duration::from_millis(300);
+        let lines: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
+        let seen = Arc::clone(&lines);
+        let plain = Plain::start_with(
+            every,
+            Box::new(move |line| {
+                seen.lock()
+                    .expect("lines")
+                    .push((Instant::now(), line.to_owned()));
+            }),
+        );
+        // The thread is idle, partway through a wait of its own, when the call starts; no one
+        // wakes it.
+        thread::sleep(every / 2);
+        let started = Instant::now();
+        *plain.watched() = Some(Watched {
+            shared: Arc::new(Shared::default()),
+            label: "drafter scripted:a".to_owned(),
+            started,
+            last: started,
+        });
+        let deadline = started + Duration::from_secs(20);
+        while lines.lock().expect("lines").is_empty() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
+        *plain.watched() = None;
+        let lines = lines.lock().expect("lines");
+        let (at, line) = lines.first().expect("a status line came");
+        assert!(*at >= started + every, "not before it was due");
+        assert!(line.contains("drafter scripted:a: still running"), "{line}");
     }
 }
