@@ -2,7 +2,8 @@
 //! so a commit need not hash every folder again. A folder whose content changed must be marked
 //! unknown (`-1` entries, no id) up to the root, or git would commit the old tree; this is what
 //! [`invalidate`] does for the paths [`super::stage`] adds. A valid root that is `HEAD`'s tree
-//! says nothing else is staged ([`is_head`]).
+//! says nothing else is staged ([`is_head`]). The objects written ahead of a commit take the
+//! ids of the folders it leaves alone from here ([`folders`]) instead of building them.
 
 /// Whether the index whose extensions are `extensions` holds exactly `HEAD`'s tree: its cache
 /// tree's root is valid and is that tree, and no merge, cherry-pick, revert or rebase is in

@@ -7,7 +7,7 @@
 //! often a new fan-out folder. The trees were the largest part of a short commit measured here
 //! (1.1 of 3.8 ms). All of them follow from the index gavel has just written and from the
 //! files themselves, so this module computes them the way git does and writes the missing
-//! ones (the same objects, stored as git stores them: [`super::objects::write_object`])
+//! ones (the same objects, stored as git stores them: [`super::objects::write_loose`])
 //! while git starts up: before it is given its paths (`started`), or while it also refreshes
 //! the index when it has them as arguments; git then hashes the same objects and finds them
 //! present. The commit stays git's own: it reads and hashes every file itself, builds
@@ -15,6 +15,10 @@
 //! (a file changed meanwhile, a case this module does not model) is only unused, an
 //! unreachable loose object that `git gc` prunes like any other; one git writes at the same
 //! moment is written with identical bytes.
+//!
+//! Like `git commit`, it builds only the folders the commit changes: any other keeps the id
+//! git's cache tree holds for it ([`super::cache_tree::folders`]), so the work follows the
+//! run's own paths, not the number of folders a long history has left in the index.
 //!
 //! Nothing is written where git could store other bytes or write objects otherwise: a
 //! repository that is not a plain `.git` folder, SHA-256 objects, a shared repository (other
@@ -121,7 +125,7 @@ fn compute_and_write(
 ) -> Option<bool> {
     // A large index (tens of thousands of files) is git's own business: it updates only the
     // trees its cache tree marks stale, where this module would still go through every entry.
-    let read;
+    let from_disk;
     let bytes = match index {
         Some(bytes) => bytes,
         None => {
@@ -129,8 +133,8 @@ fn compute_and_write(
             if std::fs::metadata(&path).ok()?.len() > MAX_INDEX_BYTES {
                 return None;
             }
-            read = std::fs::read(&path).ok()?;
-            &read
+            from_disk = std::fs::read(&path).ok()?;
+            &from_disk
         }
     };
     if bytes.len() as u64 > MAX_INDEX_BYTES {
@@ -147,10 +151,11 @@ fn compute_and_write(
     // its tree built; any other keeps the id git's cache tree holds for it, as `git commit`
     // itself does: the work stays with the run's own paths however large the history is.
     let touched = |folder: &[u8]| {
-        specs.iter().any(|s| {
-            let s = s.trim_end_matches('/').as_bytes();
-            (s.starts_with(folder) && s.get(folder.len()) == Some(&b'/')) || named(folder)
-        })
+        named(folder)
+            || specs.iter().any(|s| {
+                let s = s.trim_end_matches('/').as_bytes();
+                s.starts_with(folder) && s.get(folder.len()) == Some(&b'/')
+            })
     };
     let cached = extensions
         .iter()
