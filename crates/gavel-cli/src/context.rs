@@ -102,6 +102,7 @@ impl Context {
             key_env: s.key_env.clone(),
             logins: s.logins.clone(),
             cli_workdir: Some(s.state_dir.join("agent-workdir")),
+            pass_env: s.implement.pass_env.clone(),
             rotation: rotation_state(),
         };
         Box::new(gavel_llm::Retrying::new(

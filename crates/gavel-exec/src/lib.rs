@@ -17,10 +17,11 @@
 //!   repository), commits idempotently by trailer, adds and removes worktrees named by the
 //!   workflow (idempotent on replay), and takes and restores snapshots of a worktree's files as
 //!   tree ids (`write-tree` into a temporary index) without touching the real index.
-//! - [`confine`] runs an agent's whole process tree under Linux Landlock, able to write only
-//!   beneath its worktree and the folders it is given, through a launcher that restricts
-//!   itself and then becomes the agent ([`confine::launcher_main`], the `gavel-confine`
-//!   binary and `gavel __confine`).
+//! - [`confine`] runs an agent's or a test's whole process tree in the box: its own mount, PID
+//!   and (for tests) network namespaces, under Linux Landlock, able to write only beneath its
+//!   worktree and the folders it is given, with nothing left running when it ends, through a
+//!   launcher ([`confine::launcher_main`], the `gavel-confine` binary and `gavel __confine`);
+//!   [`sandbox_env`] is the allowlist of variables a boxed process may see.
 //!
 //! Nothing here prints or prompts; results and errors are values (the launcher, which runs
 //! in place of an agent, reports its refusal on stderr before exiting).
@@ -29,6 +30,7 @@ pub mod confine;
 pub mod git;
 pub mod process;
 pub mod runners;
+pub mod sandbox_env;
 
 #[cfg(test)]
 mod testutil;

@@ -26,6 +26,8 @@ pub struct ProviderSettings {
     pub logins: BTreeMap<String, Vec<Login>>,
     /// Where agent CLIs run.
     pub cli_workdir: Option<PathBuf>,
+    /// More of gavel's variables the agent CLIs may see (`[implement] pass_env`).
+    pub pass_env: Vec<String>,
     /// Which credential of each kind last answered, shared by every provider built with these
     /// settings.
     pub rotation: RotationState,
@@ -39,6 +41,7 @@ impl Default for ProviderSettings {
             key_env: BTreeMap::new(),
             logins: BTreeMap::new(),
             cli_workdir: None,
+            pass_env: Vec::new(),
             rotation: RotationState::default(),
         }
     }
@@ -55,6 +58,7 @@ pub fn build_with(
         total_timeout: settings.total_timeout,
         env: Vec::new(),
         env_remove: Vec::new(),
+        pass_env: settings.pass_env.clone(),
         workdir: settings.cli_workdir.clone(),
         logins: settings
             .logins

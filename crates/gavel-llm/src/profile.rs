@@ -128,7 +128,12 @@ impl AgentProfile {
         launcher: gavel_exec::confine::Launcher,
         writable: Vec<PathBuf>,
     ) -> Self {
-        self.confine = Some(Confinement { launcher, writable });
+        self.confine = Some(Confinement {
+            launcher,
+            writable,
+            read_only: Vec::new(),
+            network: true,
+        });
         self
     }
 

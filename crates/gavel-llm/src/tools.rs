@@ -22,6 +22,10 @@ pub struct CliTool {
     pub home_env: &'static str,
     /// The variable the CLI reads an API key from (`[logins]` key variables are passed in it).
     pub key_env: &'static str,
+    /// Prefixes of the variables that belong to this CLI (its vendor's key, base URL and
+    /// settings): the only credentials its process keeps from gavel's environment
+    /// (`gavel_exec::sandbox_env` removes every other vendor's).
+    pub own_env: &'static [&'static str],
 }
 
 /// The agent CLIs gavel drives.
@@ -34,6 +38,7 @@ pub const CLI_TOOLS: &[CliTool] = &[
         login: "run `claude` once and /login, or set ANTHROPIC_API_KEY",
         home_env: "CLAUDE_CONFIG_DIR",
         key_env: "ANTHROPIC_API_KEY",
+        own_env: &["ANTHROPIC_", "CLAUDE_", "DISABLE_", "MAX_THINKING_TOKENS"],
     },
     CliTool {
         kind: "gemini",
@@ -45,6 +50,7 @@ pub const CLI_TOOLS: &[CliTool] = &[
         // folder), as its `homedir()` in packages/core/src/utils/paths.ts reads it.
         home_env: "GEMINI_CLI_HOME",
         key_env: "GEMINI_API_KEY",
+        own_env: &["GEMINI_", "GOOGLE_"],
     },
     CliTool {
         kind: "codex",
@@ -55,6 +61,7 @@ pub const CLI_TOOLS: &[CliTool] = &[
         home_env: "CODEX_HOME",
         // The key variable `codex exec` documents for API-key sign-in.
         key_env: "CODEX_API_KEY",
+        own_env: &["CODEX_", "OPENAI_"],
     },
 ];
 
@@ -64,6 +71,17 @@ pub fn cli_tool(kind: &str) -> Option<&'static CliTool> {
 }
 
 impl CliTool {
+    /// The names of gavel's environment variables this CLI's process must not see: all but
+    /// the box's allowlist, the CLI's own ([`Self::own_env`]) and `pass` (patterns, see
+    /// `gavel_exec::sandbox_env::matches`).
+    pub fn env_removed(&self, pass: &[String]) -> Vec<String> {
+        let own: Vec<String> = self.own_env.iter().map(|p| format!("{p}*")).collect();
+        gavel_exec::sandbox_env::removed_names(pass)
+            .into_iter()
+            .filter(|name| !gavel_exec::sandbox_env::matches(name, &own))
+            .collect()
+    }
+
     /// The install command.
     pub fn install(&self) -> String {
         format!("npm install -g {}", self.npm_package)

@@ -160,6 +160,8 @@ pub fn workflow_for(
             implementer: spec.to_string(),
             audit_log: s.audit_log.clone(),
             output_limit: 256 * 1024,
+            pass_env: i.pass_env.clone(),
+            test_network: i.test_network,
         },
         implementer: ctx.provider(&spec),
         reviewer: None,

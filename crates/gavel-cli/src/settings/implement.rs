@@ -29,6 +29,11 @@ pub(super) struct ImplementConfig {
     retries: Option<u32>,
     /// `landlock` (default) or `none`.
     sandbox: Option<String>,
+    /// More variables the tests, lint and agent CLIs may see, beyond the box's allowlist:
+    /// names, or prefixes ending in `*` (gavel's own secrets are refused).
+    pass_env: Option<Vec<String>>,
+    /// Whether tests and lint may use the network (default: no, only their own loopback).
+    test_network: Option<bool>,
 }
 
 /// How agent CLIs are confined.
@@ -50,6 +55,9 @@ pub struct ImplementSettingsToml {
     pub timeout: Duration,
     pub retries: u32,
     pub sandbox: Sandbox,
+    /// Checked `pass_env` patterns (empty: the allowlist alone).
+    pub pass_env: Vec<String>,
+    pub test_network: bool,
 }
 
 impl ImplementConfig {
@@ -79,6 +87,20 @@ impl ImplementConfig {
                 return Err(bad(format!("{key} {c:?} is not a command")));
             }
         }
+        let pass_env = self.pass_env.clone().unwrap_or_default();
+        for pattern in &pass_env {
+            let name = pattern.strip_suffix('*').unwrap_or(pattern);
+            let valid =
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            if !valid {
+                return Err(bad(format!(
+                    "pass_env {pattern:?} is not a variable name (letters, digits and `_`, or a prefix ending in `*`)"
+                )));
+            }
+            if let Some(why) = gavel_exec::sandbox_env::never_passed(name) {
+                return Err(bad(format!("pass_env {pattern:?} cannot be passed: {why}")));
+            }
+        }
         Ok(ImplementSettingsToml {
             test: self.test.clone(),
             lint: self.lint.clone(),
@@ -91,6 +113,8 @@ impl ImplementConfig {
             },
             retries: self.retries.unwrap_or(3),
             sandbox,
+            pass_env,
+            test_network: self.test_network.unwrap_or(false),
         })
     }
 }

@@ -1,7 +1,10 @@
-//! The launcher's body: parse `--write DIR ... -- PROGRAM ARGS...`, restrict this process with
-//! Landlock, then become PROGRAM by `exec`.
+//! The launcher's body: parse `[--no-network] [--ro PATH]... --write DIR ... -- PROGRAM ARGS...`,
+//! enter the box's namespaces ([`super::namespaces`]), restrict this process with Landlock,
+//! then start the box's init ([`super::init`], this same launcher with `--init`), which runs
+//! PROGRAM; the launcher exits with PROGRAM's exit code once init has ended, and with it
+//! every process of the step.
 //!
-//! It runs once for every confined agent step, before the agent, so it reads no configuration
+//! It runs once for every confined step, before the program, so it reads no configuration
 //! and opens no store: its arguments are all it knows. It writes to stderr only when it fails
 //! (`gavel confine: ...`), and then exits with [`EXIT_REFUSED`](super::EXIT_REFUSED) or
 //! [`EXIT_NOT_FOUND`](super::EXIT_NOT_FOUND) instead of running anything.
@@ -9,7 +12,7 @@
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
@@ -18,32 +21,45 @@ use landlock::{
     RulesetCreatedAttr, RulesetError, path_beneath_rules,
 };
 
-use super::{ALWAYS_WRITABLE, ConfineError, MIN, TARGET_ABI, judge};
+use super::{ALWAYS_WRITABLE, ConfineError, MIN, TARGET_ABI, init, judge, namespaces};
 
 /// How the launcher is called (after its own name or subcommand).
-pub(crate) const USAGE: &str = "--write DIR [--write DIR]... -- PROGRAM [ARGS]...";
+pub(crate) const USAGE: &str =
+    "[--no-network] [--ro PATH]... [--write DIR]... -- PROGRAM [ARGS]...";
 
 /// What the launcher was asked to do.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Invocation {
     pub(crate) writable: Vec<PathBuf>,
+    /// Bound read-only over themselves (a file in a writable folder stays unwritable).
+    pub(crate) read_only: Vec<PathBuf>,
+    /// `false` with `--no-network`: the program gets a network namespace with only loopback.
+    pub(crate) network: bool,
+    /// `--init` (the launcher's own second stage): run the program as the box's init.
+    pub(crate) init: bool,
     pub(crate) program: OsString,
     pub(crate) args: Vec<OsString>,
 }
 
-/// Parses `args` (those after the launcher's name), confines this process to writing beneath
-/// the `--write` paths, and replaces it with the program. Returns only when that fails, after
-/// printing `gavel confine: ...` to stderr: exit code 126 when confining (or executing) was
-/// refused, 127 when the program does not exist.
+/// Parses `args` (those after the launcher's name), boxes and confines this process, and runs
+/// the program in the box; exits with the program's exit code (128 + N when signal N ended
+/// it). When boxing or starting fails it prints `gavel confine: ...` to stderr and exits 126
+/// (refused) or 127 (the program does not exist).
 pub fn launcher_main(args: Vec<OsString>) -> ExitCode {
-    ExitCode::from(launch(args))
+    ExitCode::from(launch(&[], args))
 }
 
 /// [`launcher_main`], returning the exit code as a number, for a caller that must end the
 /// process itself (`gavel __confine`, whose dispatcher does not return an `ExitCode`).
-pub fn launch(args: Vec<OsString>) -> u8 {
+/// `prefix` is what the running program needs before the launcher's own arguments to be the
+/// launcher again (`["__confine"]` for `gavel`, nothing for `gavel-confine`): the box's init
+/// is this launcher started again with `--init`.
+pub fn launch(prefix: &[&str], args: Vec<OsString>) -> u8 {
     let error = match parse(args) {
-        Ok(invocation) => run(invocation),
+        Ok(invocation) => match run(prefix, invocation) {
+            Ok(code) => return code,
+            Err(error) => error,
+        },
         Err(error) => error,
     };
     let mut message = format!("gavel confine: {error}");
@@ -60,25 +76,40 @@ pub fn launch(args: Vec<OsString>) -> u8 {
     error.exit_code()
 }
 
-/// Reads `--write DIR` (or `--write=DIR`, repeatable, absolute paths), then `--`, the program
-/// and its arguments. No `--write` at all is allowed: the program may then write nowhere.
+/// Reads `--write DIR` and `--ro PATH` (or `--write=DIR`, `--ro=PATH`; repeatable, absolute
+/// paths), `--no-network` and `--init`, then `--`, the program and its arguments. No `--write`
+/// at all is allowed: the program may then write nowhere.
 pub(crate) fn parse(args: Vec<OsString>) -> Result<Invocation, ConfineError> {
     let mut args = args.into_iter();
     let mut writable = Vec::new();
+    let mut read_only = Vec::new();
+    let mut network = true;
+    let mut init = false;
     loop {
         let Some(arg) = args.next() else {
             return Err(ConfineError::Usage(
                 "missing `--` and the program to run".to_owned(),
             ));
         };
-        let path = if arg == "--" {
+        if arg == "--" {
             break;
-        } else if arg == "--write" {
-            args.next().ok_or_else(|| {
-                ConfineError::Usage("`--write` needs a folder after it".to_owned())
-            })?
+        } else if arg == "--no-network" {
+            network = false;
+            continue;
+        } else if arg == "--init" {
+            init = true;
+            continue;
+        }
+        let (flag, path) = if arg == "--write" || arg == "--ro" {
+            let flag = if arg == "--ro" { "--ro" } else { "--write" };
+            let path = args
+                .next()
+                .ok_or_else(|| ConfineError::Usage(format!("`{flag}` needs a path after it")))?;
+            (flag, path)
         } else if let Some(rest) = arg.as_bytes().strip_prefix(b"--write=") {
-            OsStr::from_bytes(rest).to_owned()
+            ("--write", OsStr::from_bytes(rest).to_owned())
+        } else if let Some(rest) = arg.as_bytes().strip_prefix(b"--ro=") {
+            ("--ro", OsStr::from_bytes(rest).to_owned())
         } else {
             return Err(ConfineError::Usage(format!(
                 "unexpected argument `{}`",
@@ -88,11 +119,15 @@ pub(crate) fn parse(args: Vec<OsString>) -> Result<Invocation, ConfineError> {
         let path = PathBuf::from(path);
         if !path.is_absolute() {
             return Err(ConfineError::Usage(format!(
-                "`--write` needs an absolute path, not `{}`",
+                "`{flag}` needs an absolute path, not `{}`",
                 path.display()
             )));
         }
-        writable.push(path);
+        if flag == "--ro" {
+            read_only.push(path);
+        } else {
+            writable.push(path);
+        }
     }
     let program = match args.next() {
         Some(program) if !program.is_empty() => program,
@@ -104,30 +139,66 @@ pub(crate) fn parse(args: Vec<OsString>) -> Result<Invocation, ConfineError> {
     };
     Ok(Invocation {
         writable,
+        read_only,
+        network,
+        init,
         program,
         args: args.collect(),
     })
 }
 
-/// Confines this process, then becomes the program; returns why either failed.
-fn run(invocation: Invocation) -> ConfineError {
-    if let Err(error) = restrict(&invocation.writable) {
-        return error;
+/// Boxes and confines this process, then runs the program through the box's init; returns
+/// the program's exit code, or why it could not run.
+fn run(prefix: &[&str], invocation: Invocation) -> Result<u8, ConfineError> {
+    if invocation.init {
+        // PID 1 of the box: its own /proc (gavel and the person's other processes are not in
+        // it, so their environments cannot be read through it), then Landlock, then the
+        // program.
+        namespaces::private_proc()?;
+        restrict(&invocation.writable)?;
+        return init::run(&invocation.program, &invocation.args);
     }
-    let source = Command::new(&invocation.program)
-        .args(&invocation.args)
-        .exec();
-    ConfineError::Exec {
-        program: invocation.program.to_string_lossy().into_owned(),
-        source,
-    }
-}
-
-/// Restricts this process (and so everything it will become or start) to writing beneath
-/// `writable` and [`ALWAYS_WRITABLE`]; returns the kernel's Landlock ABI.
-fn restrict(writable: &[PathBuf]) -> Result<u32, ConfineError> {
     // Ask first, so a kernel without Landlock is named as such, not as a failed rule.
     super::support()?;
+    namespaces::enter(invocation.network)?;
+    for path in &invocation.read_only {
+        namespaces::bind_read_only(path)?;
+    }
+    namespaces::private_shm()?;
+    let me = std::env::current_exe().map_err(|source| ConfineError::Exec {
+        program: "the launcher itself".to_owned(),
+        source,
+    })?;
+    let mut again: Vec<OsString> = vec![OsString::from("--init")];
+    for path in &invocation.writable {
+        again.push(OsString::from("--write"));
+        again.push(path.clone().into_os_string());
+    }
+    again.push(OsString::from("--"));
+    again.push(invocation.program.clone());
+    again.extend(invocation.args.iter().cloned());
+    let status = Command::new(&me)
+        .args(prefix)
+        .args(&again)
+        .status()
+        .map_err(|source| ConfineError::Exec {
+            program: me.to_string_lossy().into_owned(),
+            source,
+        })?;
+    if let Some(code) = status.code() {
+        return Ok(u8::try_from(code & 0xff).unwrap_or(u8::MAX));
+    }
+    // Init itself was killed (only from outside the box): end the same way.
+    let signal = status.signal().unwrap_or(9);
+    if let Ok(signal) = nix::sys::signal::Signal::try_from(signal) {
+        let _ = nix::sys::signal::raise(signal);
+    }
+    Ok(128u8.saturating_add(u8::try_from(signal).unwrap_or(0)))
+}
+
+/// Restricts this process (and so everything it starts) to writing beneath
+/// `writable` and [`ALWAYS_WRITABLE`]; returns the kernel's Landlock ABI.
+fn restrict(writable: &[PathBuf]) -> Result<u32, ConfineError> {
     let required = AccessFs::from_write(MIN);
     let wanted = AccessFs::from_write(TARGET_ABI);
     let refused = |e: RulesetError| ConfineError::Unsupported {

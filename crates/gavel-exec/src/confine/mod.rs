@@ -1,23 +1,38 @@
-//! Confining an agent's whole process tree to the folders it may write, with Linux Landlock.
+//! The box: the operating system's fence around code a model wrote or runs (agents, tests,
+//! lint), with Linux namespaces and Landlock.
 //!
 //! An agent CLI told to edit files in its worktree may still write anywhere the person can: a
-//! prompt is no fence (Claude Code in `acceptEdits` mode writes `../escape.txt` without asking).
-//! So the operating system draws the line. [`Confinement::wrap`] turns a [`ProcessSpec`] into
-//! the same spec run through a *launcher*: a small process ([`launcher_main`], reached as
-//! `gavel __confine` or the `gavel-confine` binary) that restricts itself with Landlock and then
-//! replaces itself with the agent (`exec`). Landlock domains are inherited by every descendant
-//! and cannot be lifted, so the agent, the shells it starts and their children can create,
-//! write, truncate, rename, link or remove files only beneath the `--write` folders and a few
-//! devices ([`ALWAYS_WRITABLE`]); reading and executing stay allowed everywhere.
+//! prompt is no fence (Claude Code in `acceptEdits` mode writes `../escape.txt` without asking),
+//! and a test a model wrote is the model's code. So the operating system draws the line.
+//! [`Confinement::wrap`] turns a [`ProcessSpec`] into the same spec run through a *launcher*:
+//! a small process ([`launcher_main`], reached as `gavel __confine` or the `gavel-confine`
+//! binary) that
+//! 1. enters new mount and PID namespaces (and a network namespace with only loopback when
+//!    [`Confinement::network`] is off; a user namespace first when not root), binds the
+//!    [`Confinement::read_only`] paths read-only over themselves and mounts a private
+//!    `/dev/shm` (`namespaces.rs`);
+//! 2. restricts itself with Landlock: the whole tree can create, write, truncate, rename, link
+//!    or remove files only beneath the `--write` folders and a few devices
+//!    ([`ALWAYS_WRITABLE`]); reading and executing stay allowed everywhere, and a Landlocked
+//!    process cannot trace (or read the memory or environment of) gavel or any process
+//!    outside its domain;
+//! 3. starts itself again as the namespace's init (`init.rs`), which runs the program, reaps
+//!    orphans, and exits with the program: the kernel then kills every process left in the
+//!    box, so nothing the step started outlives it.
 //!
 //! The launcher is a separate program, not a `pre_exec` hook, because the workspace denies
-//! `unsafe_code`: restricting and `exec` in a fresh process are both safe calls.
+//! `unsafe_code`: unsharing, mounting, restricting and starting a process from a fresh process
+//! are all safe calls.
 //!
 //! Confinement is all or nothing. A kernel that cannot enforce the write rules (no Landlock,
-//! Landlock disabled, or an ABI older than [`MIN_ABI`], which cannot stop `truncate(2)`) makes
-//! the launcher refuse with exit code [`EXIT_REFUSED`]; it never runs the agent unconfined.
+//! Landlock disabled, or an ABI older than [`MIN_ABI`], which cannot stop `truncate(2)`) or
+//! cannot make the namespaces makes the launcher refuse with exit code [`EXIT_REFUSED`]; it
+//! never runs the program unconfined. The environment is the caller's: it passes an
+//! allowlisted one ([`crate::sandbox_env`]), boxed or not.
 
+mod init;
 mod launcher;
+mod namespaces;
 #[cfg(test)]
 mod tests;
 
@@ -26,6 +41,7 @@ use std::path::PathBuf;
 use landlock::{ABI, LandlockStatus, RestrictSelf, RulesetStatus};
 
 pub use self::launcher::{launch, launcher_main};
+pub use self::namespaces::SHM_SIZE;
 use crate::process::ProcessSpec;
 
 /// The launcher's exit code when it refuses: the kernel cannot enforce the confinement, a rule
@@ -89,6 +105,12 @@ pub struct Confinement {
     /// worktree, a private temporary folder, the agent CLI's own state folder. Each must exist
     /// when the process starts, or the launcher refuses.
     pub writable: Vec<PathBuf>,
+    /// Absolute paths (files or folders) bound read-only over themselves, so they stay
+    /// unwritable inside a writable folder (the worktree's `.git`). Each must exist.
+    pub read_only: Vec<PathBuf>,
+    /// Whether the process tree may use the network. `false`: it gets a network namespace of
+    /// its own with only a loopback interface.
+    pub network: bool,
 }
 
 /// Why a process could not be confined (and so was not run).
@@ -142,12 +164,20 @@ pub fn support() -> Result<u32, ConfineError> {
 
 impl Confinement {
     /// The same spec, run through the launcher: `program` is the launcher, `args` are the
-    /// launcher's own, then `--write W` for each writable path, then `--`, the original program
+    /// launcher's own, then `--no-network` when the network is not allowed, `--ro R` for each
+    /// read-only path and `--write W` for each writable path, then `--`, the original program
     /// and its arguments. The environment, folder, stdin and timeouts are unchanged (the
     /// launcher passes them on by `exec`). A path that is not UTF-8 is passed lossily (and then
     /// names a folder that does not exist, so the launcher refuses rather than widening).
     pub fn wrap(&self, spec: &ProcessSpec) -> ProcessSpec {
         let mut args = self.launcher.args.clone();
+        if !self.network {
+            args.push("--no-network".to_owned());
+        }
+        for path in &self.read_only {
+            args.push("--ro".to_owned());
+            args.push(path.to_string_lossy().into_owned());
+        }
         for path in &self.writable {
             args.push("--write".to_owned());
             args.push(path.to_string_lossy().into_owned());

@@ -33,9 +33,13 @@ fn support_reports_this_kernels_landlock_abi() {
 #[test]
 fn parse_reads_write_folders_the_program_and_its_arguments() {
     let got = parse(os(&[
+        "--no-network",
         "--write",
         "/w",
+        "--ro",
+        "/w/.git",
         "--write=/t",
+        "--ro=/w/x",
         "--",
         "sh",
         "-c",
@@ -47,6 +51,9 @@ fn parse_reads_write_folders_the_program_and_its_arguments() {
         got,
         Invocation {
             writable: vec![PathBuf::from("/w"), PathBuf::from("/t")],
+            read_only: vec![PathBuf::from("/w/.git"), PathBuf::from("/w/x")],
+            network: false,
+            init: false,
             program: "sh".into(),
             args: os(&["-c", "--write", "--"]),
         }
@@ -57,6 +64,7 @@ fn parse_reads_write_folders_the_program_and_its_arguments() {
 fn parse_allows_no_writable_folder() {
     let got = parse(os(&["--", "true"])).expect("valid");
     assert!(got.writable.is_empty());
+    assert!(got.network, "the network is allowed unless refused");
 }
 
 #[test]
@@ -64,7 +72,12 @@ fn parse_refuses_bad_usage_with_a_reason() {
     for (args, says) in [
         (&[][..], "missing `--`"),
         (&["--write", "/w"][..], "missing `--`"),
-        (&["--write"][..], "needs a folder"),
+        (&["--write"][..], "needs a path"),
+        (&["--ro"][..], "needs a path"),
+        (
+            &["--ro", "rel", "--", "sh"][..],
+            "`--ro` needs an absolute path",
+        ),
         (&["--write", "rel", "--", "sh"][..], "absolute path"),
         (
             &["--writ", "/w", "--", "sh"][..],
@@ -99,6 +112,8 @@ fn wrap_runs_the_same_spec_through_the_launcher() {
             args: vec!["__confine".into()],
         },
         writable: vec![PathBuf::from("/wt"), PathBuf::from("/tmp/agent")],
+        read_only: Vec::new(),
+        network: true,
     };
     let wrapped = confinement.wrap(&spec);
     assert_eq!(wrapped.program, PathBuf::from("/bin/gavel"));

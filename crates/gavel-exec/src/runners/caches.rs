@@ -1,44 +1,44 @@
-//! Where a runner's tool chain writes outside the project (build and package caches), so a
-//! confined test run may still write there and nowhere else.
+//! Where a boxed test run's tool chain keeps its caches: never where the next build reads.
+//!
+//! A test a model wrote must not poison the person's next build, so the shared caches of the
+//! tool chains (cargo's registry and git checkouts under `CARGO_HOME`, Go's module cache, npm's
+//! cache) are read-only to it: the box grants no write there. What a tool chain must write
+//! while it builds and tests goes to caches private to the run, in the run's own temporary
+//! folder ([`private_caches`]): Go's build cache, npm's cache and logs. cargo builds into the
+//! worktree's `target/` (`CARGO_TARGET_DIR` is not on the box's allowlist), and needs the
+//! registry only to read dependencies the person has already fetched (`cargo fetch`).
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use super::RunnerKind;
 
-/// The folders a runner's tool chain writes outside the project (build and package caches),
-/// those that exist, for a confined run: cargo's registry, git checkouts and package-cache
-/// lock under `CARGO_HOME` (and `CARGO_TARGET_DIR` when set), Go's build and module caches,
-/// npm's cache. `var` reads the environment.
-pub fn tool_caches(kind: RunnerKind, var: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
-    let home = var("HOME").map(PathBuf::from);
-    let or_home = |name: &str, rel: &str| {
-        var(name)
-            .map(PathBuf::from)
-            .or_else(|| home.as_ref().map(|h| h.join(rel)))
-    };
-    let mut out: Vec<PathBuf> = Vec::new();
+/// The variables that move a runner's writable caches into `tmp` (the run's private
+/// temporary folder): `GOCACHE` for Go, `npm_config_cache` for node. Set them on the boxed
+/// command; the shared caches stay read-only.
+pub fn private_caches(kind: RunnerKind, tmp: &Path) -> Vec<(String, String)> {
+    let at = |rel: &str| tmp.join(rel).to_string_lossy().into_owned();
     match kind {
-        RunnerKind::Cargo => {
-            if let Some(cargo_home) = or_home("CARGO_HOME", ".cargo") {
-                for part in [
-                    "registry",
-                    "git",
-                    ".package-cache",
-                    ".package-cache-mutate",
-                    ".global-cache",
-                ] {
-                    out.push(cargo_home.join(part));
-                }
-            }
-            out.extend(var("CARGO_TARGET_DIR").map(PathBuf::from));
-        }
-        RunnerKind::Go => {
-            out.extend(or_home("GOCACHE", ".cache/go-build"));
-            out.extend(or_home("GOMODCACHE", "go/pkg/mod"));
-        }
-        RunnerKind::Node => out.extend(home.as_ref().map(|h| h.join(".npm"))),
-        RunnerKind::Pytest | RunnerKind::Generic => {}
+        RunnerKind::Go => vec![("GOCACHE".to_owned(), at("go-build"))],
+        RunnerKind::Node => vec![("npm_config_cache".to_owned(), at("npm"))],
+        RunnerKind::Cargo | RunnerKind::Pytest | RunnerKind::Generic => Vec::new(),
     }
-    out.retain(|p| p.is_absolute() && p.exists());
-    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writable_caches_go_to_the_runs_own_folder() {
+        let tmp = Path::new("/r/.wt.tmp");
+        assert_eq!(
+            private_caches(RunnerKind::Go, tmp),
+            [("GOCACHE".to_owned(), "/r/.wt.tmp/go-build".to_owned())]
+        );
+        assert_eq!(
+            private_caches(RunnerKind::Node, tmp),
+            [("npm_config_cache".to_owned(), "/r/.wt.tmp/npm".to_owned())]
+        );
+        assert!(private_caches(RunnerKind::Cargo, tmp).is_empty());
+    }
 }

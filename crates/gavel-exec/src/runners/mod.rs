@@ -88,7 +88,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::process::{self, ProcessError, ProcessSpec, TestRun};
 
-pub use self::caches::tool_caches;
+pub use self::caches::private_caches;
 pub use self::classify::{classify, summarize};
 
 /// Which test runner a command starts, which decides how its result is read.
@@ -290,6 +290,9 @@ pub struct TestCommand {
     pub timeout: Duration,
     /// Variables set on top of the inherited environment (after the command's own `NAME=value`).
     pub env: Vec<(String, String)>,
+    /// Variables removed from the inherited environment first (see
+    /// [`crate::sandbox_env::removed_names`]).
+    pub env_remove: Vec<String>,
 }
 
 /// What a test command did, to journal and to route by.
@@ -355,7 +358,7 @@ pub fn run_tests_confined(
             program: program.into(),
             args,
             env: env.clone(),
-            env_remove: Vec::new(),
+            env_remove: cmd.env_remove.clone(),
             cwd: Some(cmd.cwd.clone()),
             stdin: String::new(),
             // Tests may be silent for long: only the total clock counts.

@@ -60,6 +60,8 @@ impl Scene {
                 args: Vec::new(),
             },
             writable: vec![self.worktree(), self.tmp()],
+            read_only: Vec::new(),
+            network: true,
         }
     }
 
@@ -312,7 +314,7 @@ fn bad_usage_is_refused_with_exit_126_and_the_usage() {
         assert_eq!(out.status.code(), Some(126), "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
         assert!(
-            stderr.contains("expected --write DIR [--write DIR]... -- PROGRAM"),
+            stderr.contains("expected [--no-network] [--ro PATH]... [--write DIR]... -- PROGRAM"),
             "{args:?}: {stderr}"
         );
     }

@@ -49,6 +49,7 @@ impl Project {
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
+            env_remove: Vec::new(),
         };
         run_tests(&cmd, 1 << 20, &|| false).expect("the runner starts")
     }

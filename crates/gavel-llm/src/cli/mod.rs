@@ -39,8 +39,12 @@ pub struct CliSettings {
     /// Extra environment for the child (tests point the CLIs at a fake server this way). A
     /// `PATH` here is also where the CLI's program is looked for.
     pub env: Vec<(String, String)>,
-    /// Variables removed from the child's environment.
+    /// Variables removed from the child's environment (on top of everything that is neither on
+    /// the box's allowlist, nor the CLI's own, nor in `pass_env`).
     pub env_remove: Vec<String>,
+    /// More of gavel's variables the CLI may see (`[implement] pass_env`: names, or prefixes
+    /// ending in `*`); gavel's own secrets are never passed.
+    pub pass_env: Vec<String>,
     /// gavel's own agent folder (empty, so the CLI sees no project files): where a call runs
     /// whose profile names no folder.
     pub workdir: Option<PathBuf>,
@@ -57,6 +61,7 @@ impl Default for CliSettings {
             total_timeout: Duration::from_secs(600),
             env: Vec::new(),
             env_remove: Vec::new(),
+            pass_env: Vec::new(),
             workdir: None,
             logins: Vec::new(),
             rotation: RotationState::default(),

@@ -357,7 +357,13 @@ pub(crate) fn run_cli(
         program,
         args,
         env: settings.env.clone(),
-        env_remove: settings.env_remove.clone(),
+        // Only the allowlist, the CLI's own variables and what the person passes: no store URL,
+        // no GitHub token, no other vendor's key reaches the agent or what it runs.
+        env_remove: {
+            let mut removed = tool.env_removed(&settings.pass_env);
+            removed.extend(settings.env_remove.iter().cloned());
+            removed
+        },
         cwd: settings.workdir.clone(),
         stdin: stdin.to_owned(),
         idle_timeout: settings.idle_timeout,

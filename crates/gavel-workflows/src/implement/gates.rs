@@ -170,28 +170,30 @@ impl ImplementWorkflow {
         };
         let name = s.worktree_name();
         let home = self.root().join(gavel_exec::git::DEFAULT_WORKTREE_HOME);
-        // The tests are untrusted code (a model wrote them, or what they test): confined like
-        // the agent, writing only in the worktree, a private temp folder and the tool chain's
-        // caches.
+        // The tests are untrusted code (a model wrote them, or what they test): boxed like
+        // the agent, writing only in the worktree (its `.git` read-only) and a private temp
+        // folder that also holds the tool chain's writable caches, without the network unless
+        // allowed, and with only the allowlisted environment.
         let (confine, env) = match &self.settings.confine {
             Some(launcher) => {
                 let tmp = home.join(format!(".{name}.tmp"));
                 std::fs::create_dir_all(&tmp).map_err(|e| super::io_failed("create", &tmp, e))?;
-                let mut writable = vec![worktree.clone(), tmp.clone()];
-                writable.extend(gavel_exec::runners::tool_caches(kind, &|v| {
-                    std::env::var(v).ok()
-                }));
+                let mut env = gavel_exec::runners::private_caches(kind, &tmp);
+                let writable = vec![worktree.clone(), tmp.clone()];
                 let tmp = tmp.to_string_lossy().into_owned();
+                env.extend([
+                    ("TMPDIR".to_owned(), tmp.clone()),
+                    ("TMP".to_owned(), tmp.clone()),
+                    ("TEMP".to_owned(), tmp),
+                ]);
                 (
                     Some(Confinement {
                         launcher: launcher.clone(),
                         writable,
+                        read_only: vec![worktree.join(".git")],
+                        network: self.settings.test_network,
                     }),
-                    vec![
-                        ("TMPDIR".to_owned(), tmp.clone()),
-                        ("TMP".to_owned(), tmp.clone()),
-                        ("TEMP".to_owned(), tmp),
-                    ],
+                    env,
                 )
             }
             None => (None, Vec::new()),
@@ -202,6 +204,7 @@ impl ImplementWorkflow {
             cwd: worktree,
             timeout: settings.timeout,
             env,
+            env_remove: gavel_exec::sandbox_env::removed_names(&self.settings.pass_env),
         };
         let limit = self.settings.output_limit;
         let cancel = cx.cancel().clone();
@@ -250,7 +253,16 @@ impl ImplementWorkflow {
         let text = super::report_text(&report);
         let artifact = self.artifact(s, cx, &format!("{}.md", which.name()), text.as_bytes())?;
         cx.event(EventKind::Note {
-            text: format!("{} gate: {}", which.name(), report.summary),
+            text: format!(
+                "{} gate: {}{}",
+                which.name(),
+                report.summary,
+                if self.settings.test_network && self.settings.confine.is_some() {
+                    " (run with the network allowed: [implement] test_network = true)"
+                } else {
+                    ""
+                }
+            ),
         });
         let record = GateRecord {
             artifact,

@@ -107,6 +107,11 @@ pub struct ImplementSettings {
     pub audit_log: PathBuf,
     /// How much of a test run's output is kept.
     pub output_limit: usize,
+    /// More variables the boxed tests, lint and agent may see than the box's allowlist
+    /// (`[implement] pass_env`; see `gavel_exec::sandbox_env`).
+    pub pass_env: Vec<String>,
+    /// Whether boxed tests and lint may use the network (`[implement] test_network`).
+    pub test_network: bool,
 }
 
 /// A test or lint run, as the lineage and the person see it.

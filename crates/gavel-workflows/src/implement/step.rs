@@ -243,6 +243,10 @@ impl ImplementWorkflow {
                 gavel_exec::confine::Confinement {
                     launcher: launcher.clone(),
                     writable: vec![worktree.to_path_buf()],
+                    // The worktree's link to its repository is gavel's, not the agent's.
+                    read_only: vec![worktree.join(".git")],
+                    // The agent CLI talks to its vendor.
+                    network: true,
                 }
             }),
             ..gavel_llm::AgentProfile::text_only()

@@ -57,8 +57,8 @@ impl CliProvider {
             writable.push(state.path);
         }
         Ok(Confinement {
-            launcher: confine.launcher.clone(),
             writable,
+            ..confine.clone()
         })
     }
 

@@ -1,0 +1,207 @@
+//! The launcher's namespaces: what Landlock cannot do alone.
+//!
+//! Landlock decides which folders a process tree may write, but it cannot carve one file out
+//! of a writable folder (the worktree's `.git` pointer), give the tree a `/dev/shm` of its own,
+//! take the network away, or make sure that no process of the step outlives it. Linux
+//! namespaces can, and the launcher enters them before it applies Landlock (which forbids
+//! mounting afterwards):
+//!
+//! - a **mount namespace**, made private so nothing propagates back to the person's system, in
+//!   which each `--ro` path is bind-mounted read-only over itself (a read-only mount wins over
+//!   any Landlock grant: the file cannot be written, truncated, renamed or replaced) and
+//!   `/dev/shm` is a fresh, small tmpfs that dies with the step;
+//! - a **PID namespace**, whose first process is the launcher's init ([`super::init`]): it
+//!   mounts the namespace's own `/proc` (so gavel's environment cannot be read through
+//!   `/proc/PID/environ`); when the program ends, init ends, and the kernel kills every process
+//!   left in the namespace, those that left the process group with `setsid` included;
+//! - a **network namespace** when the network is not allowed: only a loopback interface (up, so
+//!   a test can still serve itself on 127.0.0.1), no route out;
+//! - a **user namespace** first when gavel does not run as root, mapping the person's own user
+//!   and group to themselves, so the steps above need no privilege.
+//!
+//! Everything here is a plain system call through `nix`'s safe wrappers; the one message the
+//! kernel needs to bring the loopback interface up is built by hand ([`loopback_up`]).
+
+use std::path::Path;
+
+use nix::errno::Errno;
+use nix::mount::{MsFlags, mount};
+use nix::sched::{CloneFlags, unshare};
+use nix::sys::socket::{
+    AddressFamily, MsgFlags, NetlinkAddr, SockFlag, SockProtocol, SockType, recv, sendto, socket,
+};
+use nix::sys::statvfs::{FsFlags, statvfs};
+use nix::unistd::{getegid, geteuid};
+
+use super::ConfineError;
+
+/// The size of the private `/dev/shm` (POSIX shared memory and semaphores of one step).
+pub const SHM_SIZE: &str = "256m";
+
+/// Enters new mount and PID namespaces, and a network namespace unless `network` is allowed
+/// (with a user namespace first when not root). The next child this process starts is the
+/// first process of the new PID namespace.
+pub(crate) fn enter(network: bool) -> Result<(), ConfineError> {
+    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
+    if !network {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    let root = geteuid().is_root();
+    let (uid, gid) = (geteuid(), getegid());
+    if !root {
+        flags |= CloneFlags::CLONE_NEWUSER;
+    }
+    unshare(flags).map_err(|e| ConfineError::Unsupported {
+        reason: format!(
+            "cannot create the namespaces that box a step ({e}){}",
+            if root {
+                String::new()
+            } else {
+                "; unprivileged user namespaces may be disabled here \
+                 (sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, or an \
+                 AppArmor restriction)"
+                    .to_owned()
+            }
+        ),
+    })?;
+    if !root {
+        // Only this user and group exist inside; `setgroups` must be denied before the group
+        // map can be written without privilege.
+        write_proc("/proc/self/setgroups", "deny")?;
+        write_proc("/proc/self/uid_map", &format!("{uid} {uid} 1"))?;
+        write_proc("/proc/self/gid_map", &format!("{gid} {gid} 1"))?;
+    }
+    // Nothing mounted from here on may reach the person's mount table.
+    mount::<str, str, str, str>(None, "/", None, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None)
+        .map_err(|e| rules(format!("cannot make the mount namespace private: {e}")))?;
+    if !network {
+        loopback_up()?;
+    }
+    Ok(())
+}
+
+fn write_proc(path: &str, text: &str) -> Result<(), ConfineError> {
+    std::fs::write(path, text).map_err(|e| ConfineError::Unsupported {
+        reason: format!("cannot write {path} for the user namespace: {e}"),
+    })
+}
+
+fn rules(message: String) -> ConfineError {
+    ConfineError::Rules { message }
+}
+
+/// Bind-mounts `path` (a file or folder) read-only over itself, keeping the flags the kernel
+/// locks on the mount it lives on (`nosuid`, `nodev`, `noexec`, the atime ones), which a
+/// remount inside a user namespace may not drop.
+pub(crate) fn bind_read_only(path: &Path) -> Result<(), ConfineError> {
+    let failed = |what: &str, e: Errno| {
+        rules(format!(
+            "cannot make {} read-only ({what}): {e}",
+            path.display()
+        ))
+    };
+    mount::<Path, Path, str, str>(Some(path), path, None, MsFlags::MS_BIND, None)
+        .map_err(|e| failed("bind", e))?;
+    let kept = statvfs(path).map_err(|e| failed("statvfs", e))?.flags();
+    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
+    for (fs, ms) in [
+        (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
+        (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
+        (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
+        (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
+        (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
+        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
+    ] {
+        if kept.contains(fs) {
+            flags |= ms;
+        }
+    }
+    mount::<str, Path, str, str>(None, path, None, flags, None).map_err(|e| failed("remount", e))
+}
+
+/// Mounts a fresh tmpfs of [`SHM_SIZE`] on `/dev/shm` (when there is one), so shared memory
+/// written by the step is the step's alone and gone after it.
+pub(crate) fn private_shm() -> Result<(), ConfineError> {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        return Ok(());
+    }
+    let data = format!("size={SHM_SIZE},mode=1777");
+    mount(
+        Some("tmpfs"),
+        shm,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(data.as_str()),
+    )
+    .map_err(|e| rules(format!("cannot mount a private /dev/shm: {e}")))
+}
+
+/// Mounts a fresh `/proc` for the box's PID namespace; called by the box's init (the first
+/// process of that namespace, whose view a proc mount takes). The box then sees only its own
+/// processes: gavel's environment (`/proc/PID/environ`) and the person's other processes are
+/// out of reach, and an outside process cannot be named to `ptrace` or `kill`.
+pub(crate) fn private_proc() -> Result<(), ConfineError> {
+    mount(
+        Some("proc"),
+        "/proc",
+        Some("proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None::<&str>,
+    )
+    .map_err(|e| rules(format!("cannot mount the box's own /proc: {e}")))
+}
+
+/// Brings the new network namespace's loopback interface up: one `RTM_NEWLINK` request over a
+/// route netlink socket (`struct nlmsghdr` then `struct ifinfomsg`, native byte order, as
+/// `ip link set lo up` sends it), and its acknowledgement read back.
+fn loopback_up() -> Result<(), ConfineError> {
+    const RTM_NEWLINK: u16 = 16;
+    const NLM_F_REQUEST: u16 = 1;
+    const NLM_F_ACK: u16 = 4;
+    const NLMSG_ERROR: u16 = 2;
+    const IFF_UP: u32 = 1;
+    let failed = |e: Errno| rules(format!("cannot bring up the loopback interface: {e}"));
+    let index = nix::net::if_::if_nametoindex("lo").map_err(failed)?;
+    let mut msg = Vec::with_capacity(32);
+    msg.extend_from_slice(&32u32.to_ne_bytes()); // nlmsg_len
+    msg.extend_from_slice(&RTM_NEWLINK.to_ne_bytes()); // nlmsg_type
+    msg.extend_from_slice(&(NLM_F_REQUEST | NLM_F_ACK).to_ne_bytes()); // nlmsg_flags
+    msg.extend_from_slice(&1u32.to_ne_bytes()); // nlmsg_seq
+    msg.extend_from_slice(&0u32.to_ne_bytes()); // nlmsg_pid
+    msg.push(0); // ifi_family: AF_UNSPEC
+    msg.push(0); // padding
+    msg.extend_from_slice(&0u16.to_ne_bytes()); // ifi_type
+    msg.extend_from_slice(&(index as i32).to_ne_bytes()); // ifi_index
+    msg.extend_from_slice(&IFF_UP.to_ne_bytes()); // ifi_flags
+    msg.extend_from_slice(&IFF_UP.to_ne_bytes()); // ifi_change
+    let fd = socket(
+        AddressFamily::Netlink,
+        SockType::Raw,
+        SockFlag::SOCK_CLOEXEC,
+        SockProtocol::NetlinkRoute,
+    )
+    .map_err(failed)?;
+    use std::os::fd::AsRawFd;
+    sendto(
+        fd.as_raw_fd(),
+        &msg,
+        &NetlinkAddr::new(0, 0),
+        MsgFlags::empty(),
+    )
+    .map_err(failed)?;
+    let mut reply = [0u8; 256];
+    let n = recv(fd.as_raw_fd(), &mut reply, MsgFlags::empty()).map_err(failed)?;
+    // The acknowledgement is an NLMSG_ERROR message whose error number is 0.
+    if n >= 20 && u16::from_ne_bytes([reply[4], reply[5]]) == NLMSG_ERROR {
+        let code = i32::from_ne_bytes([reply[16], reply[17], reply[18], reply[19]]);
+        if code == 0 {
+            return Ok(());
+        }
+        return Err(failed(Errno::from_raw(-code)));
+    }
+    Err(rules(
+        "cannot bring up the loopback interface: the kernel's answer was not an acknowledgement"
+            .to_owned(),
+    ))
+}

@@ -1,0 +1,201 @@
+//! The box's namespaces, attacked as a test a model wrote would attack them: a daemon that
+//! leaves the process group to outlive the step, a write to the worktree's `.git` pointer,
+//! the network, shared memory, and reading gavel's own environment through `/proc`. Each runs
+//! through `gavel-confine` as gavel runs a test command: a [`ProcessSpec`] wrapped by
+//! [`Confinement::wrap`] and started by [`process::run`].
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gavel_exec::confine::{Confinement, Launcher};
+use gavel_exec::process::{self, ProcessOutput, ProcessSpec};
+use tempfile::TempDir;
+
+const LAUNCHER: &str = env!("CARGO_BIN_EXE_gavel-confine");
+
+/// A worktree with a `.git` pointer file, and an outside folder.
+struct Boxed {
+    dir: TempDir,
+    network: bool,
+}
+
+impl Boxed {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(dir.path().join("wt")).expect("worktree");
+        std::fs::create_dir(dir.path().join("outside")).expect("outside");
+        std::fs::write(dir.path().join("wt/.git"), "gitdir: /the/real/one\n").expect("pointer");
+        Self {
+            dir,
+            network: false,
+        }
+    }
+
+    fn worktree(&self) -> PathBuf {
+        self.dir.path().join("wt")
+    }
+
+    fn outside(&self) -> PathBuf {
+        self.dir.path().join("outside")
+    }
+
+    fn sh(&self, script: &str, env: &[(&str, String)]) -> ProcessOutput {
+        let spec = ProcessSpec {
+            program: PathBuf::from("sh"),
+            args: vec!["-c".into(), script.into()],
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+            env_remove: Vec::new(),
+            cwd: Some(self.worktree()),
+            stdin: String::new(),
+            idle_timeout: Duration::from_secs(60),
+            total_timeout: Duration::from_secs(120),
+        };
+        let confinement = Confinement {
+            launcher: Launcher {
+                program: PathBuf::from(LAUNCHER),
+                args: Vec::new(),
+            },
+            writable: vec![self.worktree()],
+            read_only: vec![self.worktree().join(".git")],
+            network: self.network,
+        };
+        process::run(&confinement.wrap(&spec), &|| false, &mut |_| {}).expect("the launcher runs")
+    }
+}
+
+fn path_str(path: &Path) -> String {
+    path.to_str().expect("UTF-8 temp path").to_owned()
+}
+
+#[test]
+fn a_daemon_that_left_the_process_group_is_gone_when_the_step_returns() {
+    let scene = Boxed::new();
+    // The daemon keeps stdout open (the runner's pipe) and writes into the worktree a second
+    // later: after the step, while a person reads the report.
+    let started = Instant::now();
+    let out = scene.sh(
+        "setsid sh -c 'sleep 2; echo late > edited-after.txt; sleep 600' &
+         echo started",
+        &[],
+    );
+    assert!(out.status.success(), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "started\n");
+    // Reading ended with the step, not when the daemon would have closed the pipe.
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the runner waited for the daemon"
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        !scene.worktree().join("edited-after.txt").exists(),
+        "a process the step started wrote after the step ended"
+    );
+}
+
+#[test]
+fn the_worktrees_git_pointer_cannot_be_written_replaced_or_removed() {
+    let scene = Boxed::new();
+    let other = path_str(&scene.outside());
+    for (what, script) in [
+        ("overwrite", format!("echo 'gitdir: {other}' > .git")),
+        ("truncate", ": > .git".to_owned()),
+        ("append", "echo x >> .git".to_owned()),
+        (
+            "replace by rename",
+            "echo 'gitdir: /x' > p && mv -f p .git".to_owned(),
+        ),
+        ("remove", "rm -f .git".to_owned()),
+    ] {
+        let out = scene.sh(&script, &[]);
+        assert!(!out.status.success(), "{what}: succeeded");
+        assert_eq!(
+            std::fs::read_to_string(scene.worktree().join(".git"))
+                .ok()
+                .as_deref(),
+            Some("gitdir: /the/real/one\n"),
+            "{what}: the pointer changed"
+        );
+    }
+    // The rest of the worktree stays writable.
+    let out = scene.sh("echo ok > code.py", &[]);
+    assert!(out.status.success(), "stderr: {}", out.stderr);
+}
+
+#[test]
+fn without_network_only_the_boxes_own_loopback_answers() {
+    // A server of the person's, on the host's loopback.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("addr").port();
+    listener.set_nonblocking(true).expect("nonblocking");
+    let scene = Boxed::new();
+    let script = format!(
+        "python3 - <<'EOF'
+import socket
+try:
+    socket.create_connection(('127.0.0.1', {port}), timeout=5)
+    print('host: reached')
+except OSError as e:
+    print('host: refused')
+s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()
+c = socket.create_connection(s.getsockname(), timeout=5)
+a, _ = s.accept(); c.sendall(b'ping'); print('own loopback:', a.recv(4).decode())
+EOF"
+    );
+    let out = scene.sh(&script, &[]);
+    assert!(out.status.success(), "stderr: {}", out.stderr);
+    assert!(out.stdout.contains("host: refused"), "{}", out.stdout);
+    assert!(out.stdout.contains("own loopback: ping"), "{}", out.stdout);
+    assert!(listener.accept().is_err(), "the host's server was reached");
+
+    // With the network allowed, the host's server answers.
+    let scene = Boxed {
+        network: true,
+        ..Boxed::new()
+    };
+    let out = scene.sh(&script, &[]);
+    assert!(out.stdout.contains("host: reached"), "{}", out.stdout);
+    let mut accepted = None;
+    for _ in 0..50 {
+        if let Ok((mut stream, _)) = listener.accept() {
+            let _ = stream.write_all(b"");
+            let mut nothing = Vec::new();
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(10)));
+            let _ = stream.read_to_end(&mut nothing);
+            accepted = Some(());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(accepted.is_some(), "the allowed connection never arrived");
+}
+
+#[test]
+fn shared_memory_is_the_steps_own() {
+    let scene = Boxed::new();
+    let name = format!("gavel-box-test-{}", std::process::id());
+    let out = scene.sh(&format!("echo poison > /dev/shm/{name} && echo wrote"), &[]);
+    assert!(out.status.success(), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "wrote\n");
+    assert!(
+        !Path::new("/dev/shm").join(&name).exists(),
+        "a write to /dev/shm reached the system's"
+    );
+}
+
+#[test]
+fn gavels_own_environment_cannot_be_read_through_proc() {
+    let scene = Boxed::new();
+    // The test process stands for gavel: a boxed process may not read its environment.
+    let me = std::process::id();
+    let out = scene.sh(
+        &format!("cat /proc/{me}/environ > stolen 2>/dev/null; echo rc=$?; wc -c < stolen"),
+        &[],
+    );
+    assert!(out.stdout.contains("rc=1"), "{}", out.stdout);
+    assert!(out.stdout.ends_with("0\n"), "{}", out.stdout);
+}
