@@ -51,12 +51,13 @@ impl Challenge {
     }
 
     /// Appends the section to `proposal.md` and writes `challenge.json`; returns the
-    /// confirmation text.
+    /// confirmation text. Both or neither: when either cannot be written, the folder is left
+    /// as it was (the proposal is put back if `challenge.json` fails after it).
     pub fn submit(&self, dir: &ChangeDir, change_id: &str) -> Result<String, McpError> {
-        let proposal = dir
+        let original = dir
             .read("proposal.md")?
             .ok_or(McpError::Missing("proposal.md"))?;
-        let mut text = proposal;
+        let mut text = original.clone();
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
@@ -68,8 +69,17 @@ impl Challenge {
             "findings": self.findings,
         });
         let json = serde_json::to_string_pretty(&record).unwrap_or_default() + "\n";
-        dir.write("challenge.json", &json)?;
-        dir.write("proposal.md", &text)?;
+        // Everything that can fail on the way (space, quota, a refused name) fails here, before
+        // either file changes.
+        let challenge = dir.stage("challenge.json", &json)?;
+        let proposal = dir.stage("proposal.md", &text)?;
+        proposal.commit()?;
+        if let Err(e) = challenge.commit() {
+            if let Err(restore) = dir.write("proposal.md", &original) {
+                tracing::error!(error = %restore, "could not put proposal.md back as it was");
+            }
+            return Err(e);
+        }
         Ok(format!(
             "challenge recorded: {} with {} finding(s) (proposal.md, challenge.json)",
             self.verdict.as_str(),

@@ -12,6 +12,7 @@
 
 mod challenge;
 mod change;
+mod framing;
 mod fsafe;
 mod journal;
 mod review;
@@ -23,7 +24,8 @@ use std::path::PathBuf;
 
 pub use challenge::{Challenge, ChallengeVerdict};
 pub use change::ChangeInfo;
-pub use fsafe::{ChangeDir, validate_change_id};
+pub use framing::MAX_MESSAGE_BYTES;
+pub use fsafe::{ChangeDir, MAX_FILE_BYTES, validate_change_id};
 pub use journal::Journal;
 pub use review::{Issue, Review, ReviewVerdict, Severity, TestResults, read_review};
 pub use server::GavelMcp;
@@ -35,7 +37,8 @@ pub struct ServerConfig {
     pub change_dir: PathBuf,
     /// The change's id (`[a-z0-9-]`, at most 64 characters).
     pub change_id: String,
-    /// Where tool calls are recorded by request id (a JSON lines file in gavel's state folder).
+    /// Where tool calls are recorded by request id (a JSON lines file, which must lie inside
+    /// the change folder: [`Journal::inside`]).
     pub journal: Option<PathBuf>,
     /// Serve only these tools (`None`: all three). A reviewer is given `create_review` alone.
     pub tools: Option<Vec<String>>,
@@ -54,6 +57,15 @@ pub enum McpError {
     InvalidChangeId(String),
     #[error("unknown tool {0:?}: the tools are create_review, submit_challenge and get_change")]
     UnknownTool(String),
+    #[error("{path} is a {kind}, not a regular file: gavel reads only regular files")]
+    NotAFile { path: PathBuf, kind: &'static str },
+    #[error("{path} is larger than {cap} bytes, the most gavel reads of one file")]
+    TooLarge { path: PathBuf, cap: u64 },
+    #[error(
+        "refusing the journal {given}: it must be a file inside the change folder {root} \
+         (an absolute path, in a folder that exists, without `..` or a symbolic link out)"
+    )]
+    JournalOutside { given: PathBuf, root: PathBuf },
     #[error("{0} not found in the change folder")]
     Missing(&'static str),
     #[error("could not {action} {path}")]
@@ -89,13 +101,19 @@ pub enum McpError {
     Session(String),
 }
 
-/// Serves the tools over stdin/stdout until the client closes the connection (blocking: runs a
-/// tokio current-thread runtime). Nothing but the protocol goes to stdout.
+/// Serves the tools over stdin/stdout until the client closes stdin (blocking: runs a tokio
+/// current-thread runtime), and returns then even if a call is still running. Nothing but the
+/// protocol goes to stdout; a message over [`MAX_MESSAGE_BYTES`] or one that is not JSON is
+/// answered with a JSON-RPC error.
 pub fn serve_stdio(config: ServerConfig) -> Result<(), McpError> {
     let server = GavelMcp::new(config)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(McpError::Runtime)?;
-    runtime.block_on(server::run_stdio(server))
+    let served = runtime.block_on(server::run_stdio(server));
+    // A call still running (file work cannot be interrupted) or a read of stdin still waiting
+    // must not keep the process alive once the session is over.
+    runtime.shutdown_background();
+    served
 }

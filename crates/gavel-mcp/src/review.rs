@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::McpError;
+use crate::fsafe::{MAX_FILE_BYTES, read_regular};
 
 /// The reviewer's overall verdict on an implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -231,12 +232,13 @@ fn longest_backtick_run(text: &str) -> usize {
 }
 
 /// Reads the review in a `REVIEW.md` written by `create_review`: the JSON block at the top level
-/// of the document, checked against the front matter's verdict.
+/// of the document, checked against the front matter's verdict. Only a regular file of at most
+/// [`MAX_FILE_BYTES`] is read (not a FIFO, a device or a symbolic link).
 pub fn read_review(path: &Path) -> Result<Review, McpError> {
-    let text = std::fs::read_to_string(path).map_err(|source| McpError::Io {
+    let text = read_regular(path, MAX_FILE_BYTES)?.ok_or_else(|| McpError::Io {
         action: "read",
         path: path.to_owned(),
-        source,
+        source: std::io::ErrorKind::NotFound.into(),
     })?;
     let options = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
     let mut depth = 0usize;

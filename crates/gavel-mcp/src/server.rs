@@ -14,9 +14,11 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::challenge::Challenge;
 use crate::change::ChangeInfo;
+use crate::framing::{MAX_MESSAGE_BYTES, serve_framed};
 use crate::fsafe::{ChangeDir, validate_change_id};
 use crate::journal::Journal;
 use crate::review::Review;
@@ -48,6 +50,11 @@ impl GavelMcp {
     pub fn new(config: ServerConfig) -> Result<Self, McpError> {
         validate_change_id(&config.change_id)?;
         let dir = ChangeDir::open(&config.change_dir)?;
+        let journal = config
+            .journal
+            .as_deref()
+            .map(|given| Journal::inside(&dir, given))
+            .transpose()?;
         let mut tool_router = Self::tool_router();
         if let Some(only) = &config.tools {
             if let Some(unknown) = only.iter().find(|t| !tool_router.has_route(t)) {
@@ -65,7 +72,7 @@ impl GavelMcp {
         Ok(Self {
             dir,
             change_id: config.change_id,
-            journal: config.journal.map(Journal::new),
+            journal,
             lock: Arc::new(tokio::sync::Mutex::new(())),
             tool_router,
         })
@@ -103,8 +110,15 @@ fn reply(outcome: Result<String, McpError>) -> CallToolResult {
     match outcome {
         Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
         Err(e) => {
-            tracing::warn!(error = %e, "tool call refused");
-            CallToolResult::error(vec![ContentBlock::text(e.to_string())])
+            // The causes too (`could not write proposal.md: File too large`).
+            let mut text = e.to_string();
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                text.push_str(&format!(": {c}"));
+                cause = c.source();
+            }
+            tracing::warn!(error = %text, "tool call refused");
+            CallToolResult::error(vec![ContentBlock::text(text)])
         }
     }
 }
@@ -167,10 +181,17 @@ impl ServerHandler for GavelMcp {
             let result: CallToolResult = serde_json::from_value(recorded).map_err(internal)?;
             return Ok(result.into());
         }
-        let response = self
-            .tool_router
-            .call(ToolCallContext::new(self, request, context))
-            .await?;
+        // The tool's file work runs off the runtime's thread, so that however long it takes,
+        // the end of stdin is still seen and ends the session.
+        let this = self.clone();
+        let response = tokio::task::spawn_blocking(move || {
+            tokio::runtime::Handle::current().block_on(
+                this.tool_router
+                    .call(ToolCallContext::new(&this, request, context)),
+            )
+        })
+        .await
+        .map_err(internal)??;
         if let (Some(journal), CallToolResponse::Complete(result)) = (&self.journal, &response)
             && result.is_error != Some(true)
         {
@@ -181,16 +202,40 @@ impl ServerHandler for GavelMcp {
     }
 }
 
-/// Serves `server` on stdin/stdout until the client goes away.
+/// Serves `server` on stdin/stdout until the client goes away (stdin closes), with gavel's
+/// framing in front of rmcp's (see [`crate::framing`]).
 pub(crate) async fn run_stdio(server: GavelMcp) -> Result<(), McpError> {
-    let running = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| McpError::Session(e.to_string()))?;
-    let reason = running
-        .waiting()
-        .await
-        .map_err(|e| McpError::Session(e.to_string()))?;
-    tracing::info!(?reason, "MCP session ended");
-    Ok(())
+    run_framed(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        MAX_MESSAGE_BYTES,
+    )
+    .await
+}
+
+/// Serves `server` on `input`/`output`, refusing messages over `cap` bytes.
+pub(crate) async fn run_framed<I, O>(
+    server: GavelMcp,
+    input: I,
+    output: O,
+    cap: usize,
+) -> Result<(), McpError>
+where
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_framed(input, output, cap, |read, write| async move {
+        let running = server
+            .serve((read, write))
+            .await
+            .map_err(|e| McpError::Session(e.to_string()))?;
+        let reason = running
+            .waiting()
+            .await
+            .map_err(|e| McpError::Session(e.to_string()))?;
+        tracing::info!(?reason, "MCP session ended");
+        Ok(())
+    })
+    .await
 }

@@ -1,7 +1,7 @@
 //! `gavel ui [--port N] [--open]`: the report pages served on 127.0.0.1 only, read-only, until
 //! Ctrl-C. The URL it prints carries a random token; a request without it, for another Host
-//! (a DNS-rebinding page), or with another method than GET/HEAD is refused before anything is
-//! read. Pages come from [`gavel_report::Site`], so they are the ones `gavel report` writes.
+//! (a DNS-rebinding page), with two `Host` headers or an absolute URI naming another host (400),
+//! or with another method than GET/HEAD is refused before anything is read. Pages come from [`gavel_report::Site`], so they are the ones `gavel report` writes.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -170,6 +170,9 @@ async fn handle(State(served): State<Arc<Served>>, request: Request<Body>) -> Re
     if request.method() != Method::GET && request.method() != Method::HEAD {
         return refuse(StatusCode::METHOD_NOT_ALLOWED, "read-only: GET only");
     }
+    if let Some(why) = ambiguous_host(&request, &served.hosts) {
+        return refuse(StatusCode::BAD_REQUEST, why);
+    }
     let host = request
         .headers()
         .get(header::HOST)
@@ -246,6 +249,20 @@ async fn handle(State(served): State<Arc<Served>>, request: Request<Body>) -> Re
             Site::error_page(&root, "Cannot show this page", &e.to_string()),
         ),
     }
+}
+
+/// Why a request does not say plainly which host it is for, if it does not: more than one
+/// `Host` header (a proxy and the server could each read another), or an absolute-form target
+/// (`GET http://evil.example/ HTTP/1.1`), which HTTP/1.1 says wins over `Host`, naming another
+/// host than this server's, or another scheme than `http` (RFC 9112, sections 3.2 and 3.2.2).
+fn ambiguous_host(request: &Request<Body>, served: &[String]) -> Option<&'static str> {
+    if request.headers().get_all(header::HOST).iter().count() > 1 {
+        return Some("refused: more than one Host header");
+    }
+    let uri = request.uri();
+    let authority = uri.authority()?;
+    let ours = uri.scheme_str() == Some("http") && served.iter().any(|h| h == authority.as_str());
+    (!ours).then_some("refused: the request names another host than this server")
 }
 
 /// The way back to the site's top from `rest` (`runs/3/files/1.html` → `../../../`).

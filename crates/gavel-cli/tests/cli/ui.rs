@@ -495,6 +495,68 @@ fn the_server_refuses_what_it_must_and_listens_on_loopback_only() {
     drop(ui);
 }
 
+/// Sends `raw` as it is (a request of several lines) and returns the status code.
+fn raw_status(port: u16, raw: &str) -> u16 {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream.write_all(raw.as_bytes()).expect("send");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read");
+    response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn ui_refuses_two_host_headers_and_an_absolute_uri_naming_another_host() {
+    let env = Env::new();
+    SqliteStore::open(&env.state_db()).expect("an empty store");
+    let ui = start_ui(&env);
+    let (port, t) = (ui.port, &ui.token);
+    let ours = format!("127.0.0.1:{port}");
+    let get = |target: &str, hosts: &[&str]| {
+        let hosts: String = hosts.iter().map(|h| format!("Host: {h}\r\n")).collect();
+        format!("GET {target} HTTP/1.1\r\n{hosts}Connection: close\r\n\r\n")
+    };
+    let page = format!("/{t}/");
+    assert_eq!(raw_status(port, &get(&page, &[&ours])), 200);
+    assert_eq!(
+        raw_status(port, &get(&format!("http://{ours}/{t}/"), &[&ours])),
+        200,
+        "an absolute URI naming this server is served"
+    );
+    for (what, request) in [
+        (
+            "two Hosts, ours first",
+            get(&page, &[&ours, "evil.example"]),
+        ),
+        (
+            "two Hosts, ours second",
+            get(&page, &["evil.example", &ours]),
+        ),
+        ("two Hosts, both ours", get(&page, &[&ours, &ours])),
+        (
+            "an absolute URI for another host",
+            get(&format!("http://evil.example/{t}/"), &[&ours]),
+        ),
+        (
+            "an absolute URI for another port",
+            get(&format!("http://127.0.0.1:1/{t}/"), &[&ours]),
+        ),
+        (
+            "an absolute URI with a user",
+            get(&format!("http://evil@{ours}/{t}/"), &[&ours]),
+        ),
+        (
+            "an absolute URI of another scheme",
+            get(&format!("https://{ours}/{t}/"), &[&ours]),
+        ),
+    ] {
+        assert_eq!(raw_status(port, &request), 400, "{what}: {request:?}");
+    }
+}
+
 #[test]
 fn the_changes_board_shows_each_change_in_its_phase_with_its_documents() {
     let env = Env::new();

@@ -16,6 +16,8 @@
 //! for `verify-full`). `sslcert` and `sslkey` give a client certificate. The environment
 //! variables `PGSSLMODE`, `PGSSLROOTCERT`, `PGSSLCERT` and `PGSSLKEY` apply when the URL does
 //! not say ([`PgEnv`]). A unix socket never uses TLS (libpq ignores `sslmode` there too).
+//! Errors never repeat an invalid `sslmode`, nor a file path holding `=`: a value that ran
+//! into the parameters after it would print them, a password with them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -93,6 +95,9 @@ pub(crate) struct Tls {
     client: Option<(PathBuf, PathBuf)>,
 }
 
+/// The values of `sslmode`, as an error lists them.
+const MODES: &str = "disable, allow, prefer, require, verify-ca, verify-full";
+
 /// The TLS parameters gavel handles itself; the rest of the URL goes to the `postgres` crate.
 const KEYS: [&str; 4] = ["sslmode", "sslrootcert", "sslcert", "sslkey"];
 
@@ -107,14 +112,14 @@ pub(crate) fn split(url: &str, env: &PgEnv) -> Result<(String, Tls), String> {
     } else {
         split_key_values(url)
     };
-    let take = |key: &str, fallback: &Option<String>| {
+    let from_url = |key: &str| {
         found
             .iter()
             .rev()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.clone())
-            .or_else(|| fallback.clone())
     };
+    let take = |key: &str, fallback: &Option<String>| from_url(key).or_else(|| fallback.clone());
     let mode = match take("sslmode", &env.sslmode).as_deref() {
         None => None,
         Some("disable") => Some(Mode::Disable),
@@ -124,9 +129,16 @@ pub(crate) fn split(url: &str, env: &PgEnv) -> Result<(String, Tls), String> {
         Some("require") => Some(Mode::Require),
         Some("verify-ca") => Some(Mode::VerifyCa),
         Some("verify-full") => Some(Mode::VerifyFull),
-        Some(other) => {
+        // The value is not repeated: one that ran into the next parameters (a missing `&` or
+        // space, an unclosed quote) would print them, a password with them.
+        Some(_) => {
+            let source = if from_url("sslmode").is_some() {
+                "the URL's sslmode"
+            } else {
+                "PGSSLMODE"
+            };
             return Err(format!(
-                "sslmode `{other}` is not one of disable, allow, prefer, require, verify-ca, verify-full"
+                "{source} is not a valid sslmode (the value is not shown, as it may hold more of the URL); use one of {MODES}"
             ));
         }
     };
@@ -217,10 +229,7 @@ impl Tls {
             Some((cert, key)) => {
                 let chain = read_certs(cert, "sslcert")?;
                 let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
-                    format!(
-                        "sslkey `{}` holds no usable private key: {e}",
-                        key.display()
-                    )
+                    format!("{} holds no usable private key: {e}", named("sslkey", key))
                 })?;
                 builder.with_client_auth_cert(chain, key).map_err(|e| {
                     format!("sslcert and sslkey do not make a client certificate: {e}")
@@ -255,8 +264,8 @@ fn load_roots(roots: &Roots) -> Result<RootCertStore, String> {
             let (added, _) = store.add_parsable_certificates(read_certs(path, "sslrootcert")?);
             if added == 0 {
                 return Err(format!(
-                    "sslrootcert `{}` holds no certificate gavel can use",
-                    path.display()
+                    "{} holds no certificate gavel can use",
+                    named("sslrootcert", path)
                 ));
             }
         }
@@ -276,14 +285,23 @@ fn load_roots(roots: &Roots) -> Result<RootCertStore, String> {
 fn read_certs(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs: Vec<_> = CertificateDer::pem_file_iter(path)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("{what} `{}` cannot be read: {e}", path.display()))?;
+        .map_err(|e| format!("{} cannot be read: {e}", named(what, path)))?;
     if certs.is_empty() {
-        return Err(format!(
-            "{what} `{}` holds no PEM certificate",
-            path.display()
-        ));
+        return Err(format!("{} holds no PEM certificate", named(what, path)));
     }
     Ok(certs)
+}
+
+/// A file parameter for an error: `sslrootcert `/etc/ca.pem``, or the parameter alone when its
+/// value holds a `=` or a control character. A path rarely does; a value that ran into the
+/// parameters after it (`sslrootcert='/ca.pem password=secret`) does, and must not be printed.
+fn named(what: &str, path: &Path) -> String {
+    let text = path.to_string_lossy();
+    if text.contains('=') || text.chars().any(char::is_control) {
+        format!("{what} (its value is not shown, as it may hold more of the URL)")
+    } else {
+        format!("{what} `{text}`")
+    }
 }
 
 /// `sslmode=require` or `prefer` without roots: encrypted, the certificate not checked (libpq's

@@ -54,7 +54,11 @@ fn the_environment_applies_when_the_url_is_silent() {
 #[test]
 fn wrong_tls_settings_are_refused_by_name() {
     let err = split("postgres://db/g?sslmode=strict", &no_env()).expect_err("bad mode");
-    assert!(err.contains("sslmode `strict`"), "{err}");
+    assert!(
+        err.contains("the URL's sslmode is not a valid sslmode")
+            && err.contains("disable, allow, prefer, require, verify-ca, verify-full"),
+        "{err}"
+    );
     let err = split("postgres://db/g?sslmode=verify-full", &no_env()).expect_err("no roots");
     assert!(err.contains("sslrootcert"), "{err}");
     let err = split(
@@ -113,4 +117,65 @@ fn libpq_default_roots_apply_when_none_are_named() {
     );
     let (_, tls) = split("postgres://db/g?sslmode=require&sslrootcert=/ca.pem", &env).expect("ok");
     assert_eq!(tls.roots, Some(Roots::File(PathBuf::from("/ca.pem"))));
+}
+
+#[test]
+fn an_invalid_sslmode_is_not_echoed_so_the_password_it_ran_into_is_not_printed() {
+    for url in [
+        // key=value: a quote left open, an escaped space, a value run into the next pair.
+        "host=db sslmode='x password=secret' dbname=g",
+        "host=db sslmode=x\\ password=secret dbname=g",
+        // URL: a `?` or a space where `&` belongs, an encoded `&`.
+        "postgres://ann@db/g?sslmode=require?password=secret",
+        "postgres://ann@db/g?sslmode=x password=secret",
+        "postgres://ann@db/g?sslmode=x%26password%3Dsecret",
+    ] {
+        let err = split(url, &no_env()).expect_err("an invalid sslmode");
+        assert!(!err.contains("secret"), "{url}: {err}");
+        assert!(
+            err.contains("sslmode") && err.contains("verify-ca, verify-full"),
+            "{url}: {err}"
+        );
+    }
+    let env = PgEnv {
+        sslmode: Some("x password=secret".into()),
+        ..PgEnv::default()
+    };
+    let err = split("postgres://db/g", &env).expect_err("an invalid PGSSLMODE");
+    assert!(
+        err.contains("PGSSLMODE") && !err.contains("secret"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_certificate_path_that_ran_into_a_password_is_not_echoed() {
+    let tcp = [Host::Tcp("db".into())];
+    for url in [
+        "host=db sslmode=verify-full sslrootcert='/nonexistent/ca.pem password=secret'",
+        "host=db sslcert='/nonexistent/c.pem password=secret' sslkey=/nonexistent/k.pem",
+        "postgres://db/g?sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem%26password%3Dsecret",
+    ] {
+        let (_, tls) = split(url, &no_env()).expect("parses");
+        let err = tls.connector(&tcp).err().expect("the file is missing");
+        assert!(!err.contains("secret"), "{url}: {err}");
+        assert!(err.contains("not shown"), "{url}: {err}");
+    }
+    // A key file that cannot be read is named when its path is only a path.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cert = dir.path().join("client.pem");
+    std::fs::write(&cert, "not a certificate\n").expect("cert");
+    let (_, tls) = split(
+        &format!(
+            "host=db sslmode=require sslcert={} sslkey=/nonexistent/k.pem",
+            cert.display()
+        ),
+        &no_env(),
+    )
+    .expect("parses");
+    let err = tls.connector(&tcp).err().expect("no certificate in it");
+    assert!(
+        err.contains(&format!("sslcert `{}`", cert.display())),
+        "{err}"
+    );
 }
