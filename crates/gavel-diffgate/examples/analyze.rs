@@ -49,7 +49,7 @@ fn main() -> ExitCode {
 fn run(build_report: bool, print_report: bool) -> Result<(), Box<dyn std::error::Error>> {
     let repo = std::env::current_dir()?;
     let started = Instant::now();
-    let analysis = gavel_diffgate::analyze_staged(&repo)?;
+    let analysis = gavel_diffgate::analyze_staged(&gavel_exec::git::Git::at(&repo))?;
     let analyze_ms = started.elapsed().as_secs_f64() * 1000.0;
     let mut line = format!(
         "files={} flagged={} analyze_ms={analyze_ms:.1}",
@@ -59,7 +59,7 @@ fn run(build_report: bool, print_report: bool) -> Result<(), Box<dyn std::error:
     let mut text = None;
     if build_report {
         let started = Instant::now();
-        let report = gavel_diffgate::report(&repo, &analysis)?;
+        let report = gavel_diffgate::report(&gavel_exec::git::Git::at(&repo), &analysis)?;
         let report_ms = started.elapsed().as_secs_f64() * 1000.0;
         write!(
             line,

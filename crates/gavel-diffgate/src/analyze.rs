@@ -1,9 +1,9 @@
 //! [`analyze_staged`]: the staged changes (index against `HEAD`) measured file by file, in two
 //! concurrent git processes whatever the number of files (see the crate docs for the rules).
 
+use gavel_exec::git::Git;
 use std::collections::HashSet;
 use std::io::BufReader;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -88,9 +88,9 @@ impl Analysis {
 /// `git cat-file --batch` for the original line counts, run side by side (the blobs are
 /// requested as the diff's raw section streams in, while git is still computing the numstat).
 /// In a repository without commits every staged file is NEW.
-pub fn analyze_staged(repo: &Path) -> Result<Analysis, DiffGateError> {
+pub fn analyze_staged(repo: &Git) -> Result<Analysis, DiffGateError> {
     let command = git::describe(DIFF_ARGS);
-    let mut diff = Running::spawn(git::command(repo, DIFF_ARGS), command.clone(), repo)?;
+    let mut diff = Running::spawn(git::command(repo, DIFF_ARGS), command.clone(), repo.root())?;
     let Some(stdout) = diff.child().stdout.take() else {
         diff.stop();
         return Err(DiffGateError::UnexpectedOutput {

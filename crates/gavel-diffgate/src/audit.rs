@@ -63,7 +63,7 @@ pub struct AuditEvent {
 
 /// The staged tree of `repo` and who its git says the person is: the `tree` and `by` of an
 /// [`AuditEvent`]. Either is `None` when git cannot say (no identity configured).
-pub fn decided_by(repo: &std::path::Path) -> (Option<String>, Option<String>) {
+pub fn decided_by(repo: &gavel_exec::git::Git) -> (Option<String>, Option<String>) {
     let text = |args: &[&str]| {
         crate::git::output(repo, args)
             .ok()

@@ -15,9 +15,9 @@
 //! * the old side of a rename comes for free (the raw entry names the old blob);
 //! * identical blobs are read once.
 
+use gavel_exec::git::Git;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
-use std::path::Path;
 use std::process::Stdio;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::thread::JoinHandle;
@@ -41,11 +41,11 @@ pub(crate) struct LineCounter {
 
 impl LineCounter {
     /// Starts `git cat-file --batch --buffer` in `repo`.
-    pub(crate) fn start(repo: &Path) -> Result<Self, DiffGateError> {
+    pub(crate) fn start(repo: &Git) -> Result<Self, DiffGateError> {
         let command = git::describe(ARGS);
         let mut cmd = git::command(repo, ARGS);
         cmd.stdin(Stdio::piped());
-        let mut running = Running::spawn(cmd, command.clone(), repo)?;
+        let mut running = Running::spawn(cmd, command.clone(), repo.root())?;
         let child = running.child();
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             running.stop();

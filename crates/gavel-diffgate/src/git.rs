@@ -9,17 +9,16 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use gavel_exec::git::{GitError, GitProcess};
+use gavel_exec::git::{Git, GitError, GitProcess};
 
 use crate::DiffGateError;
 
 /// `git <args>` run in `repo`, with `-c core.quotepath=false` so names in human-readable output
 /// are shown as UTF-8 (they are sanitized later), without optional locks (the gate only reads)
 /// and with the runner's non-interactive, scrubbed environment.
-pub(crate) fn command(repo: &Path, args: &[&str]) -> Command {
-    let mut cmd = gavel_exec::git::command(repo);
-    cmd.args(["--no-pager", "-c", "core.quotepath=false"])
-        .args(args)
+pub(crate) fn command(repo: &Git, args: &[&str]) -> Command {
+    let mut cmd = repo.command(&["--no-pager", "-c", "core.quotepath=false"]);
+    cmd.args(args)
         .env("GIT_OPTIONAL_LOCKS", "0")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -91,9 +90,9 @@ impl Running {
 
 /// Runs git to completion and returns its stdout. Only for output whose size grows with the
 /// number of files, never with their contents.
-pub(crate) fn output(repo: &Path, args: &[&str]) -> Result<Vec<u8>, DiffGateError> {
+pub(crate) fn output(repo: &Git, args: &[&str]) -> Result<Vec<u8>, DiffGateError> {
     let command = describe(args);
-    let mut running = Running::spawn(self::command(repo, args), command.clone(), repo)?;
+    let mut running = Running::spawn(self::command(repo, args), command.clone(), repo.root())?;
     let mut stdout = Vec::new();
     let read = match running.child().stdout.take() {
         Some(mut pipe) => pipe.read_to_end(&mut stdout).map(|_| ()),

@@ -4,9 +4,9 @@
 //! at [`MAX_DIFF_LINES`] lines. All of it is sanitized, because it quotes file contents and
 //! names straight onto a terminal.
 
+use gavel_exec::git::Git;
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 
 use crate::git::{self, Running};
 use crate::{Analysis, ChangeType, DiffGateError, FileAnalysis, MAX_DIFF_LINES, THRESHOLD};
@@ -30,7 +30,7 @@ const RULE: &str = "============================================================
 /// Builds the review report for `analysis`, the staged changes of the repository at `repo`.
 /// Runs `git diff --cached --stat` once and `git diff --cached` once per flagged file (read
 /// only up to the cap). The returned text is sanitized and ends with a newline.
-pub fn report(repo: &Path, analysis: &Analysis) -> Result<String, DiffGateError> {
+pub fn report(repo: &Git, analysis: &Analysis) -> Result<String, DiffGateError> {
     if analysis.is_empty() {
         return Ok("No staged changes.\n".to_owned());
     }
@@ -152,7 +152,7 @@ fn banner(out: &mut String, file: &FileAnalysis) {
 
 /// Appends the file's diff, at most [`MAX_DIFF_LINES`] lines. git is stopped as soon as the
 /// cap is passed, so a huge diff is never read, let alone held.
-fn diff(repo: &Path, file: &FileAnalysis, out: &mut String) -> Result<(), DiffGateError> {
+fn diff(repo: &Git, file: &FileAnalysis, out: &mut String) -> Result<(), DiffGateError> {
     let mut specs = Vec::new();
     if let Some(old) = &file.old_path {
         specs.push(pathspec(old));
@@ -163,7 +163,7 @@ fn diff(repo: &Path, file: &FileAnalysis, out: &mut String) -> Result<(), DiffGa
     args.push("--");
     args.extend(specs.iter().map(String::as_str));
     let command = git::describe(&args);
-    let mut running = Running::spawn(git::command(repo, &args), command.clone(), repo)?;
+    let mut running = Running::spawn(git::command(repo, &args), command.clone(), repo.root())?;
     let Some(stdout) = running.child().stdout.take() else {
         running.stop();
         return Err(DiffGateError::UnexpectedOutput {

@@ -23,8 +23,8 @@ pub const KIND: &str = "diff-review";
 /// Where the review happens and where its records go.
 #[derive(Debug, Clone)]
 pub struct DiffReview<'a> {
-    /// The worktree whose staged changes are reviewed.
-    pub worktree: &'a Path,
+    /// The worktree whose staged changes are reviewed, as gavel's git reaches it.
+    pub worktree: &'a gavel_exec::git::Git,
     /// The audit log (absolute), appended once per decision.
     pub audit_log: &'a Path,
     /// Where the report is written (absolute), e.g. a numbered lineage file.
@@ -92,7 +92,7 @@ pub fn diff_review(cx: &mut NodeCtx<'_>, r: &DiffReview<'_>) -> Result<Reviewed,
         decision,
         flagged_files: analysis.flagged().iter().map(|f| f.path.clone()).collect(),
         files_changed: analysis.files.len(),
-        repo: r.worktree.display().to_string(),
+        repo: r.worktree.root().display().to_string(),
         reason: Some(format!("gate {} of run {}", answer.gate_id, cx.run())),
         bypass_attempted: false,
         bypass_attempts: Vec::new(),

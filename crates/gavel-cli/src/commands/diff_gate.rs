@@ -97,14 +97,14 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, ctx: Context) -> Result<Exit, CliError
             sanitize(attempt)
         ));
     }
-    let repo = match &args.worktree {
-        Some(p) => Git::discover(&context::absolute(p))
-            .map_err(|e| CliError::error(e.to_string()).hint("--worktree must be a git worktree"))?
-            .root()
-            .to_path_buf(),
-        None => ctx.settings.repo_root.clone(),
+    let git = match &args.worktree {
+        Some(p) => Git::discover(&context::absolute(p)).map_err(|e| {
+            CliError::error(e.to_string()).hint("--worktree must be a git worktree")
+        })?,
+        None => Git::at(&ctx.settings.repo_root),
     };
-    let analysis = gavel_diffgate::analyze_staged(&repo).map_err(|e| {
+    let repo = git.root().to_path_buf();
+    let analysis = gavel_diffgate::analyze_staged(&git).map_err(|e| {
         CliError::from_error(&e).hint("nothing was committed; the changes are still staged")
     })?;
     if analysis.is_empty() {
@@ -116,7 +116,7 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, ctx: Context) -> Result<Exit, CliError
     // In the repository gavel runs in (where gavel.toml is), also when --worktree reviews
     // another worktree: the team's log stays in one place.
     let audit_path = ctx.settings.repo_root.join(&ctx.settings.audit_log);
-    let (tree, by) = gavel_diffgate::decided_by(&repo);
+    let (tree, by) = gavel_diffgate::decided_by(&git);
     // A shared store keeps every decision too; one it cannot reach approves nothing.
     let shared = match ctx.settings.backend {
         crate::settings::storage::Backend::Postgres { .. } => ctx.open_existing_store()?,
@@ -167,7 +167,7 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, ctx: Context) -> Result<Exit, CliError
         .with_exit(Exit::GateNoTerminal));
     }
 
-    let report = gavel_diffgate::report(&repo, &analysis).map_err(|e| CliError::from_error(&e))?;
+    let report = gavel_diffgate::report(&git, &analysis).map_err(|e| CliError::from_error(&e))?;
     // The report already says how many files are staged and which are flagged: printed once.
     ctx.ui.out(&report);
     let timeout = ctx.settings.approval_timeout;

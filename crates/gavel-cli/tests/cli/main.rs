@@ -4,6 +4,7 @@
 mod agents;
 mod agents_tools;
 mod bad_input;
+mod box_attacks;
 mod change;
 mod change_archive;
 mod change_impl;

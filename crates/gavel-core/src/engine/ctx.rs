@@ -165,6 +165,30 @@ impl<'a> NodeCtx<'a> {
         }
     }
 
+    /// A journaled result of step `name` in an earlier visit of `node` (the one that started
+    /// from checkpoint `seq`), or `None`. What a later node checks an earlier one did, from the
+    /// journal rather than from the state (a checkpoint edited by hand carries no journal).
+    pub fn journaled_in<T: DeserializeOwned>(
+        &self,
+        seq: u64,
+        node: &str,
+        name: &str,
+    ) -> Result<Option<T>, NodeError> {
+        let id = step_id(seq, node, name);
+        match self.journal.get(self.store, &id)? {
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| NodeError::Failed(format!("step {id} cannot be read: {e}"))),
+            None => Ok(None),
+        }
+    }
+
+    /// The answer given to the gate of an earlier visit of `node` (the one that started from
+    /// checkpoint `seq`), if one was given.
+    pub fn answer_in(&self, seq: u64, node: &str) -> Result<Option<GateAnswer>, NodeError> {
+        self.journaled_in(seq, node, ANSWER_STEP)
+    }
+
     /// Whether step `name` of this node visit already has a journaled result (a replay).
     pub fn has_step(&self, name: &str) -> Result<bool, NodeError> {
         Ok(self.journal.get(self.store, &self.step_id(name))?.is_some())

@@ -7,7 +7,7 @@ use gavel_diffgate::{Analysis, ChangeType, DiffGateError, FileAnalysis, analyze_
 use crate::util::{TestRepo, lines};
 
 fn analyze(repo: &TestRepo) -> Analysis {
-    analyze_staged(repo.path()).unwrap()
+    analyze_staged(&gavel_exec::git::Git::at(repo.path())).unwrap()
 }
 
 fn file<'a>(analysis: &'a Analysis, path: &str) -> &'a FileAnalysis {
@@ -360,7 +360,7 @@ fn analysis_from_a_subdirectory_and_a_worktree() {
     ]);
     repo.write("top.txt", lines("changed", 10));
     repo.stage_all();
-    let from_sub = analyze_staged(&repo.path().join("sub")).unwrap();
+    let from_sub = analyze_staged(&gavel_exec::git::Git::at(&repo.path().join("sub"))).unwrap();
     assert_eq!(from_sub.files.len(), 1);
     assert_eq!(from_sub.files[0].path, "top.txt");
     assert!(from_sub.files[0].flagged);
@@ -369,7 +369,7 @@ fn analysis_from_a_subdirectory_and_a_worktree() {
     let wt = worktree.to_str().unwrap();
     repo.git(&["worktree", "add", "-q", "-b", "side", wt]);
     repo.git_in(&worktree, &["rm", "-q", "sub/s.txt"]);
-    let in_worktree = analyze_staged(&worktree).unwrap();
+    let in_worktree = analyze_staged(&gavel_exec::git::Git::at(&worktree)).unwrap();
     assert_eq!(in_worktree.files.len(), 1);
     assert_eq!(in_worktree.files[0].change_type, ChangeType::Deleted);
 }
@@ -388,7 +388,7 @@ fn unmerged_paths_fail_closed() {
         .output()
         .unwrap();
     assert!(!merge.status.success(), "the merge should conflict");
-    let err = analyze_staged(repo.path()).unwrap_err();
+    let err = analyze_staged(&gavel_exec::git::Git::at(repo.path())).unwrap_err();
     assert!(
         matches!(err, DiffGateError::Unmerged { ref path } if path == "c.txt"),
         "{err:?}"
@@ -398,7 +398,7 @@ fn unmerged_paths_fail_closed() {
 #[test]
 fn not_a_repository_is_named_as_such() {
     let dir = tempfile::tempdir().unwrap();
-    let err = analyze_staged(dir.path()).unwrap_err();
+    let err = analyze_staged(&gavel_exec::git::Git::at(dir.path())).unwrap_err();
     assert!(
         matches!(err, DiffGateError::NotARepository { .. }),
         "{err:?}"
@@ -407,7 +407,7 @@ fn not_a_repository_is_named_as_such() {
         err.to_string().ends_with("is not inside a git repository"),
         "{err}"
     );
-    let missing = analyze_staged(&dir.path().join("nope")).unwrap_err();
+    let missing = analyze_staged(&gavel_exec::git::Git::at(&dir.path().join("nope"))).unwrap_err();
     assert!(
         matches!(missing, DiffGateError::SpawnGit { .. }),
         "{missing:?}"

@@ -7,8 +7,8 @@ use crate::analyze::{ODD_NAMES, flagged_rename, state_py_56, state_py_270};
 use crate::util::{TestRepo, lines};
 
 fn report_of(repo: &TestRepo) -> String {
-    let analysis = analyze_staged(repo.path()).unwrap();
-    report(repo.path(), &analysis).unwrap()
+    let analysis = analyze_staged(&gavel_exec::git::Git::at(repo.path())).unwrap();
+    report(&gavel_exec::git::Git::at(repo.path()), &analysis).unwrap()
 }
 
 #[test]

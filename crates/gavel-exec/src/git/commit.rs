@@ -101,7 +101,7 @@ impl Git {
         // itself, and every replay, runs `git add`.
         // The config git will read, read once for staging and the maintenance check (`None`:
         // only git knows it, and both are left to git).
-        let git_dir = self.root.join(".git");
+        let git_dir = self.git_dir();
         let config = git_dir
             .is_dir()
             .then(|| super::config::Config::read(Some(&git_dir)))
@@ -249,7 +249,7 @@ impl Git {
     /// instead) unless everything is plainly as expected. (git runs with the scrubbed
     /// environment, so a `GIT_DIR` of gavel's own cannot have sent the commit elsewhere.)
     pub(super) fn new_commit(&self, key: &str) -> Option<String> {
-        let git_dir = self.root.join(".git");
+        let git_dir = self.git_dir();
         if !git_dir.is_dir() {
             return None;
         }
@@ -285,7 +285,7 @@ impl Git {
         if paths.is_empty() {
             return Ok(Vec::new());
         }
-        let git_dir = self.root.join(".git");
+        let git_dir = self.git_dir();
         if first
             && git_dir.is_dir()
             && let Some(found) = super::index::tracked(&git_dir, paths)

@@ -144,6 +144,10 @@ impl GitError {
 pub struct Git {
     root: PathBuf,
     worktree_home: PathBuf,
+    /// A linked worktree's own git folder (`.git/worktrees/NAME` of its repository), named to
+    /// every git command with `--git-dir` and `--work-tree`, so the worktree's `.git` pointer
+    /// (a file the model's code could rewrite) is never read ([`Git::linked`]).
+    git_dir: Option<PathBuf>,
 }
 
 impl Git {
@@ -181,6 +185,7 @@ impl Git {
         Self {
             root: root.to_path_buf(),
             worktree_home: root.join(DEFAULT_WORKTREE_HOME),
+            git_dir: None,
         }
     }
 
@@ -198,10 +203,25 @@ impl Git {
     }
 
     /// `git args...` in the repository, with the scrubbed environment; stdio is the caller's.
+    /// A linked worktree's git folder and work tree are named explicitly, with its hooks off.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = command(&self.root);
+        if let Some(git_dir) = &self.git_dir {
+            cmd.arg("--git-dir")
+                .arg(git_dir)
+                .arg("--work-tree")
+                .arg(&self.root)
+                .args(["-c", "core.hooksPath=/dev/null"]);
+        }
         cmd.args(args);
         cmd
+    }
+
+    /// The git folder: a linked worktree's own, or `.git` beneath the top-level folder.
+    pub fn git_dir(&self) -> PathBuf {
+        self.git_dir
+            .clone()
+            .unwrap_or_else(|| self.root.join(".git"))
     }
 
     /// Runs `git args...` in the repository and returns stdout.
@@ -251,7 +271,7 @@ impl Git {
     /// `.git` folder is it; a linked worktree (`.git` is a file) asks git.
     fn common_dir(&self) -> Result<PathBuf, GitError> {
         let plain = self.root.join(".git");
-        if plain.is_dir() {
+        if self.git_dir.is_none() && plain.is_dir() {
             return Ok(plain);
         }
         let dir = self.run(&["rev-parse", "--git-common-dir"])?;

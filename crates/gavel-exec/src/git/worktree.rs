@@ -124,6 +124,70 @@ impl Git {
         }
     }
 
+    /// The worktree called `name` as a [`Git`] of its own whose commands name its git folder
+    /// and work tree explicitly (and run no hooks): what the model's code does to the
+    /// worktree's `.git` pointer cannot change which repository gavel's git acts on. The git
+    /// folder is found from the repository's side (the `gitdir` file of each of
+    /// `.git/worktrees/*` names its worktree), never from the pointer. Fails when git knows
+    /// no worktree there; [`Git::linkage_intact`] tells whether the pointer still matches.
+    pub fn linked(&self, name: &str) -> Result<Git, GitError> {
+        check_name(name)?;
+        let path = self.worktree_home_resolved().join(name);
+        let admin = self.common_dir()?.join("worktrees");
+        let expected = path.join(".git");
+        let found = std::fs::read_dir(&admin).ok().and_then(|entries| {
+            entries.flatten().map(|e| e.path()).find(|dir| {
+                std::fs::read_to_string(dir.join("gitdir"))
+                    .is_ok_and(|t| Path::new(t.trim_end_matches('\n')) == expected)
+            })
+        });
+        let git_dir = found.ok_or_else(|| GitError::Worktree {
+            path: path.clone(),
+            detail: format!(
+                "git has no worktree there (nothing in {} names it)",
+                admin.display()
+            ),
+        })?;
+        Ok(Git {
+            root: path,
+            worktree_home: self.worktree_home.clone(),
+            git_dir: Some(git_dir),
+        })
+    }
+
+    /// Whether a linked worktree's `.git` pointer still names its git folder (always true for
+    /// a repository that is not one made by [`Git::linked`]).
+    pub fn linkage_intact(&self) -> bool {
+        let Some(git_dir) = &self.git_dir else {
+            return true;
+        };
+        let pointer = self.root.join(".git");
+        match std::fs::symlink_metadata(&pointer) {
+            Ok(m) if m.is_file() => std::fs::read_to_string(&pointer)
+                .is_ok_and(|t| t.trim_end() == format!("gitdir: {}", git_dir.display())),
+            _ => false,
+        }
+    }
+
+    /// Writes a linked worktree's `.git` pointer back as git made it (a folder or link in its
+    /// place is removed first).
+    pub fn restore_linkage(&self) -> Result<(), GitError> {
+        let Some(git_dir) = &self.git_dir else {
+            return Ok(());
+        };
+        let pointer = self.root.join(".git");
+        let io = |source| GitError::Io {
+            path: pointer.clone(),
+            source,
+        };
+        match std::fs::symlink_metadata(&pointer) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&pointer).map_err(io)?,
+            Ok(_) => std::fs::remove_file(&pointer).map_err(io)?,
+            Err(_) => {}
+        }
+        std::fs::write(&pointer, format!("gitdir: {}\n", git_dir.display())).map_err(io)
+    }
+
     /// gavel's worktrees: those in the worktree home folder.
     pub fn worktrees(&self) -> Result<Vec<Worktree>, GitError> {
         let home = self.worktree_home_resolved();

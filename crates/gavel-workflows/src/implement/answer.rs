@@ -146,7 +146,11 @@ pub fn check_path(path: &str) -> Result<(), String> {
                     "`{path}` has an empty, `.` or `..` part; paths stay inside the worktree"
                 ));
             }
-            ".git" => return Err(format!("`{path}` is inside `.git/`")),
+            p if p.eq_ignore_ascii_case(".git") => {
+                return Err(format!(
+                    "`{path}` names a `.git` (in any case): git's metadata is not the model's to write"
+                ));
+            }
             _ => {}
         }
     }

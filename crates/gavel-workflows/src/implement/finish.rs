@@ -26,7 +26,7 @@ impl ImplementWorkflow {
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
         let worktree = self.worktree(s)?;
-        let wt = Git::at(&worktree);
+        let wt = self.wt_git(s)?;
         let lineage = self.without_lineage(s)?;
         let base = s.base_commit.clone();
         let staged: Result<String, StepError<GitError>> = cx.step("stage", || {
@@ -44,7 +44,7 @@ impl ImplementWorkflow {
         let reviewed = diff_review(
             cx,
             &DiffReview {
-                worktree: &worktree,
+                worktree: &wt,
                 audit_log: &audit_log,
                 report_path: &report_path,
                 report_rel: &report_shown,
@@ -70,7 +70,8 @@ impl ImplementWorkflow {
                 Ok(Transition::Gate(gate))
             }
             Reviewed::Waiting(other) => Ok(other),
-            Reviewed::Approved { .. } => {
+            Reviewed::Approved { audit_line } => {
+                s.approved = self.approval_from(cx, audit_line.as_deref());
                 s.file_counter += 1;
                 goto(node::MERGE)
             }
@@ -118,8 +119,16 @@ impl ImplementWorkflow {
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        let worktree = self.worktree(s)?;
-        let wt = Git::at(&worktree);
+        // A replay after the commit (the worktree may be gone by now) checks nothing again.
+        let wt = if cx.has_step("commit-impl")? {
+            None
+        } else {
+            let wt = self.wt_git(s)?;
+            if let Some(back) = self.check_approval(s, cx, &wt)? {
+                return Ok(back);
+            }
+            Some(wt)
+        };
         let person = Git::at(self.root());
         let branch = format!("{BRANCH_PREFIX}{}", s.worktree_name());
         let lineage_spec = self.without_lineage(s)?;
@@ -140,6 +149,11 @@ impl ImplementWorkflow {
             ),
         };
         let committed: Result<String, StepError<GitError>> = cx.step("commit-impl", || {
+            let wt = wt.ok_or_else(|| GitError::Failed {
+                args: "commit".into(),
+                stderr: "the run's worktree is gone".into(),
+                code: None,
+            })?;
             wt.run(&["add", "--all", "--", ".", &lineage_spec])?;
             let staged = wt.run(&["diff", "--cached", "--name-only"])?;
             if !staged.trim().is_empty() {
@@ -232,8 +246,11 @@ impl ImplementWorkflow {
         let Some(c) = s.change.clone() else {
             return Err(NodeError::Failed("not a change run".into()));
         };
-        let worktree = self.worktree(s)?;
-        let wt = Git::at(&worktree);
+        let wt = if cx.has_step("commit-lineage")? {
+            None
+        } else {
+            Some(self.wt_git(s)?)
+        };
         let person = Git::at(self.root());
         let branch = format!("{BRANCH_PREFIX}{}", s.worktree_name());
         let lineage_rel = s.lineage_rel(&self.settings.lineage_dir);
@@ -243,6 +260,11 @@ impl ImplementWorkflow {
             c.id, s.run_key
         );
         let head: Result<String, StepError<GitError>> = cx.step("commit-lineage", || {
+            let wt = wt.ok_or_else(|| GitError::Failed {
+                args: "commit".into(),
+                stderr: "the run's worktree is gone".into(),
+                code: None,
+            })?;
             wt.run(&["add", "--all", "--", &lineage])?;
             let staged = wt.run(&["diff", "--cached", "--name-only"])?;
             if !staged.trim().is_empty() {

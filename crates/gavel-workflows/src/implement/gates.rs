@@ -11,7 +11,6 @@
 
 use gavel_core::{Choice, EventKind, NodeCtx, NodeError, StepError, Transition};
 use gavel_exec::confine::Confinement;
-use gavel_exec::git::Git;
 use gavel_exec::process::ProcessError;
 use gavel_exec::runners::{RunnerKind, TestCommand, TestOutcome, TestReport, run_tests_confined};
 
@@ -336,7 +335,7 @@ impl ImplementWorkflow {
         cx: &mut NodeCtx<'_>,
         name: &str,
     ) -> Result<(), NodeError> {
-        let wt = Git::at(&self.worktree(s)?);
+        let wt = self.wt_git(s)?;
         let lineage = self.without_lineage(s)?;
         let message = format!("gavel: {name} for {}", s.subject());
         let done: Result<String, StepError<gavel_exec::git::GitError>> =

@@ -18,6 +18,7 @@
 //! nodes in `load.rs`, `step.rs`, `gates.rs` and `finish.rs`.
 
 pub mod answer;
+mod approval;
 mod code_review;
 pub mod fingerprint;
 mod finish;
@@ -178,6 +179,10 @@ pub struct ImplementState {
     pub checkout: Option<fingerprint::Fingerprint>,
     /// The worktree's files after the green gate (what the person reviews).
     pub green_tree: Option<TreeId>,
+    /// The tree a person approved at the diff gate, and that gate's checkpoint: N7 merges it
+    /// only when the journal holds the typed approval of exactly that tree.
+    #[serde(default)]
+    pub approved: Option<approval::Approval>,
     #[serde(flatten)]
     pub spend: crate::caller::Spend,
     pub merged: Option<Merged>,
@@ -265,6 +270,7 @@ impl ImplementState {
             lint: None,
             checkout: None,
             green_tree: None,
+            approved: None,
             spend: crate::caller::Spend::default(),
             merged: None,
             change: None,
@@ -328,6 +334,15 @@ impl ImplementWorkflow {
             .as_ref()
             .map(PathBuf::from)
             .ok_or_else(|| NodeError::Failed("the run has no worktree yet".into()))
+    }
+
+    /// The run's worktree as gavel's own git sees it: its git folder and work tree named
+    /// explicitly, hooks off (`Git::linked`), so nothing the model's code writes in the
+    /// worktree (its `.git` pointer included) changes which repository gavel acts on.
+    fn wt_git(&self, s: &ImplementState) -> Result<gavel_exec::git::Git, NodeError> {
+        gavel_exec::git::Git::at(self.root())
+            .linked(&s.worktree_name())
+            .map_err(|e| NodeError::Failed(format!("cannot use the run's worktree: {e}")))
     }
 
     /// The run's lineage folder, inside the worktree until the merge (a change's is its own

@@ -113,7 +113,7 @@ impl ImplementWorkflow {
         step: Step,
     ) -> Result<Attempt, NodeError> {
         let worktree = self.worktree(s)?;
-        let wt = Git::at(&worktree);
+        let wt = self.wt_git(s)?;
         let replay = cx.has_step("snapshot")?;
         let snap: Result<TreeId, StepError<GitError>> = cx.step("snapshot", || wt.snapshot());
         let snap =

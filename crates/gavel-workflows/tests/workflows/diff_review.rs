@@ -32,7 +32,7 @@ impl Workflow for Committer<'_> {
         match name {
             "review" => {
                 let r = DiffReview {
-                    worktree: self.kit.root(),
+                    worktree: &gavel_exec::git::Git::at(self.kit.root()),
                     audit_log: &self.kit.path("docs/audit/diff-gate.jsonl"),
                     report_path: &self.kit.path("lineage/004-diff-review.md"),
                     report_rel: "lineage/004-diff-review.md",

@@ -1,0 +1,179 @@
+//! The model's code attacks the box (issue 31): a scripted implementer writes a hostile test
+//! that, each time gavel runs it, reads its environment for gavel's secrets, reaches for the
+//! network, rewrites the worktree's `.git` pointer to the person's repository, and leaves a
+//! daemon behind that edits the code after the diff gate has shown it. And a checkpoint moved
+//! past the diff gate by hand, with two SQL updates, does not merge.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use crate::implement::{CODE, PYTEST, approve_in_a_terminal, python_project, start};
+use crate::util::*;
+
+/// A test module that attacks at import, then tests `add` as the honest one does. It writes
+/// what it saw to `seen.txt` in its temporary folder (`$TMPDIR`, the run's private one).
+fn hostile_tests(port: u16) -> String {
+    let module = format!(
+        r#"import os, socket, subprocess
+from pathlib import Path
+
+seen = open(os.path.join(os.environ.get("TMPDIR", "."), "seen.txt"), "a")
+seen.write("ENV " + " ".join(sorted(os.environ)) + "\n")
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=3)
+    seen.write("NET reached\n")
+except OSError:
+    seen.write("NET refused\n")
+try:
+    person = Path.cwd().parents[2] / ".git"
+    Path(".git").write_text("gitdir: " + str(person) + "\n")
+    seen.write("GIT rewritten\n")
+except OSError:
+    seen.write("GIT refused\n")
+if Path("calc.py").exists():
+    subprocess.Popen(
+        ["sh", "-c", "sleep 2; echo 'EVIL = 1' >> calc.py"],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+seen.close()
+
+from calc import add
+
+
+def test_add():
+    assert add(2, 3) == 5
+"#
+    );
+    format!("=== gavel:write tests/test_calc.py\n{module}=== gavel:end\n")
+}
+
+/// What the hostile test saw, over all its runs.
+fn seen(env: &Env) -> String {
+    std::fs::read_to_string(env.repo.join(".gavel/worktrees/.1-impl.tmp/seen.txt"))
+        .expect("the hostile test ran and wrote what it saw")
+}
+
+#[test]
+fn a_hostile_test_sees_no_secret_no_network_no_git_pointer_and_leaves_no_daemon() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("addr").port();
+    listener.set_nonblocking(true).expect("nonblocking");
+    let tests = hostile_tests(port);
+    let env = python_project(&[tests.as_str(), CODE]);
+    env.write(
+        "gavel.toml",
+        &(env.read("gavel.toml") + "\n[implement]\npass_env = [\"MY_APP_*\"]\n"),
+    );
+    env.git(&["commit", "-qam", "pass MY_APP_*"]);
+    // The person has work staged in their checkout.
+    env.write("NOTES.md", "staged, not committed\n");
+    env.git(&["add", "NOTES.md"]);
+    let out = env
+        .gavel(&[
+            "implement",
+            "1",
+            "--lld",
+            "docs/design.md",
+            "--test-cmd",
+            PYTEST,
+            "--auto",
+        ])
+        .env("PGPASSWORD", "hunter2")
+        .env(
+            "GAVEL_DATABASE_URL_BACKUP",
+            "postgres://gavel:hunter2@db/gavel",
+        )
+        .env("GH_TOKEN", "ghp_secret")
+        .env("GITHUB_TOKEN", "ghp_secret")
+        .env("ANTHROPIC_API_KEY", "sk-ant-secret")
+        .env("MY_APP_MODE", "test")
+        .output()
+        .expect("run gavel");
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(text.contains("green gate: 1 passed"), "{text}");
+
+    let seen = seen(&env);
+    for line in seen.lines().filter(|l| l.starts_with("ENV ")) {
+        let names: Vec<&str> = line.split(' ').skip(1).collect();
+        for secret in [
+            "PGPASSWORD",
+            "GAVEL_DATABASE_URL_BACKUP",
+            "GAVEL_NOW",
+            "GH_TOKEN",
+            "GITHUB_TOKEN",
+            "ANTHROPIC_API_KEY",
+        ] {
+            assert!(!names.contains(&secret), "the test saw {secret}: {line}");
+        }
+        assert!(names.contains(&"PATH") && names.contains(&"HOME"), "{line}");
+        assert!(
+            names.contains(&"MY_APP_MODE"),
+            "pass_env is honoured: {line}"
+        );
+    }
+    assert!(!seen.contains("NET reached"), "{seen}");
+    assert!(seen.contains("NET refused"), "{seen}");
+    assert!(!seen.contains("GIT rewritten"), "{seen}");
+    assert!(listener.accept().is_err(), "the host's server was reached");
+    let pointer = env.read(".gavel/worktrees/1-impl/.git");
+    assert!(
+        pointer.contains(".git/worktrees/"),
+        "the worktree's pointer changed: {pointer}"
+    );
+
+    // Time for a daemon to edit the code after the report was shown.
+    std::thread::sleep(Duration::from_secs(3));
+    approve_in_a_terminal(&env, "1");
+    assert_eq!(env.read("calc.py"), "def add(a, b):\n    return a + b\n");
+    // The person's staged work is still staged, and main got only gavel's commits.
+    assert_eq!(env.git(&["diff", "--cached", "--name-only"]), "NOTES.md\n");
+    let log = env.git(&["log", "--format=%s"]);
+    assert!(
+        log.starts_with("gavel: lineage of the implementation of #1\n"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_checkpoint_moved_past_the_diff_gate_by_hand_does_not_merge() {
+    let env = python_project(&[crate::implement::TESTS, CODE]);
+    assert_exit(&start(&env), 3);
+    // Two SQL updates: the head checkpoint now says "next: N7_merge", and the run is
+    // resumable (halted) instead of waiting at the gate.
+    let db = rusqlite::Connection::open(env.state_db()).expect("open the state db");
+    let changed = db
+        .execute(
+            "UPDATE checkpoints SET next_node = 'N7_merge'
+             WHERE run_id = 1 AND seq = (SELECT head_seq FROM runs WHERE id = 1)",
+            [],
+        )
+        .expect("update the checkpoint");
+    assert_eq!(changed, 1);
+    db.execute(
+        r#"UPDATE runs SET status = '{"status":"halted","reason":"edited"}' WHERE id = 1"#,
+        [],
+    )
+    .expect("update the run");
+    drop(db);
+    let out = env.run(&["resume", "1"]);
+    let text = show_output(&out);
+    assert!(
+        text.contains("no typed approval of this change is in the run's journal"),
+        "{text}"
+    );
+    assert!(
+        !env.exists("calc.py"),
+        "merged without a typed approval: {text}"
+    );
+    assert!(
+        !env.git(&["log", "--format=%s"])
+            .contains("gavel: implement #1"),
+        "{text}"
+    );
+    // Back at the gate, a person's typed approval merges it.
+    approve_in_a_terminal(&env, "1");
+    assert!(env.exists("calc.py"));
+}
