@@ -133,3 +133,152 @@ fn the_changes_root_is_configurable() {
         show_output(&out)
     );
 }
+
+/// Runs gavel, killing it and failing the test if it has not finished within a minute: a
+/// command that reads a FIFO as a file never finishes at all.
+fn run_within_a_minute(env: &Env, args: &[&str]) -> std::process::Output {
+    let mut child = env
+        .gavel(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn gavel");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("gavel {args:?} hung (a FIFO read as a file?)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let out = std::process::Command::new("mkfifo")
+        .arg(path)
+        .output()
+        .expect("mkfifo");
+    assert!(out.status.success(), "mkfifo: {}", show_output(&out));
+}
+
+#[test]
+fn regression_a_fifo_state_file_is_refused_by_every_change_command_not_waited_on() {
+    let env = Env::new();
+    changes(&env);
+    let state = env.repo.join("openspec/changes/add-login/STATE.yaml");
+    std::fs::remove_file(&state).expect("rm");
+    mkfifo(&state);
+    let out = run_within_a_minute(&env, &["change", "list", "--json"]);
+    assert_exit(&out, 0);
+    let problem = json(&out)[0]["problem"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        problem.contains("STATE.yaml") && problem.contains("named pipe (FIFO)"),
+        "{problem}"
+    );
+    for args in [
+        &["change", "status", "add-login"][..],
+        &["change", "plan", "add-login"],
+        &["change", "impl", "add-login"],
+        &["change", "archive", "add-login"],
+    ] {
+        let out = run_within_a_minute(&env, args);
+        if args[1] == "status" {
+            assert_exit(&out, 0);
+            assert!(
+                String::from_utf8_lossy(&out.stdout).contains("FIFO"),
+                "{}",
+                show_output(&out)
+            );
+        } else {
+            assert_exit(&out, 2);
+            assert!(
+                stderr(&out).contains("STATE.yaml") && stderr(&out).contains("FIFO"),
+                "{args:?}: {}",
+                show_output(&out)
+            );
+        }
+    }
+    assert!(env.runs().is_empty(), "no run was started");
+}
+
+#[test]
+fn regression_a_tasks_file_linked_to_dev_zero_is_refused_not_read() {
+    let env = Env::new();
+    changes(&env);
+    let tasks = env.repo.join("openspec/changes/add-login/tasks.md");
+    std::fs::remove_file(&tasks).expect("rm");
+    std::os::unix::fs::symlink("/dev/zero", &tasks).expect("symlink");
+    let out = run_within_a_minute(&env, &["change", "status", "add-login", "--json"]);
+    assert_exit(&out, 0);
+    let problem = json(&out)[0]["problem"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        problem.contains("tasks.md") && problem.contains("symbolic link"),
+        "{problem}"
+    );
+    let out = run_within_a_minute(&env, &["change", "impl", "add-login"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("tasks.md is a symbolic link"),
+        "{}",
+        show_output(&out)
+    );
+}
+
+#[test]
+fn regression_ids_archive_and_leading_dash_are_refused_naming_the_id() {
+    let env = Env::new();
+    let cases: [(&[&str], &str); 4] = [
+        (&["change", "plan", "archive", "Archive things"], "archive"),
+        (&["change", "plan", "--", "-rf", "Remove things"], "-rf"),
+        (&["change", "status", "archive"], "archive"),
+        (&["change", "archive", "--", "--help"], "--help"),
+    ];
+    for (args, id) in cases {
+        let out = env.run(args);
+        assert_exit(&out, 2);
+        assert!(
+            stderr(&out).contains(&format!("invalid change id `{id}`")),
+            "{args:?}: {}",
+            show_output(&out)
+        );
+    }
+    assert!(!env.exists("openspec/changes/archive/STATE.yaml"));
+    assert!(!env.exists("openspec/changes/-rf"));
+    assert!(env.runs().is_empty());
+}
+
+#[test]
+fn regression_a_state_file_naming_another_change_is_refused() {
+    let env = Env::new();
+    changes(&env);
+    env.write(
+        "openspec/changes/add-login/STATE.yaml",
+        "format: 1\nchange_id: other-change\nphase: implementing\nupdated_at: 2026-01-30T14:33:20Z\n",
+    );
+    let out = env.run(&["change", "impl", "add-login"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("STATE.yaml:2")
+            && stderr(&out).contains(
+                "change_id `other-change` is not the name of the change's folder `add-login`"
+            ),
+        "{}",
+        show_output(&out)
+    );
+    let out = env.run(&["change", "status", "add-login", "--json"]);
+    assert!(
+        json(&out)[0]["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("other-change")),
+        "{}",
+        show_output(&out)
+    );
+}

@@ -17,9 +17,14 @@ const FIXED: &str = "=== gavel:write calc.py\ndef add(a, b):\n    \"\"\"The sum 
 const DIR: &str = "openspec/changes/add-calc";
 
 fn review(verdict: &str, issues: &[&str]) -> String {
+    review_with(verdict, "major", issues)
+}
+
+/// A review whose issues all have `severity`.
+fn review_with(verdict: &str, severity: &str, issues: &[&str]) -> String {
     let issues: Vec<Value> = issues
         .iter()
-        .map(|t| json!({"severity": "major", "title": t, "description": t, "file": "calc.py", "line": 1, "recommendation": "fix it"}))
+        .map(|t| json!({"severity": severity, "title": t, "description": t, "file": "calc.py", "line": 1, "recommendation": "fix it"}))
         .collect();
     format!(
         "Reviewed.\n\n```json\n{}\n```\n",
@@ -168,6 +173,47 @@ fn major_issues_stop_for_a_person_who_fixes_once_more() {
         show_output(&out).contains("review round 2: APPROVED"),
         "{}",
         show_output(&out)
+    );
+}
+
+#[test]
+fn regression_an_approval_with_a_critical_issue_stops_for_a_person_before_the_diff_gate() {
+    let env = Env::new();
+    script(
+        &env,
+        &[TESTS, CODE],
+        &[review_with("APPROVED", "critical", &["Adds strings too"])],
+    );
+    challenged_change(&env);
+    let out = impl_run(&env);
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(
+        text.contains("approved with 1 critical issue(s) (Adds strings too)")
+            && text.contains("--choice accept")
+            && text.contains("--choice fix"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("type one of: approve, reject"),
+        "not a clean approval, so not at the diff gate: {text}"
+    );
+    assert!(
+        env.read(&format!("{DIR}/STATE.yaml"))
+            .contains("phase: implementing")
+    );
+    // The person accepts the approval on the record; the diff gate comes next.
+    let out = env.run(&["resume", "1", "--choice", "accept"]);
+    assert_exit(&out, 3);
+    assert!(
+        show_output(&out).contains("type one of: approve, reject"),
+        "{}",
+        show_output(&out)
+    );
+    let show = env.show("1").to_string();
+    assert!(
+        show.contains("a person accepted the reviewer's APPROVED over its critical issues"),
+        "{show}"
     );
 }
 

@@ -206,6 +206,47 @@ fn implement_after_the_rounds_run_out_accepts_the_plan_on_the_record() {
 }
 
 #[test]
+fn regression_an_approval_with_findings_waits_for_a_person_with_the_phase_still_proposed() {
+    let env = Env::new();
+    setup(
+        &env,
+        &[proposal(""), specs(), tasks()],
+        &[verdict("APPROVED", &["Name the WebAuthn level"])],
+        3,
+    );
+    let out = env.run(&["change", "plan", ID, "Passkeys"]);
+    assert_exit(&out, 3);
+    let shown = out_text(&out);
+    assert!(
+        shown.contains("approved the plan of `add-passkeys` but with 1 finding(s)")
+            && shown.contains("--choice continue")
+            && shown.contains("recommended: continue"),
+        "not a clean approval: {shown}"
+    );
+    let st = state(&env);
+    assert!(
+        st.contains("phase: proposed") && st.contains("last_verdict: APPROVED"),
+        "only a person makes it challenged: {st}"
+    );
+    let out = env.run(&["change", "impl", ID, "--test-cmd", "true"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("is `proposed`"),
+        "{}",
+        show_output(&out)
+    );
+    assert_exit(&env.run(&["resume", "1", "--choice", "implement"]), 0);
+    assert!(state(&env).contains("phase: challenged"));
+    let show = env.show("1").to_string();
+    assert!(
+        show.contains(
+            "a person accepted the plan over the challenger's APPROVED with 1 finding(s)"
+        ),
+        "{show}"
+    );
+}
+
+#[test]
 fn rejected_plans_wait_for_an_edited_proposal() {
     let env = Env::new();
     setup(

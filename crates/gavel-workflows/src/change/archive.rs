@@ -5,15 +5,17 @@
 //! ```text
 //! A0_load ──→ A1_confirm ──approve→ A2_archive → end
 //!    ↑            │ reject → aborted (nothing written)
-//!    └────────────┘ a living spec changed while the gate waited: merged again, asked again
+//!    └────────────┘ a living or delta spec changed while the gate waited: merged again, asked again
 //! ```
 //!
 //! A0 decides by the phase alone (only `complete`) and refuses while a task is open, naming
 //! the open tasks. It merges every delta in dependency order in memory: one delta that does
 //! not apply (a MODIFIED or REMOVED requirement that does not exist, a conflict) halts the run
 //! with nothing written, so no spec is ever half-merged. The merged texts are checkpointed as
-//! blobs with the hash of each living spec they were computed from; A2 writes them only if the
-//! living specs are still what the person saw. Every step of A2 is idempotent (same bytes
+//! blobs with the hash of each living spec they were computed from, and the hash of every delta
+//! spec they were computed with ([`inputs`]); after the `approve`, and again before A2 writes
+//! anything, the specs on disk must still be what the person saw, or the run goes back to A0
+//! to merge again and ask again. Every step of A2 is idempotent (same bytes
 //! rewritten, a move that already happened, the commit found by its trailer), so a kill -9
 //! anywhere in it is finished by `gavel resume` without a second commit.
 
@@ -24,9 +26,15 @@ use gavel_core::{
 };
 use serde::{Deserialize, Serialize};
 
+mod inputs;
+
+pub use inputs::DeltaHash;
+use inputs::{delta_purpose, delta_specs, hash_deltas};
+
 use super::ChangeDir;
 use super::merge::{merge, new_living_spec};
 use super::order::dependency_order;
+use super::read::{read_bytes_optional, read_text, read_text_optional};
 use super::spec::parse_delta_spec;
 use super::state::{Phase, load_state, save_state};
 use super::tasks::parse_tasks;
@@ -71,6 +79,10 @@ pub struct ArchiveState {
     pub started_at: String,
     /// The merge A0 computed and the person is asked about.
     pub merged: Vec<MergedSpec>,
+    /// The delta specs that merge was computed from (a run checkpointed before they were
+    /// recorded has none, so its merge is redone and asked again).
+    #[serde(default)]
+    pub deltas: Vec<DeltaHash>,
     /// The spec diff shown at the gate (in the change's lineage).
     pub diff: Option<String>,
     pub file_counter: u32,
@@ -89,6 +101,7 @@ impl ArchiveState {
             date: now.to_zoned(jiff::tz::TimeZone::UTC).date().to_string(),
             started_at: now.to_string(),
             merged: Vec::new(),
+            deltas: Vec::new(),
             diff: None,
             file_counter: 0,
             archived: None,
@@ -104,7 +117,7 @@ pub struct ArchiveWorkflow {
 
 /// Why a change cannot be archived now, before any run exists (the CLI's refusal).
 pub fn check_archivable(dir: &ChangeDir) -> Result<(), String> {
-    let state = load_state(&dir.state()).map_err(|e| e.to_string())?;
+    let state = load_state(dir).map_err(|e| e.to_string())?;
     if state.phase != Phase::Complete {
         let fits = state
             .phase
@@ -117,8 +130,7 @@ pub fn check_archivable(dir: &ChangeDir) -> Result<(), String> {
             state.phase.as_str()
         ));
     }
-    let text = std::fs::read_to_string(dir.tasks())
-        .map_err(|e| format!("cannot read {}: {e}", dir.tasks().display()))?;
+    let text = read_text(&dir.tasks()).map_err(|e| e.to_string())?;
     let tasks = parse_tasks(&text, dir.id()).map_err(|e| e.to_string())?;
     let open = tasks.open_tasks();
     if !open.is_empty() {
@@ -181,16 +193,8 @@ impl ArchiveWorkflow {
                 }
             };
             let living_path = dir.living_spec(capability);
-            let before = match std::fs::read_to_string(&living_path) {
-                Ok(t) => Some(t),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => {
-                    return Err(NodeError::Failed(format!(
-                        "cannot read {}: {e}",
-                        living_path.display()
-                    )));
-                }
-            };
+            let before =
+                read_text_optional(&living_path).map_err(|e| NodeError::Failed(e.to_string()))?;
             // A new capability takes the delta's `## Purpose` (as OpenSpec's archive does), or a
             // placeholder that `openspec validate --strict` will ask a person to replace.
             let base = before.clone().unwrap_or_else(|| {
@@ -259,6 +263,7 @@ impl ArchiveWorkflow {
         cx.artifact(rel.clone(), text.as_bytes(), &[])?;
         s.diff = Some(rel);
         s.merged = merged;
+        s.deltas = hash_deltas(&specs);
         Ok(Transition::Goto(node::CONFIRM.to_owned()))
     }
 
@@ -301,21 +306,62 @@ impl ArchiveWorkflow {
                 ),
             });
         }
-        // The living specs must still be what the diff showed.
-        for m in &s.merged {
-            let now = std::fs::read(self.repo_root.join(&m.path)).ok();
-            let now_hash = now.as_deref().map(ContentHash::of);
-            if now_hash != m.before && now_hash.as_ref() != Some(&m.after) {
-                cx.event(EventKind::Note {
-                    text: format!(
-                        "{} changed while the gate waited: merged again and asked again",
-                        m.path
-                    ),
-                });
-                return Ok(Transition::Goto(node::LOAD.to_owned()));
-            }
+        if let Some(changed) = self.changed_since_load(s)? {
+            cx.event(EventKind::Note {
+                text: format!(
+                    "{changed} changed while the gate waited: merged again and asked again"
+                ),
+            });
+            return Ok(Transition::Goto(node::LOAD.to_owned()));
         }
         Ok(Transition::Goto(node::ARCHIVE.to_owned()))
+    }
+
+    /// The first spec (living or delta) that is no longer what A0 merged, if any. A living
+    /// spec already holding the merged text counts as unchanged (A2 wrote it).
+    fn changed_since_load(&self, s: &ArchiveState) -> Result<Option<String>, NodeError> {
+        for m in &s.merged {
+            let now = read_bytes_optional(&self.repo_root.join(&m.path))
+                .map_err(|e| NodeError::Failed(e.to_string()))?;
+            let now_hash = now.as_deref().map(ContentHash::of);
+            if now_hash != m.before && now_hash.as_ref() != Some(&m.after) {
+                return Ok(Some(m.path.clone()));
+            }
+        }
+        let dir = self.dir(s)?;
+        let now = hash_deltas(&delta_specs(&dir).map_err(NodeError::Failed)?);
+        if now != s.deltas {
+            let changed = now
+                .iter()
+                .chain(&s.deltas)
+                .find(|d| !(now.contains(d) && s.deltas.contains(d)))
+                .map_or_else(
+                    || self.rel(&dir.specs_dir()),
+                    |d| self.rel(&dir.delta_spec(&d.capability)),
+                );
+            return Ok(Some(changed));
+        }
+        Ok(None)
+    }
+
+    /// Whether A2 has written anything yet: the change folder moved, or a living spec holds
+    /// its merged text (and did not before).
+    fn archiving_begun(&self, s: &ArchiveState) -> Result<bool, NodeError> {
+        if !self.dir(s)?.dir().exists() {
+            return Ok(true);
+        }
+        for m in s
+            .merged
+            .iter()
+            .filter(|m| m.before.as_ref() != Some(&m.after))
+        {
+            let now = read_bytes_optional(&self.repo_root.join(&m.path))
+                .map_err(|e| NodeError::Failed(e.to_string()))?;
+            if now.as_deref().map(ContentHash::of).as_ref() == Some(&m.after) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     fn archive(&self, s: &mut ArchiveState, cx: &mut NodeCtx<'_>) -> Result<Transition, NodeError> {
@@ -325,6 +371,18 @@ impl ArchiveWorkflow {
             .parse()
             .map_err(|e| NodeError::Failed(format!("bad archive date `{}`: {e}", s.date)))?;
         let to = dir.archive_dir(date);
+        // A spec edited between the approval and here is merged again and asked again; once
+        // this node has begun writing, the approved merge is finished as approved.
+        if !self.archiving_begun(s)?
+            && let Some(changed) = self.changed_since_load(s)?
+        {
+            cx.event(EventKind::Note {
+                text: format!(
+                    "{changed} changed after the approval, before anything was archived: merged again and asked again"
+                ),
+            });
+            return Ok(Transition::Goto(node::LOAD.to_owned()));
+        }
         for m in &s.merged {
             let bytes = cx.get_blob(&m.after)?;
             let path = self.repo_root.join(&m.path);
@@ -332,8 +390,7 @@ impl ArchiveWorkflow {
                 .map_err(|e| NodeError::Failed(format!("cannot write {}: {e}", path.display())))?;
         }
         if dir.dir().exists() {
-            let mut state =
-                load_state(&dir.state()).map_err(|e| NodeError::Failed(e.to_string()))?;
+            let mut state = load_state(&dir).map_err(|e| NodeError::Failed(e.to_string()))?;
             state.phase = Phase::Archived;
             state.updated_at = cx.clock().now();
             save_state(&dir.state(), &state).map_err(|e| NodeError::Failed(e.to_string()))?;
@@ -379,47 +436,6 @@ impl ArchiveWorkflow {
         s.commit = Some(commit);
         Ok(Transition::Done { summary })
     }
-}
-
-/// The text of a delta spec's `## Purpose` section, if it has one.
-fn delta_purpose(text: &str) -> Option<String> {
-    let headings = super::spec::outline(text).headings;
-    let at = headings
-        .iter()
-        .position(|h| h.level == 2 && h.title.trim() == "Purpose")?;
-    let start = text[headings[at].start..]
-        .find('\n')
-        .map_or(text.len(), |n| headings[at].start + n + 1);
-    let end = headings[at + 1..]
-        .iter()
-        .find(|h| h.level <= 2)
-        .map_or(text.len(), |h| h.start);
-    let purpose = text.get(start..end)?.trim();
-    (!purpose.is_empty()).then(|| purpose.to_owned())
-}
-
-/// Every delta spec of the change: `(capability, text)`, sorted by capability.
-fn delta_specs(dir: &ChangeDir) -> Result<Vec<(String, String)>, String> {
-    let specs = dir.specs_dir();
-    let entries = match std::fs::read_dir(&specs) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("cannot read {}: {e}", specs.display())),
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("cannot read {}: {e}", specs.display()))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let path = dir.delta_spec(&name);
-        if !entry.path().is_dir() || !path.is_file() {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        out.push((name, text));
-    }
-    out.sort();
-    Ok(out)
 }
 
 impl Workflow for ArchiveWorkflow {

@@ -6,13 +6,15 @@
 //! specs live in `{root}/specs/CAPABILITY/spec.md` and archived changes in
 //! `{root}/changes/archive/YYYY-MM-DD-ID/`. This module holds the paths ([`ChangeDir`]) and the
 //! id rule ([`check_id`]); the phase file is [`state`], delta specs and their merge into the
-//! living specs are [`spec`], [`merge`] and [`order`], and the checklist is [`tasks`]. Nothing
-//! here runs a model or prompts: the workflow that does is built on these values.
+//! living specs are [`spec`], [`merge`] and [`order`], and the checklist is [`tasks`]. Every
+//! file of a change is read through [`read`] (regular files only, capped). Nothing here runs a
+//! model or prompts: the workflow that does is built on these values.
 
 pub mod archive;
 pub mod merge;
 pub mod order;
 pub mod plan;
+pub mod read;
 pub mod spec;
 pub mod state;
 pub mod structured;
@@ -26,6 +28,9 @@ pub const DEFAULT_ROOT: &str = "openspec";
 /// The longest change id accepted (it becomes a folder name and part of a branch name).
 pub const MAX_ID_LEN: usize = 64;
 
+/// The one name under `{root}/changes/` that is not a change: the archived changes' folder.
+pub const ARCHIVE_FOLDER: &str = "archive";
+
 /// Errors about a change's identity or place on disk.
 #[derive(Debug, thiserror::Error)]
 pub enum ChangeError {
@@ -35,20 +40,70 @@ pub enum ChangeError {
         /// The id as given.
         id: String,
     },
+    /// The id starts with `-`, so a command line (gavel's, git's) would read it as an option.
+    #[error(
+        "invalid change id `{id}`: it starts with `-`, which a command line reads as an option"
+    )]
+    LeadingDash {
+        /// The id as given.
+        id: String,
+    },
+    /// The id is `archive`, the folder that holds the archived changes.
+    #[error(
+        "invalid change id `{ARCHIVE_FOLDER}`: `changes/{ARCHIVE_FOLDER}/` holds the archived changes, so no change can be called that"
+    )]
+    Reserved,
+    /// An id given with a folder (`gavel mcp --change-id`) names another change.
+    #[error("change id `{id}` does not match its folder {}", folder.display())]
+    WrongFolder {
+        /// The id as given.
+        id: String,
+        /// The folder.
+        folder: PathBuf,
+    },
 }
 
-/// Checks a change id: 1..=64 characters from `[a-z0-9-]`, so it is a safe folder name
-/// everywhere and matches what OpenSpec accepts (kebab-case).
-pub fn check_id(id: &str) -> Result<(), ChangeError> {
-    let ok = (1..=MAX_ID_LEN).contains(&id.len())
-        && id
+/// Checks a name used as a folder under a change tree (a change id, a capability): 1..=64
+/// characters from `[a-z0-9-]`, not starting with `-`, so it is a safe folder name everywhere,
+/// never read as an option, and matches what OpenSpec accepts (kebab-case).
+pub fn check_name(name: &str) -> Result<(), ChangeError> {
+    let ok = (1..=MAX_ID_LEN).contains(&name.len())
+        && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-    if ok {
-        Ok(())
+    if !ok {
+        Err(ChangeError::InvalidId {
+            id: name.to_owned(),
+        })
+    } else if name.starts_with('-') {
+        Err(ChangeError::LeadingDash {
+            id: name.to_owned(),
+        })
     } else {
-        Err(ChangeError::InvalidId { id: id.to_owned() })
+        Ok(())
     }
+}
+
+/// Checks a change id: a valid [`check_name`] other than `archive`, the archive's folder.
+pub fn check_id(id: &str) -> Result<(), ChangeError> {
+    check_name(id)?;
+    if id == ARCHIVE_FOLDER {
+        return Err(ChangeError::Reserved);
+    }
+    Ok(())
+}
+
+/// Checks that `id` is a valid change id and the name of the change folder `folder`: a
+/// tool given both (an id and a folder) acts on one change, not on the folder of another.
+pub fn check_folder_id(folder: &Path, id: &str) -> Result<(), ChangeError> {
+    check_id(id)?;
+    if folder.file_name().and_then(|n| n.to_str()) != Some(id) {
+        return Err(ChangeError::WrongFolder {
+            id: id.to_owned(),
+            folder: folder.to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// The paths of one change (and of the tree around it). Building one checks the id, so a
@@ -142,6 +197,33 @@ mod tests {
             let err = check_id(bad).expect_err(bad).to_string();
             assert!(err.contains(&format!("`{bad}`")), "{err}");
         }
+    }
+
+    #[test]
+    fn regression_archive_and_leading_dash_ids_are_refused_by_name() {
+        // `archive` would be the archive folder itself; `-x` an option to git and gavel.
+        for bad in ["archive", "-rf", "--help", "-"] {
+            let err = check_id(bad).expect_err(bad).to_string();
+            assert!(err.contains(&format!("`{bad}`")), "{err}");
+        }
+        assert!(check_id("archive-old").is_ok() && check_id("a-").is_ok());
+        assert!(ChangeDir::new("openspec", "archive").is_err());
+        assert!(ChangeDir::new("openspec", "-x").is_err());
+        // A capability may be called `archive`; it never starts with a dash either.
+        assert!(check_name("archive").is_ok());
+        assert!(check_name("-x").is_err());
+    }
+
+    #[test]
+    fn an_id_must_name_its_folder() {
+        let folder = Path::new("/r/openspec/changes/add-login");
+        assert!(check_folder_id(folder, "add-login").is_ok());
+        let err = check_folder_id(folder, "other").expect_err("another change");
+        assert!(
+            err.to_string().contains("`other`") && err.to_string().contains("add-login"),
+            "{err}"
+        );
+        assert!(check_folder_id(Path::new("/r/changes/archive"), "archive").is_err());
     }
 
     #[test]

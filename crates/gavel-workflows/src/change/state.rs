@@ -15,7 +15,10 @@
 //!
 //! The phases are the seed's six (WF-R1). A person edits this file by hand (a rejected change
 //! goes back to `proposed` that way), so loading is strict: bad YAML, an unknown phase, an
-//! unknown key or a bad value is an error naming the file and the line. Saving is atomic and
+//! unknown key or a bad value is an error naming the file and the line, and so is a
+//! `change_id` that is not the folder's name. The file is read as [`super::read`] reads (a
+//! regular file, capped), so a FIFO or a device put there is refused, never waited on. Saving
+//! is atomic and
 //! durable regardless of the `[storage] fsync` setting: the temp file and the folder are
 //! synced, because a phase that flips back after a crash re-runs a whole loop.
 
@@ -26,7 +29,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
-use super::check_id;
+use super::read::{ReadError, read_text};
+use super::{ChangeDir, check_id};
 
 /// The version of the `STATE.yaml` format this code reads and writes.
 pub const STATE_FORMAT: u32 = 1;
@@ -148,6 +152,9 @@ impl ChangeState {
 /// Errors reading or writing `STATE.yaml`.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
+    /// The file could not be read (missing, not a regular file, too large, not UTF-8).
+    #[error(transparent)]
+    Read(#[from] ReadError),
     /// The file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -199,6 +206,16 @@ struct StateOut<'a> {
 
 /// Parses `STATE.yaml` text; `path` is only used in errors.
 pub fn parse_state(path: &Path, text: &str) -> Result<ChangeState, StateError> {
+    parse_in_folder(path, text, None)
+}
+
+/// Parses `STATE.yaml` text of the change in the folder `folder` (when given): its
+/// `change_id` must be the folder's name.
+fn parse_in_folder(
+    path: &Path,
+    text: &str,
+    folder: Option<&str>,
+) -> Result<ChangeState, StateError> {
     let invalid = |line: Option<u64>, message: String| StateError::Invalid {
         path: path.to_owned(),
         line,
@@ -219,6 +236,17 @@ pub fn parse_state(path: &Path, text: &str) -> Result<ChangeState, StateError> {
     }
     check_id(&file.change_id.value)
         .map_err(|e| invalid(Some(file.change_id.referenced.line()), e.to_string()))?;
+    if let Some(folder) = folder
+        && file.change_id.value != folder
+    {
+        return Err(invalid(
+            Some(file.change_id.referenced.line()),
+            format!(
+                "change_id `{}` is not the name of the change's folder `{folder}`",
+                file.change_id.value
+            ),
+        ));
+    }
     let updated_at = file
         .updated_at
         .value
@@ -262,13 +290,11 @@ pub fn render_state(state: &ChangeState) -> String {
     })
 }
 
-/// Loads `STATE.yaml` from `path`, validating it.
-pub fn load_state(path: &Path) -> Result<ChangeState, StateError> {
-    let text = fs::read_to_string(path).map_err(|source| StateError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    parse_state(path, &text)
+/// Loads the `STATE.yaml` of the change `dir`, validating it (its `change_id` included).
+pub fn load_state(dir: &ChangeDir) -> Result<ChangeState, StateError> {
+    let path = dir.state();
+    let text = read_text(&path)?;
+    parse_in_folder(&path, &text, Some(dir.id()))
 }
 
 /// Writes `STATE.yaml` to `path` atomically and durably: a temp file in the same folder,

@@ -6,8 +6,14 @@
 //! that names a different change is an error. Each task gets an implementation layer from the
 //! nearest heading that names one (see [`classify_heading`]); a task no heading classifies is
 //! listed in [`TaskList::unclassified`], never dropped. [`check_off`] ticks exactly one box and
-//! leaves every other byte alone; [`render_tasks`] writes the format with front matter.
+//! leaves every other byte alone ([`check_off_many`] ticks several in one pass);
+//! [`render_tasks`] writes the format with front matter.
+//!
+//! Parsing is linear in the file's size: an item's line number comes from an index of the
+//! line starts ([`LineIndex`]), not from counting the newlines before it (which made 16,000
+//! tasks take 1.4 s and 200,000 never finish).
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use pulldown_cmark::{Event, MetadataBlockKind, Options, Parser, Tag, TagEnd};
@@ -123,6 +129,30 @@ struct Item {
     layer: Option<Layer>,
 }
 
+/// The byte offsets of a text's newlines, to turn an offset into a 1-based line number in
+/// `O(log lines)`.
+#[derive(Debug)]
+pub(crate) struct LineIndex {
+    newlines: Vec<usize>,
+}
+
+impl LineIndex {
+    pub(crate) fn new(text: &str) -> Self {
+        Self {
+            newlines: text
+                .bytes()
+                .enumerate()
+                .filter_map(|(i, b)| (b == b'\n').then_some(i))
+                .collect(),
+        }
+    }
+
+    /// The 1-based line of the byte at `offset`.
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
+        self.newlines.partition_point(|&nl| nl < offset) + 1
+    }
+}
+
 struct Scan {
     front_matter: Option<String>,
     items: Vec<(Task, Range<usize>)>,
@@ -136,6 +166,7 @@ fn scan(text: &str) -> Scan {
     let mut heading: Option<(usize, String)> = None;
     let mut stack: Vec<Item> = Vec::new();
     let mut items = Vec::new();
+    let lines = LineIndex::new(text);
     for (event, range) in Parser::new_ext(text, opts).into_offset_iter() {
         match event {
             Event::Start(Tag::MetadataBlock(MetadataBlockKind::YamlStyle)) => in_meta = true,
@@ -180,7 +211,7 @@ fn scan(text: &str) -> Scan {
                     continue;
                 };
                 let (id, rest) = split_id(item.text.trim());
-                let line = text[..item.start].matches('\n').count() + 1;
+                let line = lines.line_of(item.start);
                 items.push((
                     Task {
                         id,
@@ -298,34 +329,52 @@ pub fn parse_tasks(text: &str, folder_id: &str) -> Result<TaskList, TasksError> 
 /// Ticks the box of task `task_id` and returns the new text; every other byte is unchanged.
 /// Ticking a ticked task returns the text as it is.
 pub fn check_off(text: &str, task_id: &str) -> Result<String, TasksError> {
-    let matches: Vec<Range<usize>> = scan(text)
-        .items
-        .into_iter()
-        .filter(|(t, _)| t.id.as_deref() == Some(task_id))
-        .map(|(_, marker)| marker)
-        .collect();
-    let marker = match matches.as_slice() {
-        [one] => one.clone(),
-        [] => {
-            return Err(TasksError::UnknownTask {
-                id: task_id.to_owned(),
-            });
+    check_off_many(text, &[task_id])
+}
+
+/// Ticks the boxes of every task in `task_ids` in one pass over the text (ticking them one by
+/// one would read the whole file once per task); every other byte is unchanged. Each id must
+/// name exactly one task, or nothing is ticked.
+pub fn check_off_many(text: &str, task_ids: &[&str]) -> Result<String, TasksError> {
+    let mut by_id: HashMap<String, Vec<Range<usize>>> = HashMap::new();
+    for (task, marker) in scan(text).items {
+        if let Some(id) = task.id {
+            by_id.entry(id).or_default().push(marker);
         }
-        many => {
-            return Err(TasksError::AmbiguousTask {
-                id: task_id.to_owned(),
-                count: many.len(),
-            });
-        }
-    };
-    // The marker event spans `[ ]`; the box's inside is the byte after its `[`.
-    let open = text[marker.clone()].find('[').map(|i| marker.start + i + 1);
-    let mut out = text.to_owned();
-    if let Some(at) = open
-        && text.as_bytes().get(at) == Some(&b' ')
-    {
-        out.replace_range(at..at + 1, "x");
     }
+    let mut boxes = Vec::with_capacity(task_ids.len());
+    for id in task_ids {
+        let marker = match by_id.get(*id).map(Vec::as_slice) {
+            Some([one]) => one.clone(),
+            None | Some([]) => {
+                return Err(TasksError::UnknownTask {
+                    id: (*id).to_owned(),
+                });
+            }
+            Some(many) => {
+                return Err(TasksError::AmbiguousTask {
+                    id: (*id).to_owned(),
+                    count: many.len(),
+                });
+            }
+        };
+        // The marker event spans `[ ]`; the box's inside is the byte after its `[`.
+        if let Some(at) = text[marker.clone()].find('[').map(|i| marker.start + i + 1)
+            && text.as_bytes().get(at) == Some(&b' ')
+        {
+            boxes.push(at);
+        }
+    }
+    boxes.sort_unstable();
+    boxes.dedup();
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for at in boxes {
+        out.push_str(&text[from..at]);
+        out.push('x');
+        from = at + 1;
+    }
+    out.push_str(&text[from..]);
     Ok(out)
 }
 

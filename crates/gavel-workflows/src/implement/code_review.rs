@@ -8,21 +8,26 @@
 //! reviewer answers with the same structure as one JSON block, and gavel writes `REVIEW.md`.
 //! `REVIEW.md` is removed before the call, so only this call's review is ever read. No review
 //! (after the retries) halts the run: the phase stays `implementing`, never an approval.
-//! APPROVED goes on to the diff gate with the phase `complete` in the worktree's STATE.yaml;
-//! NEEDS_FIX goes back to the implementer with the findings, up to `max_rounds`; MAJOR_ISSUES,
-//! or NEEDS_FIX once the rounds are used, stops at a gate for a person.
+//! A clean APPROVED (no critical issue) goes on to the diff gate with the phase `complete` in
+//! the worktree's STATE.yaml; NEEDS_FIX goes back to the implementer with the findings, up to
+//! `max_rounds`; MAJOR_ISSUES, NEEDS_FIX once the rounds are used, or an APPROVED that lists a
+//! critical issue (not a clean approval, as in the issue workflow) stops at a gate for a
+//! person, who may accept the approval, review again or fix once more. Every file of the
+//! change folder is read as `change::read` reads (a regular file, capped): the worktree is the
+//! model's to write, and a FIFO or a link to `/dev/zero` there must not hang the run.
 
 use std::path::{Path, PathBuf};
 
 use gavel_core::{Choice, ContentHash, EventKind, NodeCtx, NodeError, Transition};
 use gavel_llm::{AgentProfile, McpServer, Role};
-use gavel_mcp::{Review, ReviewVerdict, read_review};
+use gavel_mcp::{Review, ReviewVerdict, Severity, read_review};
 
 use super::{ChangeTarget, ImplementState, ImplementWorkflow, goto, io_failed, node};
-use crate::change::ChangeDir;
+use crate::change::read::{is_present, read_bytes, read_text};
 use crate::change::state::{ChangeState, Phase, Verdict, save_state};
 use crate::change::structured::parse_json_verdict;
-use crate::change::tasks::{check_off, parse_tasks};
+use crate::change::tasks::{check_off_many, parse_tasks};
+use crate::change::{ChangeDir, check_folder_id};
 use crate::fsutil;
 
 /// How to start gavel's MCP server for an agent reviewer: the program and the arguments
@@ -42,6 +47,32 @@ pub struct CodeReviewer {
 
 /// The most of the diff a reviewer is shown.
 const DIFF_LIMIT: usize = 200 * 1024;
+
+fn read_failed(e: crate::change::read::ReadError) -> NodeError {
+    NodeError::Failed(e.to_string())
+}
+
+/// The review in `REVIEW.md`, read only if it is a regular file within the size limit, and
+/// only if it did not change while it was parsed.
+fn read_review_file(path: &Path) -> Result<(Review, Vec<u8>), String> {
+    let before = read_bytes(path).map_err(|e| e.to_string())?;
+    let review = read_review(path).map_err(|e| e.to_string())?;
+    let after = read_bytes(path).map_err(|e| e.to_string())?;
+    if before != after {
+        return Err(format!("{} changed while it was read", path.display()));
+    }
+    Ok((review, after))
+}
+
+/// The titles of the review's critical issues.
+fn critical_issues(review: &Review) -> Vec<String> {
+    review
+        .issues
+        .iter()
+        .filter(|i| i.severity == Severity::Critical)
+        .map(|i| i.title.clone())
+        .collect()
+}
 
 fn change_of(s: &ImplementState) -> Result<ChangeTarget, NodeError> {
     s.change
@@ -73,7 +104,7 @@ impl ImplementWorkflow {
             last_verdict: c.verdict,
         };
         save_state(&path, &state).map_err(|e| NodeError::Failed(e.to_string()))?;
-        let bytes = std::fs::read(&path).map_err(|e| io_failed("read", &path, e))?;
+        let bytes = read_bytes(&path).map_err(read_failed)?;
         Ok(ContentHash::of(&bytes).to_string())
     }
 
@@ -112,12 +143,18 @@ impl ImplementWorkflow {
         }
         let dir = self.change_dir(&self.worktree(s)?, &c)?;
         let path = dir.tasks();
-        let mut text = std::fs::read_to_string(&path).map_err(|e| io_failed("read", &path, e))?;
+        let text = read_text(&path).map_err(read_failed)?;
         let list = parse_tasks(&text, &c.id).map_err(|e| NodeError::Failed(e.to_string()))?;
+        let ids: Vec<&str> = list
+            .open_tasks()
+            .into_iter()
+            .filter_map(|t| t.id.as_deref())
+            .collect();
+        // One pass over the file for every box, however many tasks it has.
+        let text = check_off_many(&text, &ids).map_err(|e| NodeError::Failed(e.to_string()))?;
         for task in list.open_tasks() {
             match &task.id {
                 Some(id) => {
-                    text = check_off(&text, id).map_err(|e| NodeError::Failed(e.to_string()))?;
                     let layer = task
                         .layer
                         .map_or_else(|| "no layer".to_owned(), |l| format!("{l:?} layer"));
@@ -152,6 +189,7 @@ impl ImplementWorkflow {
         };
         let worktree = self.worktree(s)?;
         let dir = self.change_dir(&worktree, &c)?;
+        check_folder_id(&dir.dir(), &c.id).map_err(|e| NodeError::Failed(e.to_string()))?;
         let review_path = dir.review();
         let home = self.root().join(gavel_exec::git::DEFAULT_WORKTREE_HOME);
         let journal = home
@@ -212,18 +250,19 @@ impl ImplementWorkflow {
         };
         let mut c = c;
         c.reviewer_calls += 1;
-        let review = if review_path.exists() {
-            read_review(&review_path).map_err(|e| e.to_string())
+        let review = if is_present(&review_path) {
+            read_review_file(&review_path)
         } else {
             parse_json_verdict::<Review>(&answered.response.text)
                 .map_err(|e| e.to_string())
                 .and_then(|r| {
-                    fsutil::write_atomic(&review_path, r.to_markdown(&c.id).as_bytes())
-                        .map(|()| r)
+                    let text = r.to_markdown(&c.id).into_bytes();
+                    fsutil::write_atomic(&review_path, &text)
+                        .map(|()| (r, text))
                         .map_err(|e| format!("cannot write {}: {e}", review_path.display()))
                 })
         };
-        let review = match review {
+        let (review, text) = match review {
             Ok(r) => r,
             Err(why) => {
                 c.review_attempts += 1;
@@ -243,7 +282,6 @@ impl ImplementWorkflow {
                 return goto(node::REVIEW_HALT);
             }
         };
-        let text = std::fs::read(&review_path).map_err(|e| io_failed("read", &review_path, e))?;
         c.review_artifact = Some(self.artifact(s, cx, "review.md", &text)?);
         c.review_attempts = 0;
         c.rounds += 1;
@@ -263,7 +301,18 @@ impl ImplementWorkflow {
         });
         c.checkout_state =
             Some(self.write_change_state(self.root(), &c, Phase::Implementing, cx)?);
+        let critical = critical_issues(&review);
         let next = match review.verdict {
+            ReviewVerdict::Approved if !critical.is_empty() => {
+                cx.event(EventKind::Note {
+                    text: format!(
+                        "the reviewer approved with {} critical issue(s) ({}): not a clean approval, a person decides",
+                        critical.len(),
+                        critical.join("; ")
+                    ),
+                });
+                node::REVIEW_STOP
+            }
             ReviewVerdict::Approved => {
                 self.write_change_state(&worktree, &c, Phase::Complete, cx)?;
                 node::REVIEW
@@ -284,7 +333,8 @@ impl ImplementWorkflow {
         goto(next)
     }
 
-    /// N5c: MAJOR_ISSUES, or NEEDS_FIX with no rounds left: a person decides.
+    /// N5c: MAJOR_ISSUES, NEEDS_FIX with no rounds left, or APPROVED with a critical issue: a
+    /// person decides (and may accept such an approval, on the record).
     pub(super) fn review_stop(
         &self,
         s: &mut ImplementState,
@@ -293,11 +343,33 @@ impl ImplementWorkflow {
         let mut c = change_of(s)?;
         let worktree = self.worktree(s)?;
         let review = self.change_dir(&worktree, &c)?.review();
+        let approved = c.verdict == Some(Verdict::Approved);
         let Some(answer) = cx.answer()? else {
             let verdict = c.verdict.map_or("no verdict", |v| match v {
                 Verdict::MajorIssues => "MAJOR_ISSUES",
+                Verdict::Approved => "APPROVED, but lists critical issues",
                 _ => "NEEDS_FIX",
             });
+            let mut choices = Vec::new();
+            if approved {
+                choices.push(Choice::new(
+                    "accept",
+                    'A',
+                    "accept the approval as it is; on to the diff gate",
+                ));
+            }
+            choices.extend([
+                Choice::new(
+                    "review",
+                    'R',
+                    "review the worktree again (after your fixes)",
+                ),
+                Choice::new(
+                    "fix",
+                    'F',
+                    "one more implementation round with the findings",
+                ),
+            ]);
             let mut gate = cx.gate(
                 "review-stop",
                 format!(
@@ -306,20 +378,35 @@ impl ImplementWorkflow {
                     c.rounds,
                     worktree.display()
                 ),
-                vec![
-                    Choice::new("review", 'R', "review the worktree again (after your fixes)"),
-                    Choice::new("fix", 'F', "one more implementation round with the findings"),
-                ],
+                choices,
             );
+            if approved {
+                gate.recommended = Some("fix".to_owned());
+                let critical = read_review_file(&review)
+                    .map(|(r, _)| critical_issues(&r))
+                    .unwrap_or_default();
+                if !critical.is_empty() {
+                    gate.detail = Some(format!("critical issues:\n- {}", critical.join("\n- ")));
+                }
+            }
             gate.artifacts = vec![review.to_string_lossy().into_owned()];
             gate.present.preview = Some(review.to_string_lossy().into_owned());
             return Ok(Transition::Gate(gate));
         };
         match answer.choice.as_str() {
+            "accept" if approved => {
+                cx.event(EventKind::Note {
+                    text: format!(
+                        "a person accepted the reviewer's APPROVED over its critical issues (review round {})",
+                        c.rounds
+                    ),
+                });
+                self.write_change_state(&worktree, &c, Phase::Complete, cx)?;
+                goto(node::REVIEW)
+            }
             "review" => goto(node::CODE_REVIEW),
             "fix" => {
-                let text =
-                    std::fs::read_to_string(&review).map_err(|e| io_failed("read", &review, e))?;
+                let text = read_text(&review).map_err(read_failed)?;
                 let why = format!("the reviewer asks for fixes:\n\n{text}");
                 s.feedback = Some(cx.put_blob(why.as_bytes())?);
                 s.implement_attempts = 0;
@@ -382,7 +469,7 @@ impl ImplementWorkflow {
             s.subject()
         );
         for (name, path) in [("proposal.md", dir.proposal()), ("tasks.md", dir.tasks())] {
-            if let Ok(t) = std::fs::read_to_string(&path) {
+            if let Ok(t) = read_text(&path) {
                 p.push_str(&format!("\n## {name}\n\n{}\n", t.trim_end()));
             }
         }

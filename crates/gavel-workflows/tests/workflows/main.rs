@@ -2,6 +2,7 @@
 //! temporary git repository and the scripted provider, with gates answered by value. They prove
 //! routing, budgets, filing and gates without spawning the binary.
 
+mod change_archive;
 mod diff_review;
 mod document_routing;
 mod github_tracker;

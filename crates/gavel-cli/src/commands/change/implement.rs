@@ -7,6 +7,7 @@
 
 use clap::Args;
 use gavel_workflows::change::ChangeDir;
+use gavel_workflows::change::read::{is_present, read_text, read_text_optional};
 use gavel_workflows::change::state::{Phase, load_state};
 use gavel_workflows::change::tasks::parse_tasks;
 use gavel_workflows::implement::{ChangeTarget, ImplementState, node};
@@ -52,7 +53,7 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
     let root_rel = ctx.settings.changes.root.clone();
     let root = ctx.settings.repo_root.join(&root_rel);
     let dir = ChangeDir::new(root, id).map_err(|e| CliError::usage(e.to_string()))?;
-    if !dir.state().exists() {
+    if !is_present(&dir.state()) {
         return Err(CliError::usage(format!(
             "change `{id}` has no STATE.yaml: it has not been planned"
         ))
@@ -60,7 +61,7 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
             "gavel change plan {id} \"what the change should do\""
         )));
     }
-    let state = load_state(&dir.state()).map_err(|e| {
+    let state = load_state(&dir).map_err(|e| {
         CliError::usage(sanitize(&e.to_string())).hint("fix STATE.yaml; nothing was written")
     })?;
     if !matches!(state.phase, Phase::Challenged | Phase::Implementing) {
@@ -73,8 +74,8 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
             None => "`gavel change status` shows where it is".to_owned(),
         }));
     }
-    let tasks_text = std::fs::read_to_string(dir.tasks())
-        .map_err(|e| CliError::usage(format!("cannot read {}: {e}", dir.tasks().display())))?;
+    let tasks_text =
+        read_text(&dir.tasks()).map_err(|e| CliError::usage(sanitize(&e.to_string())))?;
     let tasks = parse_tasks(&tasks_text, id).map_err(|e| CliError::usage(e.to_string()))?;
     for i in &tasks.unclassified {
         if let Some(t) = tasks.tasks.get(*i) {
@@ -144,7 +145,7 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
     ) {
         ctx.ui.info(&format!("warning: {w}"));
     }
-    let (title, plan) = plan_text(&dir, &tasks_text);
+    let (title, plan) = plan_text(&dir, &tasks_text)?;
     let mut s = ImplementState::new(
         gavel_core::random_key(),
         0,
@@ -193,8 +194,13 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
 
 /// The change's title (from `# Change: TITLE`, else its id) and the plan the implementer
 /// works from: the proposal's body, the delta specs, the tasks.
-fn plan_text(dir: &ChangeDir, tasks: &str) -> (String, String) {
-    let proposal = std::fs::read_to_string(dir.proposal()).unwrap_or_default();
+fn plan_text(dir: &ChangeDir, tasks: &str) -> Result<(String, String), CliError> {
+    let refused = |e: &dyn std::fmt::Display| {
+        CliError::usage(sanitize(&e.to_string())).hint("nothing was written")
+    };
+    let proposal = read_text_optional(&dir.proposal())
+        .map_err(|e| refused(&e))?
+        .unwrap_or_default();
     let body = gavel_workflows::change::plan::files::split_proposal(&proposal).0;
     let title = body
         .lines()
@@ -203,17 +209,16 @@ fn plan_text(dir: &ChangeDir, tasks: &str) -> (String, String) {
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| dir.id().to_owned());
     let mut plan = format!("### proposal.md\n\n{}\n", body.trim_end());
-    if let Ok(specs) = gavel_workflows::change::plan::files::read_specs(dir) {
-        for (cap, text) in specs {
-            plan.push_str(&format!(
-                "\n### specs/{cap}/spec.md\n\n{}\n",
-                text.trim_end()
-            ));
-        }
+    let specs = gavel_workflows::change::plan::files::read_specs(dir).map_err(|e| refused(&e))?;
+    for (cap, text) in specs {
+        plan.push_str(&format!(
+            "\n### specs/{cap}/spec.md\n\n{}\n",
+            text.trim_end()
+        ));
     }
     plan.push_str(&format!(
         "\n### tasks.md (implement the unchecked ones)\n\n{}\n",
         tasks.trim_end()
     ));
-    (title, plan)
+    Ok((title, plan))
 }

@@ -7,6 +7,7 @@
 use clap::Args;
 use gavel_workflows::change::ChangeDir;
 use gavel_workflows::change::plan::{PlanState, WORKFLOW, edited_since_rejection, node};
+use gavel_workflows::change::read::is_present;
 use gavel_workflows::change::state::{ChangeState, Phase, load_state};
 
 use super::archive::refuse_unfinished;
@@ -118,8 +119,8 @@ fn decide(
     now: jiff::Timestamp,
 ) -> Result<(ChangeState, Option<&'static str>, Vec<String>), CliError> {
     let id = dir.id();
-    if !dir.state().exists() {
-        if !dir.proposal().exists() {
+    if !is_present(&dir.state()) {
+        if !is_present(&dir.proposal()) {
             if dir.dir().exists() && !has_description {
                 return Err(CliError::usage(format!(
                     "change `{id}` has no proposal.md and no STATE.yaml"
@@ -140,7 +141,7 @@ fn decide(
             vec!["no STATE.yaml: a change begun elsewhere, taken as proposed".to_owned()],
         ));
     }
-    let state = load_state(&dir.state()).map_err(|e| {
+    let state = load_state(dir).map_err(|e| {
         CliError::usage(sanitize(&e.to_string()))
             .hint("fix STATE.yaml (or remove it); nothing was written")
     })?;
@@ -187,11 +188,11 @@ fn first_missing(dir: &ChangeDir) -> &'static str {
     let has_specs = std::fs::read_dir(dir.specs_dir())
         .map(|mut e| e.any(|e| e.is_ok_and(|e| e.path().join("spec.md").is_file())))
         .unwrap_or(false);
-    if !dir.proposal().exists() {
+    if !is_present(&dir.proposal()) {
         node::PROPOSAL
     } else if !has_specs {
         node::SPECS
-    } else if !dir.tasks().exists() {
+    } else if !is_present(&dir.tasks()) {
         node::TASKS
     } else {
         node::CHALLENGE

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use gavel_workflows::change::plan::files::read_specs;
+use gavel_workflows::change::read::{is_present, read_text_optional};
 use gavel_workflows::change::state::{ChangeState, load_state};
 use gavel_workflows::change::tasks::parse_tasks;
 use gavel_workflows::change::{ChangeDir, check_id};
@@ -103,9 +104,9 @@ fn row(root: &Path, id: &str) -> ChangeRow {
     let Ok(dir) = ChangeDir::new(root, id) else {
         return r;
     };
-    if dir.state().exists() {
+    if is_present(&dir.state()) {
         r.has_state = true;
-        match load_state(&dir.state()) {
+        match load_state(&dir) {
             Ok(ChangeState { phase, .. }) => {
                 r.phase = Some(phase.as_str().to_owned());
                 r.next = phase.next_command().map(|c| c.as_str().to_owned());
@@ -113,25 +114,31 @@ fn row(root: &Path, id: &str) -> ChangeRow {
             Err(e) => r.problem = Some(e.to_string()),
         }
     }
-    if let Ok(text) = std::fs::read_to_string(dir.tasks()) {
-        match parse_tasks(&text, id) {
-            Ok(list) => {
-                r.tasks_total = list.tasks.len();
-                r.tasks_done = list.tasks.iter().filter(|t| t.done).count();
-                r.open_tasks = list.open_tasks().iter().map(|t| t.text.clone()).collect();
-                r.unclassified = list
-                    .unclassified
-                    .iter()
-                    .filter_map(|i| list.tasks.get(*i).map(|t| t.text.clone()))
-                    .collect();
-            }
-            Err(e) => {
-                let tasks = format!("{}: {e}", dir.tasks().display());
-                r.problem = Some(match r.problem.take() {
-                    Some(p) => format!("{p}; {tasks}"),
-                    None => tasks,
-                });
-            }
+    let tasks = read_text_optional(&dir.tasks())
+        .map_err(|e| e.to_string())
+        .and_then(|t| match t {
+            Some(text) => parse_tasks(&text, id)
+                .map(Some)
+                .map_err(|e| format!("{}: {e}", dir.tasks().display())),
+            None => Ok(None),
+        });
+    match tasks {
+        Ok(None) => {}
+        Ok(Some(list)) => {
+            r.tasks_total = list.tasks.len();
+            r.tasks_done = list.tasks.iter().filter(|t| t.done).count();
+            r.open_tasks = list.open_tasks().iter().map(|t| t.text.clone()).collect();
+            r.unclassified = list
+                .unclassified
+                .iter()
+                .filter_map(|i| list.tasks.get(*i).map(|t| t.text.clone()))
+                .collect();
+        }
+        Err(tasks) => {
+            r.problem = Some(match r.problem.take() {
+                Some(p) => format!("{p}; {tasks}"),
+                None => tasks,
+            });
         }
     }
     r
@@ -179,9 +186,11 @@ pub(crate) fn cards(root: &Path) -> Vec<gavel_report::ChangeCard> {
             let r = row(root, id);
             let mut documents = Vec::new();
             if let Ok(dir) = ChangeDir::new(root, id) {
+                // What cannot be read safely is left out of the board (`list` names it).
                 let read = |name: &str, path: &Path| {
-                    std::fs::read_to_string(path)
+                    read_text_optional(path)
                         .ok()
+                        .flatten()
                         .map(|text| (name.to_owned(), text))
                 };
                 documents.extend(read("proposal.md", &dir.proposal()));

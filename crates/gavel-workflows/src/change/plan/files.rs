@@ -5,9 +5,10 @@
 //! delta spec whose requirements each have a scenario, a checklist with at least one task
 //! naming this change), and nothing is written unless every file is valid.
 
+use crate::change::read::{ReadError, read_text_optional};
 use crate::change::spec::{outline, parse_delta_spec};
 use crate::change::tasks::{ChangeIdSource, parse_tasks};
-use crate::change::{ChangeDir, check_id};
+use crate::change::{ChangeDir, check_name};
 use crate::implement::answer::{self, FileOp};
 
 /// Which files a planner step must and may write.
@@ -110,7 +111,7 @@ fn describe(expect: Expect) -> &'static str {
 /// `CAPABILITY` of `specs/CAPABILITY/spec.md`, when it is a valid name.
 fn spec_capability(path: &str) -> Option<String> {
     let cap = path.strip_prefix("specs/")?.strip_suffix("/spec.md")?;
-    check_id(cap).ok().map(|()| cap.to_owned())
+    check_name(cap).ok().map(|()| cap.to_owned())
 }
 
 fn check_proposal(text: &str) -> Result<(), String> {
@@ -155,19 +156,33 @@ pub fn split_proposal(text: &str) -> (&str, &str) {
     }
 }
 
-/// Every delta spec on disk: `(capability, text)`, sorted by capability.
-pub fn read_specs(dir: &ChangeDir) -> std::io::Result<Vec<(String, String)>> {
+/// Every delta spec on disk: `(capability, text)`, sorted by capability. A capability folder
+/// whose `spec.md` is there but is no regular file (a FIFO, a link, too large) is an error
+/// naming it, never skipped.
+pub fn read_specs(dir: &ChangeDir) -> Result<Vec<(String, String)>, ReadError> {
     let mut out = Vec::new();
-    let entries = match std::fs::read_dir(dir.specs_dir()) {
+    let specs = dir.specs_dir();
+    let entries = match std::fs::read_dir(&specs) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(e),
+        Err(source) => {
+            return Err(ReadError::Io {
+                path: specs,
+                source,
+            });
+        }
     };
     for entry in entries {
-        let name = entry?.file_name().to_string_lossy().into_owned();
-        let path = dir.delta_spec(&name);
-        if check_id(&name).is_ok() && path.is_file() {
-            out.push((name, std::fs::read_to_string(path)?));
+        let entry = entry.map_err(|source| ReadError::Io {
+            path: specs.clone(),
+            source,
+        })?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if check_name(&name).is_err() || !entry.path().is_dir() {
+            continue;
+        }
+        if let Some(text) = read_text_optional(&dir.delta_spec(&name))? {
+            out.push((name, text));
         }
     }
     out.sort();

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! P1_proposal → P2_specs → P3_tasks → P4_challenge ─APPROVED→ P5_decide (implement / view)
-//!                                        ↑    │ NEEDS_REVISION, rounds left → P6_reproposal ─┐
+//!                                        ↑    │ APPROVED with findings → P5_decide (implement / view / continue)
+//!                                        │    │ NEEDS_REVISION, rounds left → P6_reproposal ─┐
 //!                                        │    │ NEEDS_REVISION, none left → P5_decide (implement / view / continue)
 //!                                        │    └ REJECTED → phase rejected, the run ends
 //!                                        └────────────────────────────────────────────────────┘
@@ -16,7 +17,9 @@
 //! halts. The specs are written in dependency order (a spec that links another capability
 //! after it). The challenger's verdict is one JSON block read strictly (anything else is
 //! retried, then halts: never an approval); gavel appends it to `proposal.md` as a review
-//! section and moves the phase. `STATE.yaml` is written from the run's state after every
+//! section and moves the phase. Only a clean approval (no findings) makes the change
+//! `challenged` by itself; an APPROVED that lists findings leaves it `proposed` until a person
+//! accepts the plan at P5, as the issue workflow treats an approval that carries findings. `STATE.yaml` is written from the run's state after every
 //! step, so a crash never leaves it ahead of or behind the checkpoint for long: the next
 //! node visit rewrites it.
 
@@ -56,10 +59,10 @@ pub fn edited_since_rejection(dir: &ChangeDir) -> Option<bool> {
         .collect();
     records.sort_by_key(|n| n.split('-').next().and_then(|k| k.parse::<u64>().ok()));
     let latest = records.last()?;
-    let text = std::fs::read_to_string(lineage.join(latest)).ok()?;
+    let text = super::read::read_text(&lineage.join(latest)).ok()?;
     let value: serde_json::Value = serde_json::from_str(&text).ok()?;
     let rejected = value["proposal_sha256"].as_str()?.to_owned();
-    let now = std::fs::read(dir.proposal()).ok()?;
+    let now = super::read::read_bytes(&dir.proposal()).ok()?;
     Some(gavel_core::ContentHash::of(&now).to_string() != rejected)
 }
 

@@ -11,6 +11,7 @@ use super::{PlanState, PlanWorkflow, node};
 use crate::caller::ModelCaller;
 use crate::change::ChangeDir;
 use crate::change::order::dependency_order;
+use crate::change::read::{read_bytes, read_text_optional};
 use crate::change::state::{Phase, Verdict};
 use crate::change::structured::parse_json_verdict;
 use crate::fsutil;
@@ -20,11 +21,7 @@ fn failed(what: &str, path: &std::path::Path, e: std::io::Error) -> NodeError {
 }
 
 fn read_optional(path: &std::path::Path) -> Result<Option<String>, NodeError> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(failed("read", path, e)),
-    }
+    read_text_optional(path).map_err(|e| NodeError::Failed(e.to_string()))
 }
 
 /// `specs` (capability, text) in dependency order, or the cycle.
@@ -47,7 +44,7 @@ fn plan_so_far(dir: &ChangeDir) -> Result<Vec<(String, String)>, NodeError> {
     if let Some(p) = read_optional(&dir.proposal())? {
         plan.push(("proposal.md".to_owned(), split_proposal(&p).0.to_owned()));
     }
-    let specs = files::read_specs(dir).map_err(|e| failed("read", &dir.specs_dir(), e))?;
+    let specs = files::read_specs(dir).map_err(|e| NodeError::Failed(e.to_string()))?;
     let specs = ordered(&specs).unwrap_or(specs);
     for (cap, text) in specs {
         plan.push((format!("specs/{cap}/spec.md"), text));
@@ -114,7 +111,7 @@ impl PlanWorkflow {
             Err(why) => return Ok(self.retry(s, here, "planner's answer", why)),
         };
         // The specs in dependency order, counting the ones already on disk.
-        let mut all = files::read_specs(&dir).map_err(|e| failed("read", &dir.specs_dir(), e))?;
+        let mut all = files::read_specs(&dir).map_err(|e| NodeError::Failed(e.to_string()))?;
         for (cap, text) in &checked.specs {
             all.retain(|(c, _)| c != cap);
             all.push((cap.clone(), text.clone()));
@@ -219,8 +216,13 @@ impl PlanWorkflow {
         s.findings = challenge.findings.clone();
         s.attempts = 0;
         s.feedback = None;
+        // An approval that carries findings is not clean (as in the issue workflow): the
+        // phase stays `proposed` until a person accepts the plan at P5.
         let (verdict, phase) = match challenge.verdict {
-            ChallengeVerdict::Approved => (Verdict::Approved, Phase::Challenged),
+            ChallengeVerdict::Approved if challenge.findings.is_empty() => {
+                (Verdict::Approved, Phase::Challenged)
+            }
+            ChallengeVerdict::Approved => (Verdict::Approved, Phase::Proposed),
             ChallengeVerdict::NeedsRevision => (Verdict::NeedsRevision, Phase::Proposed),
             ChallengeVerdict::Rejected => (Verdict::Rejected, Phase::Rejected),
         };
@@ -229,7 +231,7 @@ impl PlanWorkflow {
         if phase == Phase::Rejected {
             // What was rejected, so that `plan` can tell when a person has edited it.
             let proposal =
-                std::fs::read(dir.proposal()).map_err(|e| failed("read", &dir.proposal(), e))?;
+                read_bytes(&dir.proposal()).map_err(|e| NodeError::Failed(e.to_string()))?;
             let record = serde_json::json!({
                 "proposal_sha256": gavel_core::ContentHash::of(&proposal).to_string(),
                 "round": round,
@@ -259,18 +261,26 @@ impl PlanWorkflow {
         })
     }
 
-    /// After APPROVED: implement / view. When the rounds ran out: implement / view / continue.
+    /// After a clean APPROVED: implement / view. After an APPROVED with findings, or when the
+    /// rounds ran out: implement / view / continue.
     pub(super) fn decide(
         &self,
         s: &mut PlanState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        let approved = s.last_verdict == Some(Verdict::Approved);
+        let approved_with_findings =
+            s.last_verdict == Some(Verdict::Approved) && !s.findings.is_empty();
+        let approved = s.last_verdict == Some(Verdict::Approved) && !approved_with_findings;
         let dir = self.dir(s)?;
         let id = s.change_id.clone();
         let Some(answer) = cx.answer()? else {
             let title = if approved {
                 format!("The plan of `{id}` was approved: implement it, or view it first")
+            } else if approved_with_findings {
+                format!(
+                    "The challenger approved the plan of `{id}` but with {} finding(s): implement it as it is, view it, or continue revising",
+                    s.findings.len()
+                )
             } else {
                 format!(
                     "The plan of `{id}` still needs revision after {} round(s): implement it as it is, view it, or continue revising",
@@ -293,6 +303,13 @@ impl PlanWorkflow {
                 gate.detail = Some(format!("findings:\n- {}", s.findings.join("\n- ")));
             }
             gate.artifacts = vec![self.rel(&dir.proposal()), self.rel(&dir.tasks())];
+            gate.recommended = if approved {
+                Some("implement".to_owned())
+            } else if approved_with_findings {
+                Some("continue".to_owned())
+            } else {
+                None
+            };
             gate.present = Box::new(Presentation {
                 preview: s.challenge_artifact.clone(),
                 ..Presentation::default()
@@ -304,10 +321,17 @@ impl PlanWorkflow {
                 if !approved {
                     s.phase = Phase::Challenged;
                     cx.event(EventKind::Note {
-                        text: format!(
-                            "a person accepted the plan with open findings after {} round(s)",
-                            s.planning_iterations
-                        ),
+                        text: if approved_with_findings {
+                            format!(
+                                "a person accepted the plan over the challenger's APPROVED with {} finding(s)",
+                                s.findings.len()
+                            )
+                        } else {
+                            format!(
+                                "a person accepted the plan with open findings after {} round(s)",
+                                s.planning_iterations
+                            )
+                        },
                     });
                     self.write_state(s, cx)?;
                 }

@@ -18,7 +18,7 @@ fn err_of(text: &str) -> StateError {
 fn line_of(err: &StateError) -> Option<u64> {
     match err {
         StateError::Invalid { line, .. } => *line,
-        StateError::Io { .. } => None,
+        StateError::Io { .. } | StateError::Read(_) => None,
     }
 }
 
@@ -88,8 +88,62 @@ fn bad_values_name_their_line() {
 
 #[test]
 fn missing_file_names_it() {
-    let err = load_state(Path::new("/nonexistent/STATE.yaml")).expect_err("missing");
-    assert!(err.to_string().contains("/nonexistent/STATE.yaml"), "{err}");
+    let dir = ChangeDir::new("/nonexistent", "x").expect("id");
+    let err = load_state(&dir).expect_err("missing");
+    assert!(
+        err.to_string()
+            .contains("/nonexistent/changes/x/STATE.yaml"),
+        "{err}"
+    );
+}
+
+/// The change `add-login` in a temporary tree, its folder made.
+fn change_in(tmp: &tempfile::TempDir) -> ChangeDir {
+    let dir = ChangeDir::new(tmp.path(), "add-login").expect("id");
+    fs::create_dir_all(dir.dir()).expect("mkdir");
+    dir
+}
+
+#[test]
+fn regression_a_state_file_of_another_change_is_refused_naming_its_line() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = change_in(&tmp);
+    fs::write(
+        dir.state(),
+        GOOD.replace("change_id: add-login", "change_id: other"),
+    )
+    .expect("w");
+    let err = load_state(&dir).expect_err("another change's id");
+    assert_eq!(line_of(&err), Some(2), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("`other`") && msg.contains("`add-login`") && msg.contains("STATE.yaml:2:"),
+        "{msg}"
+    );
+    fs::write(dir.state(), GOOD).expect("w");
+    assert_eq!(load_state(&dir).expect("its own").change_id, "add-login");
+}
+
+#[test]
+fn regression_a_fifo_or_a_link_to_dev_zero_as_state_file_is_refused_at_once() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = change_in(&tmp);
+    nix::unistd::mkfifo(&dir.state(), nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+    // On a thread with a deadline: the old reader blocked in open() forever.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let d = dir.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(load_state(&d).map(|_| ()).map_err(|e| e.to_string()));
+    });
+    let err = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("a FIFO STATE.yaml blocked the read")
+        .expect_err("a FIFO is no state file");
+    assert!(err.contains("STATE.yaml") && err.contains("FIFO"), "{err}");
+    fs::remove_file(dir.state()).expect("rm");
+    std::os::unix::fs::symlink("/dev/zero", dir.state()).expect("symlink");
+    let err = load_state(&dir).expect_err("a link is no state file");
+    assert!(err.to_string().contains("symbolic link"), "{err}");
 }
 
 fn names_in(dir: &Path) -> Vec<String> {
@@ -103,15 +157,17 @@ fn names_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn save_is_atomic_and_leaves_no_temp_file() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("STATE.yaml");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = ChangeDir::new(tmp.path(), "x").expect("id");
+    fs::create_dir_all(dir.dir()).expect("mkdir");
+    let path = dir.state();
     let now = jiff::Timestamp::UNIX_EPOCH;
     let mut state = ChangeState::new("x", now);
     save_state(&path, &state).expect("first save");
     state.phase = Phase::Challenged;
     save_state(&path, &state).expect("second save");
-    assert_eq!(load_state(&path).expect("load").phase, Phase::Challenged);
-    assert_eq!(names_in(dir.path()), ["STATE.yaml"]);
+    assert_eq!(load_state(&dir).expect("load").phase, Phase::Challenged);
+    assert_eq!(names_in(&dir.dir()), ["STATE.yaml"]);
 }
 
 #[test]

@@ -143,3 +143,79 @@ fn rendered_tasks_parse_back() {
         ]
     );
 }
+
+#[test]
+fn line_index_numbers_lines_from_one() {
+    let text = "a\nbc\n\nd";
+    let lines = LineIndex::new(text);
+    let want = [1, 1, 2, 2, 2, 3, 4];
+    for (offset, line) in want.iter().enumerate() {
+        assert_eq!(lines.line_of(offset), *line, "offset {offset}");
+    }
+    assert_eq!(lines.line_of(text.len()), 4, "the end is on the last line");
+    assert_eq!(LineIndex::new("").line_of(0), 1);
+    // It agrees with counting the newlines before the offset, which it replaces.
+    for offset in 0..=TASKS.len() {
+        assert_eq!(
+            LineIndex::new(TASKS).line_of(offset),
+            TASKS[..offset].matches('\n').count() + 1
+        );
+    }
+}
+
+/// `count` numbered tasks under one heading, the last one ticked.
+fn many_tasks(count: usize) -> String {
+    let mut text = String::from("---\nchange_id: big\n---\n\n## 1. Logic Layer\n\n");
+    for i in 1..=count {
+        let mark = if i == count { 'x' } else { ' ' };
+        text.push_str(&format!("- [{mark}] 1.{i} Task number {i}\n"));
+    }
+    text
+}
+
+#[test]
+fn regression_two_hundred_thousand_tasks_parse_in_one_pass() {
+    // Counting the newlines before each item made this quadratic: 16k tasks took 1.4 s and
+    // 200k never finished. It must simply finish.
+    let text = many_tasks(200_000);
+    let list = parse_tasks(&text, "big").expect("valid");
+    assert_eq!(list.tasks.len(), 200_000);
+    let last = &list.tasks[199_999];
+    assert_eq!(last.id.as_deref(), Some("1.200000"));
+    assert_eq!(last.line, 200_006, "line numbers stay exact");
+    assert!(last.done && list.unclassified.is_empty());
+    assert_eq!(list.open_tasks().len(), 199_999);
+    // Ticking every open task is one pass too.
+    let open: Vec<String> = list
+        .open_tasks()
+        .iter()
+        .filter_map(|t| t.id.clone())
+        .collect();
+    let ids: Vec<&str> = open.iter().map(String::as_str).collect();
+    let ticked = check_off_many(&text, &ids).expect("tick all");
+    assert_eq!(ticked, text.replace("- [ ]", "- [x]"));
+}
+
+#[test]
+fn check_off_many_ticks_each_named_box_or_none() {
+    let out = check_off_many(TASKS, &["1.1", "2.1.1", "1.2"]).expect("tick");
+    assert_eq!(
+        out,
+        TASKS
+            .replacen("- [ ] 1.1 Add", "- [x] 1.1 Add", 1)
+            .replacen("- [ ] 2.1.1", "- [x] 2.1.1", 1)
+    );
+    assert_eq!(check_off_many(TASKS, &[]).expect("nothing"), TASKS);
+    assert_eq!(
+        check_off_many(TASKS, &["1.1", "9.9"]),
+        Err(TasksError::UnknownTask { id: "9.9".into() })
+    );
+    let twice = "- [ ] 1.1 a\n- [ ] 1.1 b\n- [ ] 1.2 c\n";
+    assert_eq!(
+        check_off_many(twice, &["1.2", "1.1"]),
+        Err(TasksError::AmbiguousTask {
+            id: "1.1".into(),
+            count: 2
+        })
+    );
+}
