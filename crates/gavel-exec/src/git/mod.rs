@@ -26,6 +26,8 @@ mod config;
 mod ignore_rules;
 mod ignore_simple;
 mod index;
+#[cfg(test)]
+mod linked_tests;
 mod maintenance;
 mod objects;
 mod refresh;

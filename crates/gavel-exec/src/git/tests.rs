@@ -31,7 +31,7 @@ pub(super) fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Git) {
     (dir, git)
 }
 
-fn make_executable(path: &Path) {
+pub(super) fn make_executable(path: &Path) {
     let mut perms = fs::metadata(path).expect("meta").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     fs::set_permissions(path, perms).expect("chmod");
