@@ -40,7 +40,13 @@ pub fn cmd_mcp(args: McpArgs) -> Result<Exit, CliError> {
     };
     let change_dir = absolute(args.change_dir)?;
     let change_id = match args.change_id {
-        Some(id) => id,
+        Some(id) => {
+            // The id names the folder: a server for one change never writes as another.
+            gavel_workflows::change::check_folder_id(&change_dir, &id).map_err(|e| {
+                CliError::usage(e.to_string()).hint("--change-id must be the change folder's name")
+            })?;
+            id
+        }
         None => change_dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

@@ -64,8 +64,9 @@ fn claude_code_submits_the_review_through_gavels_mcp_server_and_the_phase_moves(
     assert_exit(&out, 3);
     assert!(text.contains("review round 1: APPROVED"), "{text}");
     assert_eq!(server.pending(Api::Anthropic), 0, "{text}");
-    // gavel's MCP server handled the call (its journal of this review call), and REVIEW.md
-    // is what it wrote.
+    // gavel's MCP server handled the call (its journal of this review call, kept in the change
+    // folder while the server ran, as `gavel mcp` requires, then moved to gavel's own folder so
+    // it is never committed), and REVIEW.md is what it wrote.
     let journal = env
         .repo
         .join(".gavel/worktrees/.change-add-calc.mcp/review-0.jsonl");
@@ -75,8 +76,14 @@ fn claude_code_submits_the_review_through_gavels_mcp_server_and_the_phase_moves(
             && journal.contains("REVIEW.md written: APPROVED with 1 issue(s)"),
         "{journal}"
     );
-    // Written by gavel's MCP server in the worktree's change folder, through the real CLI.
     let worktree = env.repo.join(".gavel/worktrees/change-add-calc");
+    assert!(
+        !worktree
+            .join(DIR)
+            .join(".gavel-mcp-journal-review-0.jsonl")
+            .exists()
+    );
+    // Written by gavel's MCP server in the worktree's change folder, through the real CLI.
     let review_md =
         std::fs::read_to_string(worktree.join(DIR).join("REVIEW.md")).expect("REVIEW.md");
     assert!(review_md.contains("verdict: APPROVED"), "{review_md}");

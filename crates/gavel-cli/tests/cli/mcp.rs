@@ -220,6 +220,27 @@ fn mcp_refuses_a_change_dir_that_is_a_symlink_and_prints_nothing_on_stdout() {
     assert!(stderr.contains("symbolic link"), "{stderr}");
 }
 
+#[test]
+fn regression_mcp_refuses_a_change_id_that_is_not_its_folders_name() {
+    let env = Env::new();
+    let dir = change(&env);
+    for id in ["another-change", "archive", "-x"] {
+        let out = env
+            .gavel(&[
+                "mcp",
+                "--change-dir",
+                dir.to_str().expect("utf-8"),
+                &format!("--change-id={id}"),
+            ])
+            .output()
+            .expect("run gavel mcp");
+        assert_eq!(out.status.code(), Some(2), "{id}");
+        assert!(out.stdout.is_empty(), "stdout is the protocol's");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(id), "{id}: {stderr}");
+    }
+}
+
 /// A minute: how long a test waits for an answer or an exit before it calls it a hang.
 const PATIENCE: Duration = Duration::from_secs(60);
 

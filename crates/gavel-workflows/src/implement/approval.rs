@@ -53,7 +53,8 @@ impl ImplementWorkflow {
     ) -> Result<Option<Transition>, NodeError> {
         let git = |e: gavel_exec::git::GitError| NodeError::Failed(format!("git: {e}"));
         let lineage = self.without_lineage(s)?;
-        wt.run(&["add", "--all", "--", ".", &lineage]).map_err(git)?;
+        wt.run(&["add", "--all", "--", ".", &lineage])
+            .map_err(git)?;
         let tree = wt.run(&["write-tree"]).map_err(git)?.trim().to_owned();
         let base = wt
             .run(&["rev-parse", &format!("{}^{{tree}}", s.base_commit)])
@@ -127,7 +128,15 @@ fn changed_paths(wt: &Git, from: &str, to: &str) -> Result<Vec<String>, NodeErro
         return Ok(Vec::new());
     }
     let out = wt
-        .run(&["diff-tree", "-r", "-z", "--name-only", "--no-renames", from, to])
+        .run(&[
+            "diff-tree",
+            "-r",
+            "-z",
+            "--name-only",
+            "--no-renames",
+            from,
+            to,
+        ])
         .map_err(|e| NodeError::Failed(format!("git: {e}")))?;
     Ok(out
         .split('\0')

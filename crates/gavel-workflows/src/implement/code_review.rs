@@ -191,10 +191,18 @@ impl ImplementWorkflow {
         let dir = self.change_dir(&worktree, &c)?;
         check_folder_id(&dir.dir(), &c.id).map_err(|e| NodeError::Failed(e.to_string()))?;
         let review_path = dir.review();
-        let home = self.root().join(gavel_exec::git::DEFAULT_WORKTREE_HOME);
-        let journal = home
+        // Inside the change folder, as `gavel mcp` requires, under a name its tools never list;
+        // moved out to gavel's own folder once the review is read (the record of the call), so
+        // it never enters a commit.
+        let kept = self
+            .root()
+            .join(gavel_exec::git::DEFAULT_WORKTREE_HOME)
             .join(format!(".{}.mcp", s.worktree_name()))
             .join(format!("review-{}.jsonl", c.reviewer_calls));
+        let journal = dir.dir().join(format!(
+            ".gavel-mcp-journal-review-{}.jsonl",
+            c.reviewer_calls
+        ));
         // Only this call's review is read: an older REVIEW.md (or one a model wrote) goes,
         // and so does the MCP journal of an attempt that never finished, so that the attempt
         // made now records its review (once).
@@ -210,9 +218,6 @@ impl ImplementWorkflow {
         let prompt = self.review_prompt(s, &worktree, &dir, reviewer.mcp.is_some())?;
         let mut profile = AgentProfile::text_only();
         if let Some(launch) = &reviewer.mcp {
-            if let Some(parent) = journal.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| io_failed("create", parent, e))?;
-            }
             let mut args = launch.args.clone();
             args.extend([
                 "--change-dir".to_owned(),
@@ -262,6 +267,12 @@ impl ImplementWorkflow {
                         .map_err(|e| format!("cannot write {}: {e}", review_path.display()))
                 })
         };
+        if std::fs::symlink_metadata(&journal).is_ok() {
+            if let Some(parent) = kept.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| io_failed("create", parent, e))?;
+            }
+            std::fs::rename(&journal, &kept).map_err(|e| io_failed("move", &journal, e))?;
+        }
         let (review, text) = match review {
             Ok(r) => r,
             Err(why) => {

@@ -19,6 +19,7 @@
 
 pub mod answer;
 mod approval;
+pub mod beneath;
 mod code_review;
 pub mod fingerprint;
 mod finish;

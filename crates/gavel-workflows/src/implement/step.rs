@@ -7,7 +7,6 @@
 //! ([`super::guard`]): what the step may not touch is put back and fed back to the model,
 //! which costs an attempt. The person's checkout must be exactly as it was.
 
-use std::fs;
 use std::path::Path;
 
 use gavel_core::{EventKind, NodeCtx, NodeError, StepError, Transition};
@@ -17,7 +16,7 @@ use gavel_llm::Role;
 use super::answer::{self, FileOp};
 use super::fingerprint::Fingerprint;
 use super::guard::{self, Step};
-use super::{ImplementState, ImplementWorkflow, goto, io_failed, node};
+use super::{ImplementState, ImplementWorkflow, goto, node};
 use crate::caller::ModelCaller;
 use crate::document::nodes::blob_text;
 
@@ -156,7 +155,34 @@ impl ImplementWorkflow {
                 Ok(ops) => ops,
                 Err(e) => return Ok(Attempt::Retry(format!("{e}\n\n{}", answer::INSTRUCTIONS))),
             };
-            apply(&worktree, &ops)?;
+            if let Err(refused) = apply(&worktree, &ops) {
+                match refused {
+                    super::beneath::BeneathError::Refused { .. } => {
+                        // Nothing of a refused answer stays (a check passed, then a write
+                        // failed): back to the step's snapshot.
+                        wt.reset_to(&snap).map_err(|e| {
+                            NodeError::Failed(format!("cannot reset the worktree: {e}"))
+                        })?;
+                        return Ok(Attempt::Retry(format!(
+                            "This answer was refused and nothing of it was written:\n- {refused}\n"
+                        )));
+                    }
+                    other => return Err(NodeError::Failed(other.to_string())),
+                }
+            }
+        }
+        if !wt.linkage_intact() {
+            // The worktree's link to its repository is gavel's (only an unboxed agent can
+            // reach it): put back, and the attempt refused.
+            wt.restore_linkage().map_err(|e| {
+                NodeError::Failed(format!("cannot restore the worktree's .git: {e}"))
+            })?;
+            wt.reset_to(&snap)
+                .map_err(|e| NodeError::Failed(format!("cannot reset the worktree: {e}")))?;
+            return Ok(Attempt::Retry(
+                "These changes were refused and put back:\n- `.git`: the worktree's link to its repository is gavel's, not the step's to change\n"
+                    .to_owned(),
+            ));
         }
         let after = wt
             .snapshot()
@@ -171,7 +197,8 @@ impl ImplementWorkflow {
             .collect();
         self.check_checkout(&checkout)?;
         if self.settings.agent {
-            let tried = escapes(&worktree, &answered.response.tool_uses);
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            let tried = escapes(&worktree, home.as_deref(), &answered.response.tool_uses);
             if !tried.is_empty() {
                 return Ok(Attempt::Stop(Transition::Halt {
                     reason: format!(
@@ -285,9 +312,11 @@ impl ImplementWorkflow {
 }
 
 /// The paths an agent's file tools were pointed at outside `worktree` (whether or not the
-/// write landed: the sandbox refuses it, and an attempt is reason enough to stop). Shell
-/// commands are judged by their effects instead (the snapshot and the checkout fingerprint).
-fn escapes(worktree: &Path, used: &[gavel_llm::ToolUse]) -> Vec<String> {
+/// write landed: the sandbox refuses it, and an attempt is reason enough to stop), named as
+/// the agent wrote them. `~` and `~/...` are the home folder (`home`; outside when unknown).
+/// Shell commands are judged by their effects instead (the snapshot and the checkout
+/// fingerprint).
+fn escapes(worktree: &Path, home: Option<&Path>, used: &[gavel_llm::ToolUse]) -> Vec<String> {
     const WRITERS: &[&str] = &[
         "Write",
         "Edit",
@@ -301,11 +330,19 @@ fn escapes(worktree: &Path, used: &[gavel_llm::ToolUse]) -> Vec<String> {
     let mut out = Vec::new();
     for u in used.iter().filter(|u| WRITERS.contains(&u.name.as_str())) {
         for word in u.summary.split_whitespace() {
-            if !(word.contains('/') || word.contains('.')) {
+            if !(word.contains('/') || word.contains('.') || word == "~") {
                 continue;
             }
             let path = Path::new(word);
-            let abs = if path.is_absolute() {
+            let from_home = word
+                .strip_prefix("~/")
+                .or_else(|| (word == "~").then_some(""));
+            let abs = if let Some(rest) = from_home {
+                match home {
+                    Some(h) => h.join(rest),
+                    None => std::path::PathBuf::from("/~").join(rest),
+                }
+            } else if path.is_absolute() {
                 path.to_path_buf()
             } else {
                 worktree.join(path)
@@ -345,23 +382,20 @@ fn tracked_files(worktree: &Path) -> Result<Vec<String>, NodeError> {
         .collect())
 }
 
-/// Applies a parsed answer in the worktree (paths were checked by the parser).
-fn apply(worktree: &Path, ops: &[FileOp]) -> Result<(), NodeError> {
+/// Applies a parsed answer in the worktree (paths were checked by the parser): every path is
+/// checked first, so an answer one of whose paths goes through a link is refused whole; each
+/// file is then written or deleted beneath the worktree without following links
+/// ([`super::beneath`]).
+fn apply(worktree: &Path, ops: &[FileOp]) -> Result<(), super::beneath::BeneathError> {
     for op in ops {
-        let path = worktree.join(op.path());
+        super::beneath::check(worktree, op.path())?;
+    }
+    for op in ops {
         match op {
             FileOp::Write { content, .. } => {
-                if let Some(parent) = path.parent() {
-                    fs::create_dir_all(parent).map_err(|e| io_failed("create", parent, e))?;
-                }
-                crate::fsutil::write_atomic(&path, content.as_bytes())
-                    .map_err(|e| io_failed("write", &path, e))?;
+                super::beneath::write(worktree, op.path(), content.as_bytes())?;
             }
-            FileOp::Delete { .. } => match fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io_failed("delete", &path, e)),
-            },
+            FileOp::Delete { .. } => super::beneath::remove(worktree, op.path())?,
         }
     }
     Ok(())
@@ -380,6 +414,7 @@ mod tests {
         };
         let found = escapes(
             root,
+            Some(Path::new("/home/me")),
             &[
                 used("Write", "/repo/.gavel/worktrees/1-impl/calc.py"),
                 used("Write", "calc.py"),
@@ -388,6 +423,8 @@ mod tests {
                 used("file_change", "add ../../../home/me/x.txt"),
                 used("Bash", "rm -rf /"),
                 used("Read", "/etc/passwd"),
+                used("Write", "~/.bashrc"),
+                used("Edit", "~"),
             ],
         );
         assert_eq!(
@@ -395,8 +432,17 @@ mod tests {
             [
                 "/repo/.gavel/worktrees/1-impl/../../x",
                 "/repo/stolen.txt",
-                "../../../home/me/x.txt"
+                "../../../home/me/x.txt",
+                "~/.bashrc",
+                "~",
             ]
         );
+        // A worktree inside the home folder: `~/` paths into it are not escapes.
+        let inside = escapes(
+            Path::new("/home/me/repo/.gavel/worktrees/1-impl"),
+            Some(Path::new("/home/me")),
+            &[used("Write", "~/repo/.gavel/worktrees/1-impl/fine.py")],
+        );
+        assert!(inside.is_empty(), "{inside:?}");
     }
 }
