@@ -177,3 +177,37 @@ fn a_checkpoint_moved_past_the_diff_gate_by_hand_does_not_merge() {
     approve_in_a_terminal(&env, "1");
     assert!(env.exists("calc.py"));
 }
+
+#[test]
+fn what_a_test_leaves_that_no_step_may_leave_is_put_back_and_never_merged() {
+    // At the red gate the test leaves a link to the person's checkout, a `.GIT/config` (which
+    // git cannot even record) and a nested repository; then the implementer deletes a file
+    // through the link.
+    let tests = "=== gavel:write tests/test_calc.py\nimport os, subprocess\nfrom pathlib import Path\n\nif not Path('calc.py').exists():\n    person = Path.cwd().parents[2]\n    try:\n        os.symlink(person, 'evil')\n    except OSError:\n        pass\n    Path('.GIT').mkdir(exist_ok=True)\n    Path('.GIT/config').write_text('[core]\\n')\n    subprocess.run(['git', 'init', '-q', 'nested'], check=False)\n    Path('nested/f').write_text('x')\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n=== gavel:end\n";
+    let through_the_link = "=== gavel:delete evil/README.md\n=== gavel:write calc.py\ndef add(a, b):\n    return a + b\n=== gavel:end\n";
+    let env = python_project(&[tests, through_the_link, CODE]);
+    let out = start(&env);
+    let text = show_output(&out);
+    assert_exit(&out, 3);
+    assert!(
+        text.contains("the red run left changes no step may make; put back:"),
+        "{text}"
+    );
+    for named in [
+        "`.GIT`: names a `.git`",
+        "`evil`: a symlink pointing out",
+        "`nested`: a nested repository",
+    ] {
+        assert!(text.contains(named), "{named}: {text}");
+    }
+    assert!(env.exists("README.md"), "deleted through the link: {text}");
+    approve_in_a_terminal(&env, "1");
+    assert!(env.exists("README.md"));
+    let merged = env.git(&["ls-tree", "-r", "--name-only", "HEAD"]);
+    for gone in ["evil", ".GIT/config", "nested"] {
+        assert!(
+            !merged.lines().any(|l| l.starts_with(gone)),
+            "{gone}: {merged}"
+        );
+    }
+}

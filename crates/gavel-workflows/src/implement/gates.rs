@@ -11,10 +11,11 @@
 
 use gavel_core::{Choice, EventKind, NodeCtx, NodeError, StepError, Transition};
 use gavel_exec::confine::Confinement;
+use gavel_exec::git::TreeId;
 use gavel_exec::process::ProcessError;
 use gavel_exec::runners::{RunnerKind, TestCommand, TestOutcome, TestReport, run_tests_confined};
 
-use super::guard::Step;
+use super::guard::{self, Step};
 use super::{CommandSettings, GateRecord, ImplementState, ImplementWorkflow, goto, node};
 
 /// Which command a gate runs.
@@ -224,6 +225,12 @@ impl ImplementWorkflow {
             }
             let _ = std::fs::remove_file(&pid_file);
         }
+        // The worktree before the run, so that what the run itself leaves behind is judged.
+        let wt = self.wt_git(s)?;
+        let before: Result<TreeId, StepError<gavel_exec::git::GitError>> =
+            cx.step(&format!("{}-before", which.name()), || wt.snapshot());
+        let before =
+            before.map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
         let ran: Result<TestReport, StepError<ProcessError>> = cx.step(which.name(), || {
             let report = run_tests_confined(
                 &cmd,
@@ -249,6 +256,7 @@ impl ImplementWorkflow {
             }
             Err(e) => return Err(super::super::document::commit::step_failed(e)),
         };
+        self.refuse_side_effects(s, cx, &wt, &before, which)?;
         let text = super::report_text(&report);
         let artifact = self.artifact(s, cx, &format!("{}.md", which.name()), text.as_bytes())?;
         cx.event(EventKind::Note {
@@ -326,6 +334,53 @@ impl ImplementWorkflow {
                 reason: "aborted by a person after a test timeout".into(),
             }),
         })
+    }
+
+    /// Puts back what a test or lint run left that no step may leave (a `.git` in any case, a
+    /// link out of the worktree, a submodule), naming it in the timeline: the write guard
+    /// covers the tests' side effects as well as the model's steps, before any of it can reach
+    /// a milestone commit or the merge.
+    fn refuse_side_effects(
+        &self,
+        s: &ImplementState,
+        cx: &mut NodeCtx<'_>,
+        wt: &gavel_exec::git::Git,
+        before: &TreeId,
+        which: Which,
+    ) -> Result<(), NodeError> {
+        let mut named: Vec<String> = guard::clear_unrecordable(wt)
+            .map_err(NodeError::Failed)?
+            .into_iter()
+            .map(|(p, why)| format!("`{p}`: {why}"))
+            .collect();
+        let after = wt
+            .snapshot()
+            .map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
+        let lineage_prefix = format!("{}/", self.lineage(s)?.rel().display());
+        let changes: Vec<_> = wt
+            .changes(before, &after)
+            .map_err(|e| NodeError::Failed(format!("cannot diff the worktree: {e}")))?
+            .into_iter()
+            .filter(|c| !c.path.starts_with(&lineage_prefix))
+            .collect();
+        let refused = guard::refused_side_effects(wt.root(), &changes);
+        if !refused.is_empty() {
+            let paths: Vec<String> = refused.iter().map(|r| r.change.path.clone()).collect();
+            wt.restore_paths(before, &paths).map_err(|e| {
+                NodeError::Failed(format!("cannot put back the tests' side effects: {e}"))
+            })?;
+            named.extend(refused.iter().map(|r| format!("`{}`: {}", r.change.path, r.why)));
+        }
+        if !named.is_empty() {
+            cx.event(EventKind::Note {
+                text: format!(
+                    "the {} run left changes no step may make; put back: {}",
+                    which.name(),
+                    named.join("; ")
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Commits the worktree (without the lineage) after the red or green milestone.

@@ -37,15 +37,8 @@ pub fn refused(
 ) -> Vec<Refused> {
     let mut out = Vec::new();
     for c in changes {
-        let why = if let Err(e) = crate::implement::answer::check_path(&c.path) {
-            Some(e)
-        } else if c.mode == "160000" {
-            Some("a submodule may not be added or changed".to_owned())
-        } else if c.kind != ChangeKind::Deleted
-            && c.is_symlink()
-            && !link_stays_inside(worktree, &c.path)
-        {
-            Some("a symlink pointing out of the worktree".to_owned())
+        let why = if let Some(why) = structural(worktree, c) {
+            Some(why)
         } else {
             match (step, is_test(&c.path)) {
                 (Step::Scaffold, false) => Some(
@@ -71,6 +64,37 @@ pub fn refused(
         }
     }
     out
+}
+
+/// The side effects of a test or lint run that are refused: those that break the rules every
+/// step keeps (no `.git`, no link out of the worktree, no submodule). Which files a test may
+/// write is its runner's business; these are never merged.
+pub fn refused_side_effects(worktree: &Path, changes: &[TreeChange]) -> Vec<Refused> {
+    changes
+        .iter()
+        .filter_map(|c| {
+            structural(worktree, c).map(|why| Refused {
+                change: c.clone(),
+                why,
+            })
+        })
+        .collect()
+}
+
+/// Why a change breaks the rules every step keeps, if it does.
+fn structural(worktree: &Path, c: &TreeChange) -> Option<String> {
+    if let Err(e) = crate::implement::answer::check_path(&c.path) {
+        Some(e)
+    } else if c.mode == "160000" {
+        Some("a submodule (gitlink) may not be added or changed".to_owned())
+    } else if c.kind != ChangeKind::Deleted
+        && c.is_symlink()
+        && !link_stays_inside(worktree, &c.path)
+    {
+        Some("a symlink pointing out of the worktree".to_owned())
+    } else {
+        None
+    }
 }
 
 /// Whether the symlink at `rel` in `worktree` resolves (lexically, as a relative link is
@@ -99,6 +123,60 @@ fn link_stays_inside(worktree: &Path, rel: &str) -> bool {
         }
     }
     !at.starts_with(".git")
+}
+
+/// The untracked paths a snapshot cannot record, from `git ls-files -z --others
+/// --exclude-standard`'s output, each with why: a component that is `.git` in another case
+/// (`.GIT/config`: `git add` refuses it), named up to that component; and a nested repository
+/// (git lists it as `dir/`; it would be a submodule, or stop `git add` when it has no commit).
+pub fn unrecordable(untracked: &str) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    for path in untracked.split('\0').filter(|p| !p.is_empty()) {
+        if let Some(dir) = path.strip_suffix('/') {
+            out.push((
+                dir.to_owned(),
+                "a nested repository (a submodule) may not be added",
+            ));
+            continue;
+        }
+        let mut prefix = Vec::new();
+        for part in path.trim_end_matches('/').split('/') {
+            prefix.push(part);
+            if part.eq_ignore_ascii_case(".git") {
+                let top = prefix.join("/");
+                if !out.iter().any(|(p, _)| *p == top) {
+                    out.push((
+                        top,
+                        "names a `.git` (in any case): git's metadata is not the model's to write",
+                    ));
+                }
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Removes what [`unrecordable`] finds in the worktree (a folder called `.GIT`, a nested
+/// repository) and returns the paths removed with why, so the snapshot that follows can be
+/// taken.
+pub fn clear_unrecordable(
+    wt: &gavel_exec::git::Git,
+) -> Result<Vec<(String, &'static str)>, String> {
+    let untracked = wt
+        .run(&["ls-files", "-z", "--others", "--exclude-standard"])
+        .map_err(|e| format!("cannot list the worktree's new files: {e}"))?;
+    let found = unrecordable(&untracked);
+    for (rel, _) in &found {
+        let abs = wt.root().join(rel);
+        let removed = match std::fs::symlink_metadata(&abs) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&abs),
+            Ok(_) => std::fs::remove_file(&abs),
+            Err(_) => Ok(()),
+        };
+        removed.map_err(|e| format!("cannot remove {}: {e}", abs.display()))?;
+    }
+    Ok(found)
 }
 
 /// The refusals as feedback for the model: one line per path.
@@ -146,6 +224,34 @@ mod tests {
         assert!(implement[1].why.contains("may not delete a test file"));
         let text = feedback(&implement);
         assert!(text.contains("`tests/test_calc.py`"), "{text}");
+    }
+
+    #[test]
+    fn a_git_folder_in_another_case_is_unrecordable_and_named_once() {
+        let untracked =
+            ".GIT/config\0.GIT/hooks/x\0src/.Git/HEAD\0src/ok.py\0.github/ci.yml\0sub/\0";
+        let found: Vec<String> = unrecordable(untracked)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(found, [".GIT", "src/.Git", "sub"]);
+    }
+
+    #[test]
+    fn a_test_runs_side_effects_keep_only_the_rules_every_step_keeps() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink("/etc", dir.path().join("out")).expect("link");
+        let changes = [
+            change("tests/snapshots/a.snap", ChangeKind::Added, "100644"),
+            change("calc.py", ChangeKind::Modified, "100644"),
+            change("out", ChangeKind::Added, "120000"),
+            change("vendor/lib", ChangeKind::Added, "160000"),
+        ];
+        let refused: Vec<String> = refused_side_effects(dir.path(), &changes)
+            .into_iter()
+            .map(|r| r.change.path)
+            .collect();
+        assert_eq!(refused, ["out", "vendor/lib"]);
     }
 
     #[test]

@@ -184,6 +184,19 @@ impl ImplementWorkflow {
                     .to_owned(),
             ));
         }
+        // A `.GIT/config` (a `.git` in another case) or a nested repository cannot be
+        // snapshotted: removed, the whole attempt put back and refused, never a run stuck on the
+        // snapshot.
+        let unrecordable = guard::clear_unrecordable(&wt).map_err(NodeError::Failed)?;
+        if !unrecordable.is_empty() {
+            wt.reset_to(&snap)
+                .map_err(|e| NodeError::Failed(format!("cannot reset the worktree: {e}")))?;
+            let mut text = String::from("These changes were refused and put back:\n");
+            for (path, why) in &unrecordable {
+                text.push_str(&format!("- `{path}`: {why}\n"));
+            }
+            return Ok(Attempt::Retry(text));
+        }
         let after = wt
             .snapshot()
             .map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
