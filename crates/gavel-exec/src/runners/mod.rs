@@ -75,13 +75,27 @@
 //! a circular import, an exception at import time) means the code does not even load and is
 //! [`TestOutcome::BuildFailed`], like a compile error. In compiled languages a missing symbol
 //! is a compile error (`cargo`, `go`: `build_failed`, the compiler output is in the report).
+//!
+//! # Per-test reports and the green verdict
+//!
+//! The table above reads what a runner says about itself, which code under test can fake
+//! (`os._exit(0)` while it is imported makes pytest exit 0 with nothing run). So a workflow
+//! runs its gates with [`run_tests_reported`], which has the runner write a machine-readable
+//! report outside the worktree (pytest's JUnit XML, libtest's per-test lines, `go test
+//! -json`, a node reporter; see `report`) and puts the tests it lists in
+//! [`TestReport::tests`]; [`judge_green`] then says whether the green run proves that the
+//! tests written before the implementation ran and passed, compared with the red run. The
+//! runner's configuration files ([`RunnerKind::config_globs`]) are guarded like its tests.
 
 mod caches;
 mod classify;
+mod globs;
+mod report;
 #[cfg(test)]
 mod tests;
+mod verdict;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -90,6 +104,11 @@ use crate::process::{self, ProcessError, ProcessSpec, TestRun};
 
 pub use self::caches::private_caches;
 pub use self::classify::{classify, summarize};
+pub use self::globs::{GlobError, TestFiles, is_test_file};
+pub use self::report::{
+    NoReport, ReportFormat, TestCase, TestList, TestListing, TestStatus, report_format,
+};
+pub use self::verdict::{GreenProblem, GreenVerdict, judge_green};
 
 /// Which test runner a command starts, which decides how its result is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -166,26 +185,6 @@ impl RunnerKind {
             RunnerKind::Node => "node",
             RunnerKind::Go => "go",
             RunnerKind::Generic => "generic",
-        }
-    }
-
-    /// Where this runner's tests live by convention, as gitignore-style globs (a pattern
-    /// without `/` matches at any depth, `dir/` matches a folder anywhere and everything in it,
-    /// `{a,b}` is an alternation). Benchmarks (`benches/`) are not tests.
-    #[must_use]
-    pub fn test_globs(self) -> &'static [&'static str] {
-        match self {
-            RunnerKind::Pytest => &["test_*.py", "*_test.py", "conftest.py", "tests/"],
-            RunnerKind::Cargo => &["tests/", "tests.rs", "*_test.rs", "*_tests.rs"],
-            RunnerKind::Node => &[
-                "*.test.{js,mjs,cjs,ts,mts,cts,jsx,tsx}",
-                "*.spec.{js,mjs,cjs,ts,mts,cts,jsx,tsx}",
-                "test/",
-                "tests/",
-                "__tests__/",
-            ],
-            RunnerKind::Go => &["*_test.go", "testdata/"],
-            RunnerKind::Generic => &["tests/", "test/"],
         }
     }
 }
@@ -306,6 +305,10 @@ pub struct TestReport {
     pub run: Option<TestRun>,
     /// One line for a person, e.g. "3 passed, 1 failed (pytest, exit 1, 0.4 s)".
     pub summary: String,
+    /// The tests the runner's report lists, when one was asked for ([`run_tests_reported`]);
+    /// `None` otherwise, and in reports journaled before there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<TestListing>,
 }
 
 /// Runs `cmd` (cargo: build step first) and classifies the result, keeping at most `limit`
@@ -339,6 +342,33 @@ pub fn run_tests_confined(
     cancelled: &dyn Fn() -> bool,
     on_start: &mut dyn FnMut(u32),
 ) -> Result<TestReport, ProcessError> {
+    run(cmd, None, confine, limit, cancelled, on_start)
+}
+
+/// [`run_tests_confined`], the command changed to write a machine-readable report in
+/// `report_dir` (a folder outside the worktree that the box may write, e.g. the run's private
+/// temporary folder; created if missing, its earlier report removed) and the tests it lists
+/// put in [`TestReport::tests`] for [`judge_green`]. A command that cannot write one (see
+/// [`report_format`]) runs unchanged, with the reason in an [`TestListing::Unread`].
+pub fn run_tests_reported(
+    cmd: &TestCommand,
+    report_dir: &Path,
+    confine: Option<&crate::confine::Confinement>,
+    limit: usize,
+    cancelled: &dyn Fn() -> bool,
+    on_start: &mut dyn FnMut(u32),
+) -> Result<TestReport, ProcessError> {
+    run(cmd, Some(report_dir), confine, limit, cancelled, on_start)
+}
+
+fn run(
+    cmd: &TestCommand,
+    report_dir: Option<&Path>,
+    confine: Option<&crate::confine::Confinement>,
+    limit: usize,
+    cancelled: &dyn Fn() -> bool,
+    on_start: &mut dyn FnMut(u32),
+) -> Result<TestReport, ProcessError> {
     let words = shell_words::split(&cmd.command).map_err(|e| bad_command(cmd, &e.to_string()))?;
     let mut env: Vec<(String, String)> = Vec::new();
     let mut words = words.as_slice();
@@ -351,6 +381,17 @@ pub fn run_tests_confined(
     }
     let [program, args @ ..] = words else {
         return Err(bad_command(cmd, "there is no program to run"));
+    };
+    // The report: how the run step's arguments change, or why there is none.
+    let plan = report_dir.map(|dir| {
+        report::plan_args(cmd.kind, words, dir).and_then(|plan| {
+            plan.prepare(dir)
+                .map(|()| plan)
+                .map_err(|e| format!("cannot prepare the report folder {}: {e}", dir.display()))
+        })
+    });
+    let unread = |reason: &str| TestListing::Unread {
+        reason: reason.to_owned(),
     };
     env.extend(cmd.env.iter().cloned());
     let spec = |args: Vec<String>, timeout: Duration| {
@@ -383,12 +424,21 @@ pub fn run_tests_confined(
                 build: Some(step),
                 run: None,
                 summary,
+                tests: plan.map(|_| unread("the tests did not build, so none ran")),
             });
         }
         timeout = timeout.saturating_sub(step.duration);
         build = Some(step);
     }
-    let run = process::run_test_with(&spec(args.to_vec(), timeout), limit, cancelled, on_start)?;
+    let run_args = match &plan {
+        Some(Ok(plan)) => plan.args.clone(),
+        _ => args.to_vec(),
+    };
+    let mut run = process::run_test_with(&spec(run_args, timeout), limit, cancelled, on_start)?;
+    let tests = plan.map(|plan| match plan {
+        Ok(plan) => plan.read(&mut run, &cmd.cwd),
+        Err(reason) => unread(&reason),
+    });
     let outcome = classify(cmd.kind, &run);
     let summary = summarize(cmd.kind, &outcome, build.as_ref(), Some(&run));
     Ok(TestReport {
@@ -397,6 +447,7 @@ pub fn run_tests_confined(
         build,
         run: Some(run),
         summary,
+        tests,
     })
 }
 
@@ -423,67 +474,4 @@ fn cargo_build_args(kind: RunnerKind, program: &str, args: &[String]) -> Option<
     let at = build.iter().position(|a| a == "--").unwrap_or(build.len());
     build.insert(at, "--no-run".to_owned());
     Some(build)
-}
-
-/// Compiled test-file globs, in gitignore syntax: `!glob` excludes what it matches (the file,
-/// or else its nearest folder a glob matches, decides; among globs matching the same path the
-/// last one wins).
-#[derive(Debug, Clone)]
-pub struct TestFiles {
-    matcher: ignore::gitignore::Gitignore,
-}
-
-/// A glob that is not valid gitignore syntax.
-#[derive(Debug, thiserror::Error)]
-#[error("invalid test-file glob `{glob}`: {source}")]
-pub struct GlobError {
-    pub glob: String,
-    #[source]
-    pub source: ignore::Error,
-}
-
-impl TestFiles {
-    /// Compiles `globs`.
-    pub fn new(globs: &[String]) -> Result<Self, GlobError> {
-        let mut builder = ignore::gitignore::GitignoreBuilder::new(".");
-        for glob in globs {
-            builder.add_line(None, glob).map_err(|source| GlobError {
-                glob: glob.clone(),
-                source,
-            })?;
-        }
-        let matcher = builder.build().map_err(|source| GlobError {
-            glob: globs.join(", "),
-            source,
-        })?;
-        Ok(Self { matcher })
-    }
-
-    /// Whether the repository-relative `path` ('/' separators) is a test file.
-    #[must_use]
-    pub fn matches(&self, path: &str) -> bool {
-        let mut path = path.trim_start_matches('/');
-        while let Some(rest) = path.strip_prefix("./") {
-            path = rest.trim_start_matches('/');
-        }
-        if path.is_empty() {
-            return false;
-        }
-        self.matcher
-            .matched_path_or_any_parents(path, false)
-            .is_ignore()
-    }
-}
-
-/// Whether the repository-relative `path` ('/' separators) matches the test-file `globs`. An
-/// invalid glob matches nothing: check configured globs with [`TestFiles::new`] when loading
-/// them, and match many paths with one compiled [`TestFiles`].
-#[must_use]
-pub fn is_test_file(path: &str, globs: &[String]) -> bool {
-    let valid: Vec<String> = globs
-        .iter()
-        .filter(|g| TestFiles::new(std::slice::from_ref(g)).is_ok())
-        .cloned()
-        .collect();
-    TestFiles::new(&valid).is_ok_and(|files| files.matches(path))
 }

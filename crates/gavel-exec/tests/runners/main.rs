@@ -4,6 +4,7 @@
 
 mod cargo;
 mod go;
+mod green;
 mod node;
 mod pytest;
 mod util;

@@ -3,17 +3,21 @@
 use std::path::Path;
 use std::time::Duration;
 
-use gavel_exec::runners::{RunnerKind, TestCommand, TestOutcome, TestReport, run_tests};
+use gavel_exec::runners::{
+    RunnerKind, TestCommand, TestOutcome, TestReport, run_tests, run_tests_reported,
+};
 
-/// A sample project in a temp dir.
+/// A sample project in a temp dir, and a folder outside it for runners' reports.
 pub struct Project {
     pub dir: tempfile::TempDir,
+    pub reports: tempfile::TempDir,
 }
 
 impl Project {
     pub fn new(files: &[(&str, &str)]) -> Self {
         let project = Self {
             dir: tempfile::tempdir().expect("a temp dir"),
+            reports: tempfile::tempdir().expect("a temp dir for reports"),
         };
         project.write(files);
         project
@@ -40,7 +44,32 @@ impl Project {
 
     /// Runs `command` (its runner detected) here with `env` and `timeout`.
     pub fn run_with(&self, command: &str, env: &[(&str, &str)], timeout: Duration) -> TestReport {
-        let cmd = TestCommand {
+        run_tests(&self.command(command, env, timeout), 1 << 20, &|| false)
+            .expect("the runner starts")
+    }
+
+    /// [`Project::run_with`], asking for the runner's per-test report (written outside the
+    /// project, in [`Project::reports`]).
+    pub fn run_reported(
+        &self,
+        command: &str,
+        env: &[(&str, &str)],
+        timeout: Duration,
+    ) -> TestReport {
+        let cmd = self.command(command, env, timeout);
+        run_tests_reported(
+            &cmd,
+            self.reports.path(),
+            None,
+            1 << 20,
+            &|| false,
+            &mut |_| {},
+        )
+        .expect("the runner starts")
+    }
+
+    fn command(&self, command: &str, env: &[(&str, &str)], timeout: Duration) -> TestCommand {
+        TestCommand {
             kind: RunnerKind::detect(command),
             command: command.to_owned(),
             cwd: self.path().to_owned(),
@@ -50,8 +79,7 @@ impl Project {
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
             env_remove: Vec::new(),
-        };
-        run_tests(&cmd, 1 << 20, &|| false).expect("the runner starts")
+        }
     }
 
     pub fn run(&self, command: &str) -> TestReport {

@@ -1,8 +1,10 @@
 //! Unit tests of the runners: [`classify`] on outputs recorded from the real runners (pytest
 //! 9.2, cargo 1.95, node 20, go 1.19), one per row of the module doc's table, and the one-line
-//! summaries. Reading command lines and test-file globs is tested in [`commands`].
+//! summaries. Reading command lines and test-file globs is tested in [`commands`], the green
+//! verdict and the runners' configuration globs in [`verdict`].
 
 mod commands;
+mod verdict;
 
 use std::time::Duration;
 
