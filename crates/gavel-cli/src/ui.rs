@@ -7,6 +7,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set while gavel waits at a prompt; Ctrl-C then exits at once (the run is already saved).
 pub static IN_PROMPT: AtomicBool = AtomicBool::new(false);
 
+/// Discards input typed at the terminal that nothing has read yet, so an answer is typed
+/// after its question: an `approve` typed ahead (or pasted, or sent by a script that does not
+/// wait for the prompt) never answers a gate it was not typed for. Nothing happens when stdin
+/// is not a terminal.
+pub fn discard_typeahead() {
+    let stdin = io::stdin();
+    if stdin.is_terminal() {
+        let _ = nix::sys::termios::tcflush(&stdin, nix::sys::termios::FlushArg::TCIFLUSH);
+    }
+}
+
 /// The terminal, as gavel sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct Ui {
@@ -48,13 +59,15 @@ impl Ui {
         let _ = err.flush();
     }
 
-    /// Asks a question on stderr and reads one line. `None` at end of input.
+    /// Asks a question on stderr and reads one line. `None` at end of input. What was typed
+    /// at a terminal before the question was asked is discarded ([`discard_typeahead`]).
     pub fn ask(&self, question: &str) -> Option<String> {
         {
             let mut err = io::stderr().lock();
             let _ = write!(err, "{question}");
             let _ = err.flush();
         }
+        discard_typeahead();
         IN_PROMPT.store(true, Ordering::SeqCst);
         let mut line = String::new();
         let read = io::stdin().lock().read_line(&mut line);

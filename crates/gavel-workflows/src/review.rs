@@ -31,13 +31,23 @@ pub struct DiffReview<'a> {
     pub report_path: &'a Path,
     /// The report's path as the person sees it (repository-relative).
     pub report_rel: &'a str,
+    /// What the answering process was given that looks like an attempt to skip or pre-answer
+    /// the gate (`GAVEL_*APPROVE*` variables and the like, see
+    /// `gavel_diffgate::bypass_variables`): recorded on the audit line, never obeyed.
+    pub bypass_attempts: &'a [String],
 }
 
 /// What the review decided, or the gate to wait at.
 #[derive(Debug)]
 pub enum Reviewed {
-    /// A person typed `approve` (or nothing was staged: `line` is `None` then).
-    Approved { audit_line: Option<String> },
+    /// A person typed `approve` (or nothing was staged: `line` is `None` then). `report` is
+    /// the report the person was shown, made again from git's index (which nothing but gavel
+    /// changes while the gate waits) and kept as a blob, for a lineage written from gavel's
+    /// own data rather than copied from the worktree.
+    Approved {
+        audit_line: Option<String>,
+        report: Option<gavel_core::ContentHash>,
+    },
     /// A person typed `reject`.
     Rejected { audit_line: String },
     /// Waiting for a person: return this transition from the node.
@@ -50,12 +60,16 @@ pub fn diff_review(cx: &mut NodeCtx<'_>, r: &DiffReview<'_>) -> Result<Reviewed,
     let analysis = gavel_diffgate::analyze_staged(r.worktree).map_err(failed)?;
     let Some(answer) = cx.answer()? else {
         if analysis.is_empty() {
-            return Ok(Reviewed::Approved { audit_line: None });
+            return Ok(Reviewed::Approved {
+                audit_line: None,
+                report: None,
+            });
         }
         let report = gavel_diffgate::report(r.worktree, &analysis).map_err(failed)?;
         crate::fsutil::write_atomic(r.report_path, report.as_bytes()).map_err(|e| {
             NodeError::Failed(format!("cannot write {}: {e}", r.report_path.display()))
         })?;
+
         let flagged: Vec<String> = analysis.flagged().iter().map(|f| f.path.clone()).collect();
         let mut gate = cx.gate(
             KIND,
@@ -94,8 +108,8 @@ pub fn diff_review(cx: &mut NodeCtx<'_>, r: &DiffReview<'_>) -> Result<Reviewed,
         files_changed: analysis.files.len(),
         repo: r.worktree.root().display().to_string(),
         reason: Some(format!("gate {} of run {}", answer.gate_id, cx.run())),
-        bypass_attempted: false,
-        bypass_attempts: Vec::new(),
+        bypass_attempted: !r.bypass_attempts.is_empty(),
+        bypass_attempts: r.bypass_attempts.to_vec(),
     };
     let audit_log: PathBuf = r.audit_log.to_path_buf();
     let line: Result<String, StepError<gavel_diffgate::DiffGateError>> = cx
@@ -105,9 +119,17 @@ pub fn diff_review(cx: &mut NodeCtx<'_>, r: &DiffReview<'_>) -> Result<Reviewed,
     let line = line.map_err(|e| NodeError::Failed(e.to_string()))?;
     // The team's shared store keeps it too (once: a replay records the same line again).
     cx.record_audit(&line)?;
+    let report = match decision {
+        Decision::Approved if !analysis.is_empty() => {
+            let text = gavel_diffgate::report(r.worktree, &analysis).map_err(failed)?;
+            Some(cx.put_blob(text.as_bytes())?)
+        }
+        _ => None,
+    };
     Ok(match decision {
         Decision::Approved => Reviewed::Approved {
             audit_line: Some(line),
+            report,
         },
         _ => Reviewed::Rejected { audit_line: line },
     })

@@ -213,8 +213,10 @@ pub fn cmd_diff_gate(args: &DiffGateArgs, ctx: Context) -> Result<Exit, CliError
     }
 }
 
-/// Lines from stdin on a channel (`None` at end of input), so the wait can time out.
+/// Lines from stdin on a channel (`None` at end of input), so the wait can time out. Input
+/// typed before the question is discarded first.
 fn spawn_reader() -> mpsc::Receiver<Option<String>> {
+    crate::ui::discard_typeahead();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let stdin = std::io::stdin();

@@ -162,6 +162,12 @@ pub fn workflow_for(
             output_limit: 256 * 1024,
             pass_env: i.pass_env.clone(),
             test_network: i.test_network,
+            bypass_attempts: {
+                let names: Vec<String> = std::env::vars_os()
+                    .filter_map(|(k, _)| k.into_string().ok())
+                    .collect();
+                gavel_diffgate::bypass_variables(names.iter().map(String::as_str))
+            },
         },
         implementer: ctx.provider(&spec),
         reviewer: None,

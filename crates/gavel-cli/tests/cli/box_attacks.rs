@@ -211,3 +211,33 @@ fn what_a_test_leaves_that_no_step_may_leave_is_put_back_and_never_merged() {
         );
     }
 }
+
+#[test]
+fn regression_the_lineage_is_written_from_gavels_record_not_copied_from_the_worktree() {
+    // Once the code exists, the test rewrites the red gate's record and leaves a link loop and
+    // a link to the person's checkout in the lineage folder.
+    let tests = "=== gavel:write tests/test_calc.py\nimport os\nfrom pathlib import Path\n\nlineage = Path('docs/lineage/active/1-impl')\nif Path('calc.py').exists() and lineage.is_dir():\n    for f in lineage.glob('*-red.md'):\n        f.write_text('FORGED: the tests passed before any code\\n')\n    for name, target in [('loop', '.'), ('out', str(Path.cwd().parents[2]))]:\n        try:\n            os.symlink(target, lineage / name)\n        except OSError:\n            pass\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n=== gavel:end\n";
+    let env = python_project(&[tests, CODE]);
+    assert_exit(&start(&env), 3);
+    approve_in_a_terminal(&env, "1");
+    let done = env.ls("docs/lineage/done/1-impl");
+    assert!(
+        !done.iter().any(|n| n == "loop" || n == "out"),
+        "links were copied: {done:?}"
+    );
+    let red = done
+        .iter()
+        .find(|n| n.ends_with("-red.md"))
+        .expect("the red record");
+    let red = env.read(&format!("docs/lineage/done/1-impl/{red}"));
+    assert!(!red.contains("FORGED"), "{red}");
+    assert!(
+        red.contains("missing import") || red.contains("failed"),
+        "{red}"
+    );
+    assert!(
+        done.iter().any(|n| n.ends_with("-diff-review.md")),
+        "the report the person saw: {done:?}"
+    );
+    assert_eq!(env.status(), "");
+}

@@ -48,6 +48,7 @@ impl ImplementWorkflow {
                 audit_log: &audit_log,
                 report_path: &report_path,
                 report_rel: &report_shown,
+                bypass_attempts: &self.settings.bypass_attempts,
             },
         )?;
         match reviewed {
@@ -70,9 +71,15 @@ impl ImplementWorkflow {
                 Ok(Transition::Gate(gate))
             }
             Reviewed::Waiting(other) => Ok(other),
-            Reviewed::Approved { audit_line } => {
+            Reviewed::Approved { audit_line, report } => {
                 s.approved = self.approval_from(cx, audit_line.as_deref());
                 s.file_counter += 1;
+                if let Some(blob) = report {
+                    s.keep_lineage_blob(
+                        crate::lineage::artifact_name(s.file_counter, "diff-review.md"),
+                        blob,
+                    );
+                }
                 goto(node::MERGE)
             }
             Reviewed::Rejected { .. } => {
@@ -166,7 +173,7 @@ impl ImplementWorkflow {
         if s.change.is_some() {
             return self.merge_change(s, cx, commit);
         }
-        let how = match self.merge_into_base(s, &person, &branch, &commit)? {
+        let how = match self.merged_once(s, cx, &person, &branch, &commit)? {
             Ok(how) => how,
             Err(halt) => return Ok(halt),
         };
@@ -174,7 +181,7 @@ impl ImplementWorkflow {
         let lineage = self.lineage(s)?;
         let done_rel = Lineage::done_rel(&self.settings.lineage_dir, s.issue, "impl");
         let done_abs = self.root().join(&done_rel);
-        copy_dir(&lineage.abs(), &done_abs)?;
+        self.write_lineage(s, cx, &lineage.abs(), &done_abs)?;
         let merged_json = serde_json::json!({
             "issue": s.issue,
             "title": s.issue_title,
@@ -259,13 +266,33 @@ impl ImplementWorkflow {
             "gavel: lineage of the implementation of change {}\n\nLineage: {lineage}\nGavel-Run: gavel-{}",
             c.id, s.run_key
         );
+        // Only this run's lineage files are committed, each written again from gavel's record
+        // of it (a run started before gavel kept one commits the folder as it is): whatever
+        // else the model's code put in the folder stays out of a commit no gate reviews.
+        let mut paths: Vec<String> = Vec::new();
+        if let Some(wt) = &wt
+            && !s.lineage_files.is_empty()
+        {
+            for file in &s.lineage_files {
+                let rel = format!("{lineage}/{}", file.name);
+                let bytes = cx.get_blob(&file.blob)?;
+                super::beneath::write(wt.root(), &rel, &bytes)
+                    .map_err(|e| NodeError::Failed(format!("cannot write the lineage: {e}")))?;
+                paths.push(rel);
+            }
+        }
+        if paths.is_empty() {
+            paths.push(lineage.clone());
+        }
         let head: Result<String, StepError<GitError>> = cx.step("commit-lineage", || {
             let wt = wt.ok_or_else(|| GitError::Failed {
                 args: "commit".into(),
                 stderr: "the run's worktree is gone".into(),
                 code: None,
             })?;
-            wt.run(&["add", "--all", "--", &lineage])?;
+            let mut add: Vec<&str> = vec!["add", "--all", "--"];
+            add.extend(paths.iter().map(String::as_str));
+            wt.run(&add)?;
             let staged = wt.run(&["diff", "--cached", "--name-only"])?;
             if !staged.trim().is_empty() {
                 wt.run(&["commit", "--quiet", "--no-verify", "-m", &message])?;
@@ -288,7 +315,7 @@ impl ImplementWorkflow {
                     NodeError::Failed(format!("cannot put back {}: {e}", state_rel.display()))
                 })?;
         }
-        let how = match self.merge_into_base(s, &person, &branch, &head)? {
+        let how = match self.merged_once(s, cx, &person, &branch, &head)? {
             Ok(how) => how,
             Err(halt) => return Ok(halt),
         };
@@ -309,6 +336,30 @@ impl ImplementWorkflow {
         Ok(Transition::Done { summary })
     }
 
+    /// [`Self::merge_into_base`] once: its result is journaled, so a replay (a kill after the
+    /// merge) reports the same `how` instead of "already merged", and a kill between the merge
+    /// and its journal finds how it was merged from the history.
+    fn merged_once(
+        &self,
+        s: &ImplementState,
+        cx: &mut NodeCtx<'_>,
+        person: &Git,
+        branch: &str,
+        commit: &str,
+    ) -> Result<Result<String, Transition>, NodeError> {
+        if let Some(how) = cx.journaled::<String>("merge")? {
+            return Ok(Ok(how));
+        }
+        let how = match self.merge_into_base(s, person, branch, commit)? {
+            Ok(how) => how,
+            Err(halt) => return Ok(Err(halt)),
+        };
+        let kept: Result<String, StepError<std::convert::Infallible>> =
+            cx.step("merge", || Ok(how));
+        kept.map(Ok)
+            .map_err(|e| NodeError::Failed(format!("cannot record the merge: {e}")))
+    }
+
     /// Merges the run's branch into the base branch in the person's checkout. `Err` is the
     /// halt to return (the person must act); nothing is lost either way.
     fn merge_into_base(
@@ -323,7 +374,25 @@ impl ImplementWorkflow {
             .run(&["merge-base", "--is-ancestor", commit, "HEAD"])
             .is_ok();
         if already {
-            return Ok(Ok("already merged".into()));
+            // Merged already, by a person after a halt (or by gavel just before a kill, before
+            // its journal): how, from the history (a merge commit whose second parent is the
+            // run's commit, or else a fast-forward).
+            let merges = person
+                .run(&[
+                    "rev-list",
+                    "--merges",
+                    "--parents",
+                    "--ancestry-path",
+                    &format!("{commit}..HEAD"),
+                ])
+                .unwrap_or_default();
+            let by_merge = merges.lines().any(|l| l.split(' ').nth(2) == Some(commit));
+            return Ok(Ok(if by_merge {
+                "already merged (merge commit)"
+            } else {
+                "already merged (fast-forward)"
+            }
+            .into()));
         }
         let current = person
             .run(&["symbolic-ref", "--quiet", "--short", "HEAD"])
@@ -402,7 +471,7 @@ pub fn discard(
         .map(|w| w.path.join(&rel));
     let kept = match in_worktree {
         Some(from) if from.is_dir() => {
-            copy_dir(&from, &root.join(&rel)).map_err(|e| e.to_string())?;
+            copy_dir(&from, &root.join(&rel), 0).map_err(|e| e.to_string())?;
             Some(rel)
         }
         _ => None,
@@ -413,12 +482,38 @@ pub fn discard(
     Ok(kept)
 }
 
-/// Copies a folder's files (one level of subfolders deep is enough for a lineage), replacing
-/// files of the same name.
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> Result<(), NodeError> {
-    if !from.is_dir() {
-        // A replay after the worktree was removed: the copy was made before.
-        return Ok(());
+impl ImplementWorkflow {
+    /// Writes the run's lineage into `to` from gavel's own record of it (each file's blob),
+    /// never from the worktree, whose folder the model's code can write; a run started before
+    /// gavel kept that record copies the regular files of `from` instead ([`copy_dir`]).
+    fn write_lineage(
+        &self,
+        s: &ImplementState,
+        cx: &NodeCtx<'_>,
+        from: &std::path::Path,
+        to: &std::path::Path,
+    ) -> Result<(), NodeError> {
+        if s.lineage_files.is_empty() {
+            return copy_dir(from, to, 0);
+        }
+        std::fs::create_dir_all(to).map_err(|e| io_failed("create", to, e))?;
+        for file in &s.lineage_files {
+            let bytes = cx.get_blob(&file.blob)?;
+            let target = to.join(&file.name);
+            fsutil::write_atomic(&target, &bytes).map_err(|e| io_failed("write", &target, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Copies a folder's regular files and folders (a lineage is one or two levels deep; deeper
+/// ones, links and anything else are left out, so a link loop or a link out of the worktree
+/// is never followed), replacing files of the same name.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path, depth: u32) -> Result<(), NodeError> {
+    match std::fs::symlink_metadata(from) {
+        Ok(m) if m.is_dir() && depth <= 2 => {}
+        // A replay after the worktree was removed (the copy was made before), or not a folder.
+        _ => return Ok(()),
     }
     std::fs::create_dir_all(to).map_err(|e| io_failed("create", to, e))?;
     let entries = std::fs::read_dir(from).map_err(|e| io_failed("read", from, e))?;
@@ -426,9 +521,10 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> Result<(), NodeErro
         let entry = entry.map_err(|e| io_failed("read", from, e))?;
         let path = entry.path();
         let target = to.join(entry.file_name());
-        if path.is_dir() {
-            copy_dir(&path, &target)?;
-        } else {
+        let kind = entry.file_type().map_err(|e| io_failed("read", &path, e))?;
+        if kind.is_dir() {
+            copy_dir(&path, &target, depth + 1)?;
+        } else if kind.is_file() {
             let bytes = std::fs::read(&path).map_err(|e| io_failed("read", &path, e))?;
             fsutil::write_atomic(&target, &bytes).map_err(|e| io_failed("write", &target, e))?;
         }

@@ -369,7 +369,11 @@ impl ImplementWorkflow {
             wt.restore_paths(before, &paths).map_err(|e| {
                 NodeError::Failed(format!("cannot put back the tests' side effects: {e}"))
             })?;
-            named.extend(refused.iter().map(|r| format!("`{}`: {}", r.change.path, r.why)));
+            named.extend(
+                refused
+                    .iter()
+                    .map(|r| format!("`{}`: {}", r.change.path, r.why)),
+            );
         }
         if !named.is_empty() {
             cx.event(EventKind::Note {

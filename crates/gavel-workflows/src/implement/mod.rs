@@ -114,6 +114,9 @@ pub struct ImplementSettings {
     pub pass_env: Vec<String>,
     /// Whether boxed tests and lint may use the network (`[implement] test_network`).
     pub test_network: bool,
+    /// The variables of this process that look like an attempt to skip the diff gate, for its
+    /// audit line (see `gavel_diffgate::bypass_variables`); they change nothing.
+    pub bypass_attempts: Vec<String>,
 }
 
 /// A test or lint run, as the lineage and the person see it.
@@ -122,6 +125,15 @@ pub struct GateRecord {
     /// The lineage file with the command's output.
     pub artifact: String,
     pub summary: String,
+}
+
+/// A lineage file as gavel wrote it: its name in the run's lineage folder and its content, a
+/// blob in the store. The merge writes the lineage from these, never by copying the worktree's
+/// folder (which the model's code can write).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineageFile {
+    pub name: String,
+    pub blob: ContentHash,
 }
 
 /// The merged result.
@@ -184,6 +196,10 @@ pub struct ImplementState {
     /// only when the journal holds the typed approval of exactly that tree.
     #[serde(default)]
     pub approved: Option<approval::Approval>,
+    /// Every lineage file gavel wrote, in order (empty for a run started before gavel kept
+    /// them: its merge copies the folder's regular files instead).
+    #[serde(default)]
+    pub lineage_files: Vec<LineageFile>,
     #[serde(flatten)]
     pub spend: crate::caller::Spend,
     pub merged: Option<Merged>,
@@ -230,6 +246,18 @@ pub struct ChangeTarget {
 }
 
 impl ImplementState {
+    /// Records a lineage file gavel wrote (a file of the same name written again keeps its
+    /// last content).
+    pub(crate) fn keep_lineage_file(&mut self, name: String, bytes: &[u8]) {
+        self.keep_lineage_blob(name, ContentHash::of(bytes));
+    }
+
+    /// [`Self::keep_lineage_file`] for content already in the store.
+    pub(crate) fn keep_lineage_blob(&mut self, name: String, blob: ContentHash) {
+        self.lineage_files.retain(|f| f.name != name);
+        self.lineage_files.push(LineageFile { name, blob });
+    }
+
     /// The state of a new run.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -272,6 +300,7 @@ impl ImplementState {
             checkout: None,
             green_tree: None,
             approved: None,
+            lineage_files: Vec::new(),
             spend: crate::caller::Spend::default(),
             merged: None,
             change: None,
@@ -385,6 +414,7 @@ impl ImplementWorkflow {
         s.file_counter = n;
         let path = rel.to_string_lossy().into_owned();
         cx.artifact(path.clone(), bytes, &[])?;
+        s.keep_lineage_file(crate::lineage::artifact_name(n, suffix), bytes);
         Ok(path)
     }
 }

@@ -36,10 +36,11 @@ impl Workflow for Committer<'_> {
                     audit_log: &self.kit.path("docs/audit/diff-gate.jsonl"),
                     report_path: &self.kit.path("lineage/004-diff-review.md"),
                     report_rel: "lineage/004-diff-review.md",
+                    bypass_attempts: &[],
                 };
                 match review::diff_review(cx, &r)? {
                     Reviewed::Waiting(t) => Ok(t),
-                    Reviewed::Approved { audit_line } => {
+                    Reviewed::Approved { audit_line, .. } => {
                         s.audit_copy = audit_line;
                         Ok(Transition::Goto("commit".into()))
                     }
