@@ -123,13 +123,16 @@ pub fn workflow_for(
     } else {
         None
     };
-    let globs = i.test_files.clone().unwrap_or_else(|| {
+    let mut globs = i.test_files.clone().unwrap_or_else(|| {
         runner
             .test_globs()
             .iter()
             .map(|g| (*g).to_owned())
             .collect()
     });
+    // The runner's configuration decides what the tests do (a conftest.py hook can rewrite
+    // every outcome): it counts as test files whatever `[implement] test_files` says.
+    globs.extend(runner.config_globs().iter().map(|g| (*g).to_owned()));
     Ok(ImplementWorkflow {
         settings: ImplementSettings {
             repo_root: s.repo_root.clone(),

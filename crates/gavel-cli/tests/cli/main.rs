@@ -19,6 +19,7 @@ mod doctor;
 mod forward_compat;
 mod gate_integrity;
 mod github;
+mod green_gate;
 mod github_failures;
 mod implement;
 mod implement_agents;

@@ -13,7 +13,10 @@ use gavel_core::{Choice, EventKind, NodeCtx, NodeError, StepError, Transition};
 use gavel_exec::confine::Confinement;
 use gavel_exec::git::TreeId;
 use gavel_exec::process::ProcessError;
-use gavel_exec::runners::{RunnerKind, TestCommand, TestOutcome, TestReport, run_tests_confined};
+use gavel_exec::runners::{
+    RunnerKind, TestCommand, TestOutcome, TestReport, judge_green, report_format,
+    run_tests_confined, run_tests_reported,
+};
 
 use super::guard::{self, Step};
 use super::{CommandSettings, GateRecord, ImplementState, ImplementWorkflow, goto, node};
@@ -52,6 +55,7 @@ impl ImplementWorkflow {
             TestOutcome::Failed | TestOutcome::BuildFailed | TestOutcome::MissingImport { .. } => {
                 self.milestone(s, cx, "red")?;
                 s.red = Some(record);
+                s.red_tests = report.tests.clone();
                 goto(node::IMPLEMENT)
             }
             TestOutcome::Passed => {
@@ -88,6 +92,27 @@ impl ImplementWorkflow {
             return Ok(t);
         }
         let (report, record) = self.run_gate(s, cx, Which::Green)?;
+        // Where the runner writes a report, green is read per test from it: every test of the
+        // red run ran again and passed, the scaffold's tests among them (an `os._exit(0)` or a
+        // `--collect-only` exits 0 too).
+        if report.outcome == TestOutcome::Passed
+            && report_format(self.settings.runner, &self.settings.test.command).is_ok()
+        {
+            let verdict = judge_green(s.red_tests.as_ref(), &report, &s.scaffold_files);
+            if !verdict.is_green() {
+                self.failed_attempt(
+                    s,
+                    cx,
+                    Step::Implement,
+                    &format!(
+                        "the test command exited 0 but the tests did not pass: {}\n\n{}",
+                        verdict.reason(),
+                        output_tail(&report)
+                    ),
+                )?;
+                return goto(node::IMPLEMENT);
+            }
+        }
         match &report.outcome {
             TestOutcome::Passed => {
                 self.tick_tasks(s, cx)?;
@@ -179,7 +204,11 @@ impl ImplementWorkflow {
                 let tmp = home.join(format!(".{name}.tmp"));
                 std::fs::create_dir_all(&tmp).map_err(|e| super::io_failed("create", &tmp, e))?;
                 let mut env = gavel_exec::runners::private_caches(kind, &tmp);
-                let writable = vec![worktree.clone(), tmp.clone()];
+                // The runner writes its report of each test here, outside the worktree.
+                let reports = home.join(format!(".{name}.report"));
+                std::fs::create_dir_all(&reports)
+                    .map_err(|e| super::io_failed("create", &reports, e))?;
+                let writable = vec![worktree.clone(), tmp.clone(), reports];
                 let tmp = tmp.to_string_lossy().into_owned();
                 env.extend([
                     ("TMPDIR".to_owned(), tmp.clone()),
@@ -231,16 +260,30 @@ impl ImplementWorkflow {
             cx.step(&format!("{}-before", which.name()), || wt.snapshot());
         let before =
             before.map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
+        // The red and green runs write the runner's own report of each test, outside the
+        // worktree, for a green read per test rather than from the exit code.
+        let report_dir = home.join(format!(".{name}.report"));
         let ran: Result<TestReport, StepError<ProcessError>> = cx.step(which.name(), || {
-            let report = run_tests_confined(
-                &cmd,
-                confine.as_ref(),
-                limit,
-                &|| cancel.is_cancelled(),
-                &mut |pid| {
-                    let _ = crate::fsutil::write_atomic(&pid_file, pid.to_string().as_bytes());
-                },
-            );
+            let mut on_start = |pid: u32| {
+                let _ = crate::fsutil::write_atomic(&pid_file, pid.to_string().as_bytes());
+            };
+            let report = match which {
+                Which::Lint => run_tests_confined(
+                    &cmd,
+                    confine.as_ref(),
+                    limit,
+                    &|| cancel.is_cancelled(),
+                    &mut on_start,
+                ),
+                Which::Red | Which::Green => run_tests_reported(
+                    &cmd,
+                    &report_dir,
+                    confine.as_ref(),
+                    limit,
+                    &|| cancel.is_cancelled(),
+                    &mut on_start,
+                ),
+            };
             let _ = std::fs::remove_file(&pid_file);
             report
         });

@@ -200,6 +200,14 @@ pub struct ImplementState {
     /// them: its merge copies the folder's regular files instead).
     #[serde(default)]
     pub lineage_files: Vec<LineageFile>,
+    /// The tests the red run's report listed (`None`: no report, or a run from before gavel
+    /// read one): the green run must list each again, passed.
+    #[serde(default)]
+    pub red_tests: Option<gavel_exec::runners::TestListing>,
+    /// The files the test-writing step wrote (test files and runner configuration), whose
+    /// tests the green run must have run and passed.
+    #[serde(default)]
+    pub scaffold_files: Vec<String>,
     #[serde(flatten)]
     pub spend: crate::caller::Spend,
     pub merged: Option<Merged>,
@@ -301,6 +309,8 @@ impl ImplementState {
             green_tree: None,
             approved: None,
             lineage_files: Vec::new(),
+            red_tests: None,
+            scaffold_files: Vec::new(),
             spend: crate::caller::Spend::default(),
             merged: None,
             change: None,

@@ -233,6 +233,15 @@ impl ImplementWorkflow {
         if changes.is_empty() {
             return Ok(Attempt::Retry("no file was changed".into()));
         }
+        if step == Step::Scaffold {
+            for c in &changes {
+                if c.kind != gavel_exec::git::ChangeKind::Deleted
+                    && !s.scaffold_files.contains(&c.path)
+                {
+                    s.scaffold_files.push(c.path.clone());
+                }
+            }
+        }
         cx.event(EventKind::Note {
             text: format!(
                 "{} file(s) changed: {}",
