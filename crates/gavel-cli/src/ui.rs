@@ -62,12 +62,20 @@ impl Ui {
     /// Asks a question on stderr and reads one line. `None` at end of input. What was typed
     /// at a terminal before the question was asked is discarded ([`discard_typeahead`]).
     pub fn ask(&self, question: &str) -> Option<String> {
+        self.ask_after(question, true)
+    }
+
+    /// [`Self::ask`], discarding typed-ahead input only when `fresh` (the first question of an
+    /// answer given over several lines is fresh; the lines after it are typed ahead on purpose).
+    fn ask_after(&self, question: &str, fresh: bool) -> Option<String> {
         {
             let mut err = io::stderr().lock();
             let _ = write!(err, "{question}");
             let _ = err.flush();
         }
-        discard_typeahead();
+        if fresh {
+            discard_typeahead();
+        }
         IN_PROMPT.store(true, Ordering::SeqCst);
         let mut line = String::new();
         let read = io::stdin().lock().read_line(&mut line);
@@ -82,7 +90,9 @@ impl Ui {
     pub fn ask_multiline(&self, question: &str) -> String {
         self.info(question);
         let mut lines = Vec::new();
-        while let Some(line) = self.ask("> ") {
+        let mut fresh = true;
+        while let Some(line) = self.ask_after("> ", fresh) {
+            fresh = false;
             if line.is_empty() {
                 break;
             }

@@ -72,17 +72,33 @@ pub const ALLOWED: &[&str] = &[
 /// Prefixes of variables every boxed process keeps (the locale's categories).
 pub const ALLOWED_PREFIXES: &[&str] = &["LC_"];
 
-/// Why `name` may never be passed into the box, even when `[implement] pass_env` names it:
-/// gavel's own settings and store (`GAVEL_*`), libpq's connection settings (`PG*`), GitHub
-/// tokens, and any variable named as a key, token, secret or password (`*_API_KEY`,
-/// `*_TOKEN`, `*_SECRET`, `*PASSWORD*`). An agent CLI's own credential is set by gavel for that
-/// call, not passed through. `None`: it may be passed.
-pub fn never_passed(name: &str) -> Option<&'static str> {
+/// Why `name` is gavel's own and never enters any box, whatever `[implement] pass_env` says:
+/// gavel's settings and store (`GAVEL_*`), libpq's connection settings (`PG*`) and the GitHub
+/// tokens gavel files issues with. `None`: not gavel's own.
+pub fn gavels_own(name: &str) -> Option<&'static str> {
     let upper = name.to_ascii_uppercase();
     if upper.starts_with("GAVEL_") {
         Some("gavel's own settings and store credentials stay with gavel")
     } else if upper.starts_with("PG") {
         Some("PostgreSQL connection settings (libpq's PG* variables) stay with gavel")
+    } else if matches!(
+        upper.as_str(),
+        "GH_TOKEN" | "GITHUB_TOKEN" | "GH_ENTERPRISE_TOKEN" | "GITHUB_ENTERPRISE_TOKEN"
+    ) {
+        Some("the GitHub token gavel files issues with stays with gavel")
+    } else {
+        None
+    }
+}
+
+/// Why `name` may never be passed into a test or lint run, even when `[implement] pass_env`
+/// names it: [`gavels_own`], and any variable named as a key, token, secret or password
+/// (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`). (An agent CLI may get such a variable
+/// when `pass_env` names it: see [`kept_by_agent`].) `None`: it may be passed.
+pub fn never_passed(name: &str) -> Option<&'static str> {
+    let upper = name.to_ascii_uppercase();
+    if let Some(why) = gavels_own(name) {
+        Some(why)
     } else if upper.ends_with("_API_KEY")
         || upper.ends_with("_TOKEN")
         || upper.ends_with("_SECRET")
@@ -113,6 +129,17 @@ pub fn kept(name: &str, pass: &[String]) -> bool {
     ALLOWED.contains(&name)
         || ALLOWED_PREFIXES.iter().any(|p| name.starts_with(p))
         || matches(name, pass)
+}
+
+/// Whether an agent CLI's process keeps `name`: never [`gavels_own`]; always one of the CLI's
+/// own variables (`own`: patterns, see [`matches`]) and the allowlist; and what `pass` names
+/// explicitly, credentials included (a CLI configured to read its key from a variable of its
+/// own choosing). Any other key, token or secret stays out.
+pub fn kept_by_agent(name: &str, pass: &[String], own: &[String]) -> bool {
+    if gavels_own(name).is_some() {
+        return false;
+    }
+    matches(name, own) || matches(name, pass) || kept(name, &[])
 }
 
 /// The names of this process's variables that a boxed process must not inherit: every one
@@ -192,5 +219,19 @@ mod tests {
         }
         assert!(kept("PYTEST_ADDOPTS", &["PYTEST_*".to_owned()]));
         assert!(!kept("PYTEST_ADDOPTS", &[]));
+    }
+
+    #[test]
+    fn an_agent_keeps_its_own_and_a_named_credential_never_gavels() {
+        let own = ["ANTHROPIC_*".to_owned(), "CLAUDE_*".to_owned()];
+        let pass = ["AZURE_OPENAI_API_KEY".to_owned(), "GITHUB_TOKEN".to_owned()];
+        assert!(kept_by_agent("ANTHROPIC_API_KEY", &[], &own));
+        assert!(kept_by_agent("PATH", &[], &own));
+        assert!(!kept_by_agent("OPENAI_API_KEY", &[], &own), "another vendor's key");
+        assert!(kept_by_agent("AZURE_OPENAI_API_KEY", &pass, &own), "named on purpose");
+        assert!(!kept("AZURE_OPENAI_API_KEY", &pass), "never a test's");
+        for name in ["GITHUB_TOKEN", "GAVEL_DATABASE_URL", "PGPASSWORD"] {
+            assert!(!kept_by_agent(name, &pass, &own), "{name}");
+        }
     }
 }

@@ -73,12 +73,12 @@ pub fn cli_tool(kind: &str) -> Option<&'static CliTool> {
 impl CliTool {
     /// The names of gavel's environment variables this CLI's process must not see: all but
     /// the box's allowlist, the CLI's own ([`Self::own_env`]) and `pass` (patterns, see
-    /// `gavel_exec::sandbox_env::matches`).
+    /// `gavel_exec::sandbox_env::kept_by_agent`); gavel's own secrets always.
     pub fn env_removed(&self, pass: &[String]) -> Vec<String> {
         let own: Vec<String> = self.own_env.iter().map(|p| format!("{p}*")).collect();
-        gavel_exec::sandbox_env::removed_names(pass)
-            .into_iter()
-            .filter(|name| !gavel_exec::sandbox_env::matches(name, &own))
+        std::env::vars_os()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .filter(|name| !gavel_exec::sandbox_env::kept_by_agent(name, pass, &own))
             .collect()
     }
 

@@ -30,7 +30,8 @@ pub(super) struct ImplementConfig {
     /// `landlock` (default) or `none`.
     sandbox: Option<String>,
     /// More variables the tests, lint and agent CLIs may see, beyond the box's allowlist:
-    /// names, or prefixes ending in `*` (gavel's own secrets are refused).
+    /// names, or prefixes ending in `*` (gavel's own secrets are refused; a key, token or
+    /// password variable reaches an agent CLI only, never a test).
     pass_env: Option<Vec<String>>,
     /// Whether tests and lint may use the network (default: no, only their own loopback).
     test_network: Option<bool>,
@@ -97,7 +98,7 @@ impl ImplementConfig {
                     "pass_env {pattern:?} is not a variable name (letters, digits and `_`, or a prefix ending in `*`)"
                 )));
             }
-            if let Some(why) = gavel_exec::sandbox_env::never_passed(name) {
+            if let Some(why) = gavel_exec::sandbox_env::gavels_own(name) {
                 return Err(bad(format!("pass_env {pattern:?} cannot be passed: {why}")));
             }
         }

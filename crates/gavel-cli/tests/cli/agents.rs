@@ -44,6 +44,18 @@ stream_idle_timeout_ms = 3000
         server.url()
     );
     fs::write(home.join("config.toml"), config).expect("codex config");
+    // A Codex configured to read its key from a variable of its own choosing gets it only when
+    // gavel.toml passes it (the box keeps every other variable out).
+    let toml = env.read("gavel.toml");
+    let toml = if toml.contains("\n[implement]\n") {
+        toml.replace(
+            "\n[implement]\n",
+            "\n[implement]\npass_env = [\"FAKE_OPENAI_KEY\"]\n",
+        )
+    } else {
+        toml + "\n[implement]\npass_env = [\"FAKE_OPENAI_KEY\"]\n"
+    };
+    env.write("gavel.toml", &toml);
     vec![
         ("CODEX_HOME".into(), home.display().to_string()),
         ("FAKE_OPENAI_KEY".into(), "test-key".into()),

@@ -241,3 +241,25 @@ fn regression_the_lineage_is_written_from_gavels_record_not_copied_from_the_work
     );
     assert_eq!(env.status(), "");
 }
+
+#[test]
+fn pass_env_naming_gavels_own_secrets_is_refused_when_gavel_toml_is_read() {
+    for name in ["GAVEL_DATABASE_URL", "PG*", "GITHUB_TOKEN", "not a name"] {
+        let env = python_project(&[crate::implement::TESTS, CODE]);
+        env.write(
+            "gavel.toml",
+            &(env.read("gavel.toml") + &format!("\n[implement]\npass_env = [\"{name}\"]\n")),
+        );
+        let out = start(&env);
+        let text = show_output(&out);
+        assert_ne!(out.status.code(), Some(3), "{name}: {text}");
+        assert!(
+            text.contains(&format!("pass_env \"{name}\"")),
+            "{name}: {text}"
+        );
+        assert!(
+            !env.exists(".gavel/worktrees/1-impl"),
+            "{name}: a run started"
+        );
+    }
+}

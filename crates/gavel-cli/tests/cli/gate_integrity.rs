@@ -1,7 +1,8 @@
 //! A typed approve is typed (issue 31): an `approve` typed before the diff gate's question
 //! answers nothing, a bypass variable is recorded on the workflow gate's audit line as on the
-//! command's, and a run killed after its merge finishes with the same `merged.json`, a clean
-//! checkout and one audit line.
+//! command's, a run killed after its merge finishes with the same `merged.json`, a clean
+//! checkout and one audit line, and Ctrl-C during the merge is an interruption (exit 130,
+//! nothing half merged, resumable).
 
 use crate::implement::{CODE, TESTS, python_project, start};
 use crate::util::*;
@@ -93,4 +94,48 @@ fn regression_a_run_killed_after_its_merge_finishes_with_one_record_of_everythin
         serde_json::from_str(&env.read(&format!("docs/lineage/done/1-impl/{}", json[0])))
             .expect("merged.json");
     assert_eq!(record["merged"], "fast-forward", "{record}");
+}
+
+#[test]
+fn regression_ctrl_c_during_the_merge_exits_130_and_the_run_resumes() {
+    let env = python_project(&[TESTS, CODE]);
+    assert_exit(&start(&env), 3);
+    // The base moved, so the merge makes a merge commit; the person's own hook holds it long
+    // enough for a Ctrl-C to land while git merges.
+    env.write("NOTES.md", "the person kept working\n");
+    env.git(&["add", "NOTES.md"]);
+    env.git(&["commit", "-qm", "meanwhile"]);
+    let marker = env.root.join("merging");
+    let hook = env.repo.join(".git/hooks/pre-merge-commit");
+    std::fs::create_dir_all(hook.parent().expect("hooks")).expect("hooks");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\ntouch '{}'\nsleep 20\n", marker.display()),
+    )
+    .expect("hook");
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let editor = crate::pty::fake_editor(&env);
+    let mut p = crate::pty::spawn(&env, &["resume", "1"], &editor.to_string_lossy());
+    p.exp_string("Your choice [approve/reject/P]: ")
+        .expect("the gate asks");
+    p.send_line("approve").expect("approve");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !marker.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the merge never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    p.send_control('c').expect("ctrl-c");
+    p.exp_eof().expect("eof");
+    assert_eq!(crate::pty::exit_code(&p), 130);
+    assert_eq!(env.status(), "", "no merge left half made");
+    assert!(!env.exists("calc.py"));
+    std::fs::remove_file(&hook).expect("the person removes the hook");
+    let out = env.run(&["resume", "1"]);
+    assert_exit(&out, 0);
+    assert!(env.exists("calc.py"), "{}", show_output(&out));
+    assert_eq!(env.status(), "");
 }

@@ -26,6 +26,11 @@ use super::{ProcessError, ProcessSpec, Timeout};
 /// process that left the group (`setsid`) can keep a pipe open longer; it is not waited for.
 const READER_GRACE: Duration = Duration::from_secs(1);
 
+/// After the child has exited, how long its output pipe may stay quiet before reading ends
+/// (what the child wrote is in the pipe already; only a descendant holding it open writes
+/// later, and what it writes after the step is not the step's).
+const DRAIN_QUIET: Duration = Duration::from_millis(200);
+
 /// Why watching stopped.
 pub(crate) enum Ending {
     Exited,
@@ -222,7 +227,15 @@ impl Supervised {
                     Ok(Event::PrimaryClosed) | Err(RecvTimeoutError::Disconnected) => {
                         self.primary_open = false;
                     }
-                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Timeout) => {
+                        if exited(&mut self.child)? {
+                            // The child is gone and what it wrote is in the pipe; a process it
+                            // left (a daemon that called `setsid`) may hold the pipe open for
+                            // ever. Reading ends once the pipe has been quiet for a moment.
+                            self.drain(on_line);
+                            return Ok(Ending::Exited);
+                        }
+                    }
                 }
             } else {
                 if exited(&mut self.child)? {
@@ -232,6 +245,22 @@ impl Supervised {
                     Ok(_) => last_activity = Instant::now(),
                     Err(RecvTimeoutError::Disconnected) => thread::sleep(Duration::from_millis(20)),
                     Err(RecvTimeoutError::Timeout) => {}
+                }
+            }
+        }
+    }
+
+    /// Takes what the readers still have after the child exited, until nothing has come for
+    /// [`DRAIN_QUIET`] or the primary stream closes.
+    fn drain(&mut self, on_line: &mut dyn FnMut(&str)) {
+        loop {
+            match self.rx.recv_timeout(DRAIN_QUIET) {
+                Ok(Event::Line(line)) => on_line(&line),
+                Ok(Event::Activity) => {}
+                Ok(Event::PrimaryClosed)
+                | Err(RecvTimeoutError::Disconnected | RecvTimeoutError::Timeout) => {
+                    self.primary_open = false;
+                    return;
                 }
             }
         }

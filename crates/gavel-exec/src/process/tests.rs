@@ -268,3 +268,19 @@ fn a_passing_test_run_passes() {
     let run = run_test(&sh("echo ok", 5_000, 10_000), 1024, &|| false).expect("ran");
     assert!(run.passed(), "{run:?}");
 }
+
+#[test]
+fn regression_reading_ends_when_the_child_is_reaped_not_when_a_daemon_closes_the_pipe() {
+    // The daemon leaves the process group (`setsid`) and keeps stdout open for a minute.
+    let script = "setsid sleep 60 & echo done";
+    let started = Instant::now();
+    let out = run(&sh(script, 120_000, 120_000), &|| false, &mut |_| {}).expect("runs");
+    assert!(out.status.success());
+    assert_eq!(out.stdout, "done\n");
+    let run = run_test(&sh(script, 120_000, 120_000), 1 << 20, &|| false).expect("runs");
+    assert!(run.output.contains("done"), "{}", run.output);
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "the runner read until the daemon closed the pipe"
+    );
+}

@@ -53,7 +53,7 @@ pub(crate) fn commit_once(
 /// Whether a failed git command was Ctrl-C: git was stopped by a signal and the cancel flag
 /// is (or, within a moment, becomes) set. The flag is set by a handler thread, which may run
 /// just after git has already died of the same Ctrl-C.
-fn interrupted(cx: &NodeCtx<'_>, e: &GitError) -> bool {
+pub(crate) fn interrupted(cx: &NodeCtx<'_>, e: &GitError) -> bool {
     if cx.cancel().is_cancelled() {
         return true;
     }

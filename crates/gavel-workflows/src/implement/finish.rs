@@ -14,7 +14,7 @@ use gavel_core::{NodeCtx, NodeError, StepError, Transition};
 use gavel_exec::git::{BRANCH_PREFIX, Git, GitError};
 
 use super::{ImplementState, ImplementWorkflow, Merged, goto, io_failed, node};
-use crate::document::commit::commit_once;
+use crate::document::commit::{commit_once, interrupted};
 use crate::fsutil;
 use crate::lineage::Lineage;
 use crate::review::{DiffReview, Reviewed, diff_review};
@@ -168,8 +168,16 @@ impl ImplementWorkflow {
             }
             Ok(wt.head()?.unwrap_or_default())
         });
-        let commit = committed
-            .map_err(|e| NodeError::Failed(format!("cannot commit in the worktree: {e}")))?;
+        let commit = match committed {
+            Ok(c) => c,
+            // Ctrl-C reaches git too: an interruption (resumable, exit 130), not a failure.
+            Err(StepError::Step(e)) if interrupted(cx, &e) => return Err(NodeError::Cancelled),
+            Err(e) => {
+                return Err(NodeError::Failed(format!(
+                    "cannot commit in the worktree: {e}"
+                )));
+            }
+        };
         if s.change.is_some() {
             return self.merge_change(s, cx, commit);
         }
@@ -299,8 +307,11 @@ impl ImplementWorkflow {
             }
             Ok(wt.head()?.unwrap_or_default())
         });
-        let head =
-            head.map_err(|e| NodeError::Failed(format!("cannot commit the lineage: {e}")))?;
+        let head = match head {
+            Ok(h) => h,
+            Err(StepError::Step(e)) if interrupted(cx, &e) => return Err(NodeError::Cancelled),
+            Err(e) => return Err(NodeError::Failed(format!("cannot commit the lineage: {e}"))),
+        };
         let state_rel = PathBuf::from(&c.changes_root)
             .join("changes")
             .join(&c.id)
@@ -350,7 +361,7 @@ impl ImplementWorkflow {
         if let Some(how) = cx.journaled::<String>("merge")? {
             return Ok(Ok(how));
         }
-        let how = match self.merge_into_base(s, person, branch, commit)? {
+        let how = match self.merge_into_base(s, cx, person, branch, commit)? {
             Ok(how) => how,
             Err(halt) => return Ok(Err(halt)),
         };
@@ -365,6 +376,7 @@ impl ImplementWorkflow {
     fn merge_into_base(
         &self,
         s: &ImplementState,
+        cx: &NodeCtx<'_>,
         person: &Git,
         branch: &str,
         commit: &str,
@@ -426,6 +438,18 @@ impl ImplementWorkflow {
         };
         match person.run(&args) {
             Ok(_) => Ok(Ok(how.to_owned())),
+            Err(e) if interrupted(cx, &e) => {
+                // Ctrl-C stopped git: a merge it left half made is undone (git merges only from
+                // an index that matches HEAD, so `reset --merge` takes back exactly what the
+                // merge staged), and the run is interrupted (exit 130), resumable; the work is
+                // on its branch.
+                if person.run(&["merge", "--abort"]).is_err()
+                    && person.head().ok().flatten().as_deref() == Some(head.as_str())
+                {
+                    let _ = person.run(&["reset", "--merge", "--quiet"]);
+                }
+                Err(NodeError::Cancelled)
+            }
             Err(e) => {
                 // A conflict leaves a merge in progress: undo it, keep everything.
                 let _ = person.run(&["merge", "--abort"]);
