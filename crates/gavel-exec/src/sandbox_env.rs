@@ -227,8 +227,14 @@ mod tests {
         let pass = ["AZURE_OPENAI_API_KEY".to_owned(), "GITHUB_TOKEN".to_owned()];
         assert!(kept_by_agent("ANTHROPIC_API_KEY", &[], &own));
         assert!(kept_by_agent("PATH", &[], &own));
-        assert!(!kept_by_agent("OPENAI_API_KEY", &[], &own), "another vendor's key");
-        assert!(kept_by_agent("AZURE_OPENAI_API_KEY", &pass, &own), "named on purpose");
+        assert!(
+            !kept_by_agent("OPENAI_API_KEY", &[], &own),
+            "another vendor's key"
+        );
+        assert!(
+            kept_by_agent("AZURE_OPENAI_API_KEY", &pass, &own),
+            "named on purpose"
+        );
         assert!(!kept("AZURE_OPENAI_API_KEY", &pass), "never a test's");
         for name in ["GITHUB_TOKEN", "GAVEL_DATABASE_URL", "PGPASSWORD"] {
             assert!(!kept_by_agent(name, &pass, &own), "{name}");
