@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catfile::LineCounter;
 use crate::git::{self, Running};
-use crate::parse::{self, GITLINK_MODE, ParseError, RawEntry};
+use crate::parse::{self, GITLINK_MODE, ParseError, RawEntry, SYMLINK_MODE};
 use crate::{ChangeType, DiffGateError, classify};
 
 /// The arguments of the one diff the analysis runs. `--no-abbrev` gives full object ids for
@@ -50,6 +50,39 @@ pub struct FileAnalysis {
     pub change_type: ChangeType,
     /// The file needs a person's review before it may be committed.
     pub flagged: bool,
+    /// Not a regular file in the index: a symbolic link or a submodule (gitlink), which the
+    /// report names as such (`None`: a regular file, or deleted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub special: Option<Special>,
+}
+
+/// An index entry that is not a regular file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Special {
+    /// Mode 120000: the blob is the path it points at.
+    Symlink,
+    /// Mode 160000: a commit of another repository (a submodule).
+    Gitlink,
+}
+
+impl Special {
+    fn of(mode: &str) -> Option<Self> {
+        match mode {
+            SYMLINK_MODE => Some(Self::Symlink),
+            GITLINK_MODE => Some(Self::Gitlink),
+            _ => None,
+        }
+    }
+
+    /// How the report names it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Symlink => "symlink",
+            Self::Gitlink => "gitlink (submodule)",
+        }
+    }
 }
 
 impl FileAnalysis {
@@ -185,6 +218,7 @@ fn measure(entry: &RawEntry, original_lines: u64) -> FileAnalysis {
         change_ratio,
         change_type,
         flagged,
+        special: Special::of(&entry.new_mode),
     }
 }
 

@@ -100,7 +100,7 @@ mod parse;
 mod report;
 mod sanitize;
 
-pub use analyze::{Analysis, FileAnalysis, analyze_staged};
+pub use analyze::{Analysis, FileAnalysis, Special, analyze_staged};
 pub use audit::{AuditEvent, Decision, append_audit, decided_by};
 pub use bypass::{KNOWN_VARIABLES, bypass_variables};
 pub use classify::{ChangeType, change_ratio, classify, lost_most_lines};

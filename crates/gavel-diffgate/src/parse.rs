@@ -16,6 +16,8 @@ pub(crate) struct RawEntry {
     /// The status letter: `M`, `A`, `D`, `R`, `C`, `T`, `U`, `X`.
     pub(crate) status: u8,
     pub(crate) old_mode: String,
+    /// The mode in the index (`000000` for a deletion).
+    pub(crate) new_mode: String,
     pub(crate) old_oid: String,
     /// The path before a rename or copy.
     pub(crate) old_path: Option<Vec<u8>>,
@@ -27,6 +29,9 @@ pub(crate) struct RawEntry {
 
 /// The mode git gives a submodule (gitlink) entry.
 pub(crate) const GITLINK_MODE: &str = "160000";
+
+/// The mode git gives a symbolic link.
+pub(crate) const SYMLINK_MODE: &str = "120000";
 
 /// Why the diff output could not be parsed.
 #[derive(Debug)]
@@ -112,7 +117,7 @@ pub(crate) fn parse_stream(
         let head = tokens.required("a raw entry")?;
         let head = String::from_utf8(head).map_err(|_| "a raw entry is not ASCII")?;
         let fields: Vec<&str> = head[1..].split(' ').collect();
-        let [old_mode, _new_mode, old_oid, _new_oid, status] = fields[..] else {
+        let [old_mode, new_mode, old_oid, _new_oid, status] = fields[..] else {
             return Err(format!("malformed raw entry {head:?}").into());
         };
         let status_letter = *status
@@ -128,6 +133,7 @@ pub(crate) fn parse_stream(
         let entry = RawEntry {
             status: status_letter,
             old_mode: old_mode.to_owned(),
+            new_mode: new_mode.to_owned(),
             old_oid: old_oid.to_owned(),
             old_path,
             path,

@@ -47,6 +47,7 @@ pub fn report(repo: &Git, analysis: &Analysis) -> Result<String, DiffGateError> 
     out.push('\n');
 
     new_files(&mut out, analysis);
+    specials(&mut out, analysis);
 
     let binaries: Vec<&FileAnalysis> = analysis.files.iter().filter(|f| f.binary).collect();
     if !binaries.is_empty() {
@@ -81,6 +82,27 @@ pub fn report(repo: &Git, analysis: &Analysis) -> Result<String, DiffGateError> 
         diff(repo, file, &mut out)?;
     }
     Ok(crate::sanitize(&out))
+}
+
+/// Lists every symbolic link and submodule the change stages, named as such: a link or a
+/// gitlink looks like a one-line file in `--stat`, and either can point the merged tree at
+/// something no diff shows.
+fn specials(out: &mut String, analysis: &Analysis) {
+    let special: Vec<&FileAnalysis> = analysis
+        .files
+        .iter()
+        .filter(|f| f.special.is_some())
+        .collect();
+    if special.is_empty() {
+        return;
+    }
+    out.push_str("Links and submodules (not regular files):
+");
+    for file in special {
+        let kind = file.special.map(crate::Special::as_str).unwrap_or_default();
+        let _ = writeln!(out, "  {} ({kind}, {})", shown(file), file.change_type);
+    }
+    out.push('\n');
 }
 
 /// Lists every NEW file with its line count. git's `--stat` shows a new file like any other

@@ -323,3 +323,24 @@ fn snapshot_a_mixed_report() {
     repo.stage_all();
     insta::assert_snapshot!(report_of(&repo));
 }
+
+#[test]
+fn symlinks_and_gitlinks_are_named_as_such() {
+    let repo = TestRepo::with_commit(&[("a.txt", b"a\n")]);
+    std::os::unix::fs::symlink("/etc/passwd", repo.path().join("innocent.txt")).expect("link");
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    repo.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{},vendor/lib", head.trim()),
+    ]);
+    repo.git(&["add", "innocent.txt"]);
+    let text = report_of(&repo);
+    assert!(
+        text.contains("Links and submodules (not regular files):"),
+        "{text}"
+    );
+    assert!(text.contains("innocent.txt (symlink, NEW)"), "{text}");
+    assert!(text.contains("vendor/lib (gitlink (submodule), NEW)"), "{text}");
+}
