@@ -33,6 +33,9 @@ pub struct ConfineArgs {
     /// The launcher's second stage: run PROGRAM as the box's init.
     #[arg(long, hide = true)]
     pub init: bool,
+    /// With `--init`: the person's UID:GID, given back to PROGRAM.
+    #[arg(long = "as", hide = true, value_name = "UID:GID")]
+    pub person: Option<OsString>,
     /// The program to run and its arguments, after `--`.
     #[arg(last = true, value_name = "PROGRAM ARGS")]
     pub command: Vec<OsString>,
@@ -47,6 +50,10 @@ pub fn cmd_confine(args: ConfineArgs) -> Result<Exit, CliError> {
     }
     if args.init {
         raw.push(OsString::from("--init"));
+    }
+    if let Some(ids) = args.person {
+        raw.push(OsString::from("--as"));
+        raw.push(ids);
     }
     for path in args.ro {
         raw.push(OsString::from("--ro"));

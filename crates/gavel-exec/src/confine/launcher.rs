@@ -37,6 +37,9 @@ pub(crate) struct Invocation {
     pub(crate) network: bool,
     /// `--init` (the launcher's own second stage): run the program as the box's init.
     pub(crate) init: bool,
+    /// `--as UID:GID` (with `--init`): the person's user and group, given back to the program
+    /// in a nested user namespace (see `namespaces::become_person`).
+    pub(crate) person: Option<(u32, u32)>,
     pub(crate) program: OsString,
     pub(crate) args: Vec<OsString>,
 }
@@ -85,6 +88,7 @@ pub(crate) fn parse(args: Vec<OsString>) -> Result<Invocation, ConfineError> {
     let mut read_only = Vec::new();
     let mut network = true;
     let mut init = false;
+    let mut person = None;
     loop {
         let Some(arg) = args.next() else {
             return Err(ConfineError::Usage(
@@ -98,6 +102,17 @@ pub(crate) fn parse(args: Vec<OsString>) -> Result<Invocation, ConfineError> {
             continue;
         } else if arg == "--init" {
             init = true;
+            continue;
+        } else if arg == "--as" {
+            let ids = args.next().unwrap_or_default();
+            let parsed = ids
+                .to_str()
+                .and_then(|t| t.split_once(':'))
+                .and_then(|(u, g)| Some((u.parse().ok()?, g.parse().ok()?)));
+            person =
+                Some(parsed.ok_or_else(|| {
+                    ConfineError::Usage("`--as` needs UID:GID after it".to_owned())
+                })?);
             continue;
         }
         let (flag, path) = if arg == "--write" || arg == "--ro" {
@@ -142,6 +157,7 @@ pub(crate) fn parse(args: Vec<OsString>) -> Result<Invocation, ConfineError> {
         read_only,
         network,
         init,
+        person,
         program,
         args: args.collect(),
     })
@@ -155,12 +171,15 @@ fn run(prefix: &[&str], invocation: Invocation) -> Result<u8, ConfineError> {
         // it, so their environments cannot be read through it), then Landlock, then the
         // program.
         namespaces::private_proc()?;
+        if let Some((uid, gid)) = invocation.person {
+            namespaces::become_person(uid, gid)?;
+        }
         restrict(&invocation.writable)?;
         return init::run(&invocation.program, &invocation.args);
     }
     // Ask first, so a kernel without Landlock is named as such, not as a failed rule.
     super::support()?;
-    namespaces::enter(invocation.network)?;
+    let person = namespaces::enter(invocation.network)?;
     for path in &invocation.read_only {
         namespaces::bind_read_only(path)?;
     }
@@ -170,6 +189,10 @@ fn run(prefix: &[&str], invocation: Invocation) -> Result<u8, ConfineError> {
         source,
     })?;
     let mut again: Vec<OsString> = vec![OsString::from("--init")];
+    if let Some((uid, gid)) = person {
+        again.push(OsString::from("--as"));
+        again.push(OsString::from(format!("{uid}:{gid}")));
+    }
     for path in &invocation.writable {
         again.push(OsString::from("--write"));
         again.push(path.clone().into_os_string());

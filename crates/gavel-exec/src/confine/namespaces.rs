@@ -38,10 +38,16 @@ use super::ConfineError;
 /// The size of the private `/dev/shm` (POSIX shared memory and semaphores of one step).
 pub const SHM_SIZE: &str = "256m";
 
+/// Who the program runs as once the box is set up: `None` when gavel runs as root (no user
+/// namespace), else the person's user and group, which [`become_person`] maps back.
+pub(crate) type Person = Option<(u32, u32)>;
+
 /// Enters new mount and PID namespaces, and a network namespace unless `network` is allowed
-/// (with a user namespace first when not root). The next child this process starts is the
-/// first process of the new PID namespace.
-pub(crate) fn enter(network: bool) -> Result<(), ConfineError> {
+/// (with a user namespace first when not root, in which this process is root, so that the
+/// box's init it starts next keeps the right to mount `/proc`: capabilities do not survive
+/// `exec` for any other user). The next child this process starts is the first process of the
+/// new PID namespace.
+pub(crate) fn enter(network: bool) -> Result<Person, ConfineError> {
     let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
     if !network {
         flags |= CloneFlags::CLONE_NEWNET;
@@ -65,11 +71,11 @@ pub(crate) fn enter(network: bool) -> Result<(), ConfineError> {
         ),
     })?;
     if !root {
-        // Only this user and group exist inside; `setgroups` must be denied before the group
-        // map can be written without privilege.
+        // Only this user and group exist inside, as root while the box is set up; `setgroups`
+        // must be denied before the group map can be written without privilege.
         write_proc("/proc/self/setgroups", "deny")?;
-        write_proc("/proc/self/uid_map", &format!("{uid} {uid} 1"))?;
-        write_proc("/proc/self/gid_map", &format!("{gid} {gid} 1"))?;
+        write_proc("/proc/self/uid_map", &format!("0 {uid} 1"))?;
+        write_proc("/proc/self/gid_map", &format!("0 {gid} 1"))?;
     }
     // Nothing mounted from here on may reach the person's mount table.
     mount::<str, str, str, str>(None, "/", None, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None)
@@ -77,6 +83,19 @@ pub(crate) fn enter(network: bool) -> Result<(), ConfineError> {
     if !network {
         loopback_up()?;
     }
+    Ok((!root).then_some((uid.as_raw(), gid.as_raw())))
+}
+
+/// Called by the box's init once its own mounts are made: a nested user namespace in which
+/// the person is themself again (`uid` and `gid` mapped onto the outer namespace's root,
+/// which is them), so the program runs with their identity and no capability at all.
+pub(crate) fn become_person(uid: u32, gid: u32) -> Result<(), ConfineError> {
+    unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| ConfineError::Unsupported {
+        reason: format!("cannot give the program the person's own user back: {e}"),
+    })?;
+    write_proc("/proc/self/setgroups", "deny")?;
+    write_proc("/proc/self/uid_map", &format!("{uid} 0 1"))?;
+    write_proc("/proc/self/gid_map", &format!("{gid} 0 1"))?;
     Ok(())
 }
 

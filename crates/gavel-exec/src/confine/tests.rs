@@ -54,6 +54,7 @@ fn parse_reads_write_folders_the_program_and_its_arguments() {
             read_only: vec![PathBuf::from("/w/.git"), PathBuf::from("/w/x")],
             network: false,
             init: false,
+            person: None,
             program: "sh".into(),
             args: os(&["-c", "--write", "--"]),
         }

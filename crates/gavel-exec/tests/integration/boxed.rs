@@ -199,3 +199,66 @@ fn gavels_own_environment_cannot_be_read_through_proc() {
     assert!(out.stdout.contains("rc=1"), "{}", out.stdout);
     assert!(out.stdout.ends_with("0\n"), "{}", out.stdout);
 }
+
+/// The box as a person who is not root builds it: through a user namespace. (CI runs as root,
+/// so the launcher is started as `nobody` with util-linux's `setpriv`.)
+#[test]
+fn the_box_works_for_a_person_who_is_not_root() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let open = |p: &Path| {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+            .expect("chmod");
+    };
+    open(dir.path());
+    let wt = dir.path().join("wt");
+    std::fs::create_dir(&wt).expect("worktree");
+    open(&wt);
+    std::fs::write(wt.join(".git"), "gitdir: /the/real/one\n").expect("pointer");
+    let launcher = dir.path().join("gavel-confine");
+    std::fs::copy(LAUNCHER, &launcher).expect("a launcher nobody may run");
+    let script = "id -u; echo in > inside.txt && echo wrote; echo out > ../outside.txt; \
+                  echo x > .git; grep CapEff /proc/self/status; (setsid sleep 60 &); echo done";
+    let mut cmd = if nix::unistd::geteuid().is_root() {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&launcher);
+        c
+    } else {
+        std::process::Command::new(&launcher)
+    };
+    let wt_str = path_str(&wt);
+    let out = cmd
+        .args([
+            "--no-network",
+            "--ro",
+            &format!("{wt_str}/.git"),
+            "--write",
+            &wt_str,
+        ])
+        .args(["--", "sh", "-c", script])
+        .current_dir(&wt)
+        .output()
+        .expect("run the launcher");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("wrote") && stdout.contains("done"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("CapEff:\t0000000000000000"),
+        "no capability left: {stdout}"
+    );
+    if nix::unistd::geteuid().is_root() {
+        assert!(
+            stdout.starts_with("65534\n"),
+            "the person's own user: {stdout}"
+        );
+    }
+    assert!(!dir.path().join("outside.txt").exists(), "wrote outside");
+    assert_eq!(
+        std::fs::read_to_string(wt.join(".git")).expect("pointer"),
+        "gitdir: /the/real/one\n"
+    );
+}
