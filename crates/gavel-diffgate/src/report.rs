@@ -96,8 +96,10 @@ fn specials(out: &mut String, analysis: &Analysis) {
     if special.is_empty() {
         return;
     }
-    out.push_str("Links and submodules (not regular files):
-");
+    out.push_str(
+        "Links and submodules (not regular files):
+",
+    );
     for file in special {
         let kind = file.special.map(crate::Special::as_str).unwrap_or_default();
         let _ = writeln!(out, "  {} ({kind}, {})", shown(file), file.change_type);

@@ -195,12 +195,23 @@ pub fn preflight(ctx: &Context, wf: &ImplementWorkflow) -> Vec<String> {
             "the test command's program `{p}` is not on PATH ([implement] test or --test-cmd)"
         ));
     }
-    if ctx.settings.implement.sandbox == Sandbox::Landlock
-        && let Err(e) = gavel_exec::confine::support()
-    {
-        problems.push(format!(
-            "the model's code and tests cannot be confined to the worktree: {e}; gavel will not run them unconfined unless [implement] sandbox = \"none\" is set"
-        ));
+    if ctx.settings.implement.sandbox == Sandbox::Landlock {
+        // The box built for real once, as every step will build it.
+        let boxed = gavel_exec::confine::support().and_then(|_| {
+            let dir =
+                tempfile::tempdir().map_err(|e| gavel_exec::confine::ConfineError::Rules {
+                    message: format!("cannot make a folder to try the box in: {e}"),
+                })?;
+            match &wf.settings.confine {
+                Some(launcher) => gavel_exec::confine::probe(launcher, dir.path()),
+                None => Ok(()),
+            }
+        });
+        if let Err(e) = boxed {
+            problems.push(format!(
+                "the model's code and tests cannot be boxed: {e}; gavel will not run them unboxed unless [implement] sandbox = \"none\" is set"
+            ));
+        }
     }
     problems
 }

@@ -342,5 +342,8 @@ fn symlinks_and_gitlinks_are_named_as_such() {
         "{text}"
     );
     assert!(text.contains("innocent.txt (symlink, NEW)"), "{text}");
-    assert!(text.contains("vendor/lib (gitlink (submodule), NEW)"), "{text}");
+    assert!(
+        text.contains("vendor/lib (gitlink (submodule), NEW)"),
+        "{text}"
+    );
 }

@@ -162,6 +162,36 @@ pub fn support() -> Result<u32, ConfineError> {
     usable_abi(status.landlock)
 }
 
+/// Builds the box for real once, around `true`, with `dir` (an existing folder) writable and
+/// no network: what a step will need, checked before a run starts, so a system without
+/// Landlock or namespaces (unprivileged user namespaces disabled, say) is named up front
+/// instead of failing the first test run. Returns the launcher's own message on failure.
+pub fn probe(launcher: &Launcher, dir: &std::path::Path) -> Result<(), ConfineError> {
+    let out = std::process::Command::new(&launcher.program)
+        .args(&launcher.args)
+        .arg("--no-network")
+        .arg("--write")
+        .arg(dir)
+        .args(["--", "true"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|source| ConfineError::Exec {
+            program: launcher.program.to_string_lossy().into_owned(),
+            source,
+        })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    let said = said
+        .lines()
+        .find_map(|l| l.strip_prefix("gavel confine: "))
+        .unwrap_or("the launcher failed without saying why");
+    Err(ConfineError::Unsupported {
+        reason: said.to_owned(),
+    })
+}
+
 impl Confinement {
     /// The same spec, run through the launcher: `program` is the launcher, `args` are the
     /// launcher's own, then `--no-network` when the network is not allowed, `--ro R` for each
