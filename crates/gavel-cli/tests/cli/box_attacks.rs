@@ -7,7 +7,7 @@
 use std::net::TcpListener;
 use std::time::Duration;
 
-use crate::implement::{CODE, PYTEST, approve_in_a_terminal, python_project, start};
+use crate::implement::{CODE, approve_in_a_terminal, python_project, start, start_command};
 use crate::util::*;
 
 /// A test module that attacks at import, then tests `add` as the honest one does. It writes
@@ -70,16 +70,7 @@ fn a_hostile_test_sees_no_secret_no_network_no_git_pointer_and_leaves_no_daemon(
     // The person has work staged in their checkout.
     env.write("NOTES.md", "staged, not committed\n");
     env.git(&["add", "NOTES.md"]);
-    let out = env
-        .gavel(&[
-            "implement",
-            "1",
-            "--lld",
-            "docs/design.md",
-            "--test-cmd",
-            PYTEST,
-            "--auto",
-        ])
+    let out = start_command(&env)
         .env("PGPASSWORD", "hunter2")
         .env(
             "GAVEL_DATABASE_URL_BACKUP",

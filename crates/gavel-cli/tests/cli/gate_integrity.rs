@@ -7,6 +7,19 @@
 use crate::implement::{CODE, TESTS, python_project, start};
 use crate::util::*;
 
+/// `gavel resume 1` in a pseudo-terminal, with `var` set, at the diff gate's question.
+fn resume_at_the_gate(env: &Env, var: (&str, &str)) -> rexpect::session::PtySession {
+    let editor = crate::pty::fake_editor(env);
+    let mut cmd = env.gavel(&["resume", "1"]);
+    cmd.env("EDITOR", editor.as_os_str())
+        .env("TERM", "dumb")
+        .env(var.0, var.1);
+    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn in a pty");
+    p.exp_string("Your choice [approve/reject/P]: ")
+        .expect("the gate asks");
+    p
+}
+
 /// The diff gate's audit log, one JSON object per line.
 fn audit(env: &Env) -> Vec<serde_json::Value> {
     env.read("docs/audit/diff-gate.jsonl")
@@ -39,14 +52,8 @@ fn regression_approve_typed_before_the_question_answers_nothing() {
 fn regression_a_bypass_variable_is_recorded_on_the_workflow_gates_audit_line() {
     let env = python_project(&[TESTS, CODE]);
     assert_exit(&start(&env), 3);
-    let editor = crate::pty::fake_editor(&env);
-    let mut cmd = env.gavel(&["resume", "1"]);
-    cmd.env("EDITOR", editor.as_os_str())
-        .env("TERM", "dumb")
-        .env("GAVEL_AUTO_APPROVE", "1");
-    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn in a pty");
-    p.exp_string("Your choice [approve/reject/P]: ")
-        .expect("the variable does not skip the gate");
+    // The variable does not skip the gate: it asks.
+    let mut p = resume_at_the_gate(&env, ("GAVEL_AUTO_APPROVE", "1"));
     p.send_line("approve").expect("approve");
     p.exp_eof().expect("eof");
     let log = audit(&env);
@@ -64,14 +71,7 @@ fn regression_a_run_killed_after_its_merge_finishes_with_one_record_of_everythin
     let env = python_project(&[TESTS, CODE]);
     assert_exit(&start(&env), 3);
     // Killed right after the lineage commit, the merge into main made before it.
-    let editor = crate::pty::fake_editor(&env);
-    let mut cmd = env.gavel(&["resume", "1"]);
-    cmd.env("EDITOR", editor.as_os_str())
-        .env("TERM", "dumb")
-        .env("GAVEL_CRASH_AT", "after-journal:commit");
-    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("spawn in a pty");
-    p.exp_string("Your choice [approve/reject/P]: ")
-        .expect("the gate asks");
+    let mut p = resume_at_the_gate(&env, ("GAVEL_CRASH_AT", "after-journal:commit"));
     p.send_line("approve").expect("approve");
     p.exp_eof().expect("eof");
     let out = env.run(&["resume", "1"]);

@@ -34,8 +34,8 @@ pub fn python_project(answers: &[&str]) -> Env {
 pub const TESTS: &str = "=== gavel:write tests/test_calc.py\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n=== gavel:end\n";
 pub const CODE: &str = "=== gavel:write calc.py\ndef add(a, b):\n    return a + b\n=== gavel:end\n";
 
-/// `gavel implement 1 --lld docs/design.md --test-cmd PYTEST --auto`.
-pub fn start(env: &Env) -> std::process::Output {
+/// `gavel implement 1 --lld docs/design.md --test-cmd PYTEST --auto`, to run.
+pub fn start_command(env: &Env) -> std::process::Command {
     env.gavel(&[
         "implement",
         "1",
@@ -45,8 +45,11 @@ pub fn start(env: &Env) -> std::process::Output {
         PYTEST,
         "--auto",
     ])
-    .output()
-    .expect("run gavel")
+}
+
+/// [`start_command`], run.
+pub fn start(env: &Env) -> std::process::Output {
+    start_command(env).output().expect("run gavel")
 }
 
 /// Types `approve` at the run's diff gate in a terminal.
