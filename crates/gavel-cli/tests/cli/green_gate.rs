@@ -35,3 +35,22 @@ fn regression_a_runner_configuration_written_by_the_implementation_is_refused() 
     approve_in_a_terminal(&env, "1");
     assert!(!env.exists("pytest.ini") && !env.exists("conftest.py"));
 }
+
+#[test]
+fn regression_an_ignored_conftest_forcing_passes_is_refused() {
+    // The person ignores a local conftest.py; the implementer writes one whose hook turns
+    // every failure into a pass, with code that is wrong.
+    let forcing = "=== gavel:write conftest.py\nimport pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    report = outcome.get_result()\n    report.outcome = 'passed'\n=== gavel:end\n=== gavel:write calc.py\ndef add(a, b):\n    return a - b\n=== gavel:end\n";
+    let env = python_project(&[TESTS, forcing, CODE]);
+    env.write(".gitignore", &(env.read(".gitignore") + "conftest.py\n"));
+    env.git(&["commit", "-qam", "a local conftest.py is ignored"]);
+    let out = start(&env);
+    let text = show_output(&out);
+    assert_exit(&out, 3);
+    assert!(
+        text.contains("`conftest.py`: a file that steers the tests, made under an ignored path"),
+        "{text}"
+    );
+    approve_in_a_terminal(&env, "1");
+    assert_eq!(env.read("calc.py"), "def add(a, b):\n    return a + b\n");
+}

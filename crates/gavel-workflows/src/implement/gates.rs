@@ -260,6 +260,7 @@ impl ImplementWorkflow {
             cx.step(&format!("{}-before", which.name()), || wt.snapshot());
         let before =
             before.map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
+        let ignored_before = guard::ignored(&wt).map_err(NodeError::Failed)?;
         // The red and green runs write the runner's own report of each test, outside the
         // worktree, for a green read per test rather than from the exit code.
         let report_dir = home.join(format!(".{name}.report"));
@@ -299,7 +300,7 @@ impl ImplementWorkflow {
             }
             Err(e) => return Err(super::super::document::commit::step_failed(e)),
         };
-        self.refuse_side_effects(s, cx, &wt, &before, which)?;
+        self.refuse_side_effects(s, cx, &wt, (&before, &ignored_before), which)?;
         let text = super::report_text(&report);
         let artifact = self.artifact(s, cx, &format!("{}.md", which.name()), text.as_bytes())?;
         cx.event(EventKind::Note {
@@ -388,11 +389,12 @@ impl ImplementWorkflow {
         s: &ImplementState,
         cx: &mut NodeCtx<'_>,
         wt: &gavel_exec::git::Git,
-        before: &TreeId,
+        (before, ignored_before): (&TreeId, &std::collections::BTreeSet<String>),
         which: Which,
     ) -> Result<(), NodeError> {
-        let mut named: Vec<String> = guard::clear_unrecordable(wt)
-            .map_err(NodeError::Failed)?
+        let mut cleared = guard::clear_unrecordable(wt).map_err(NodeError::Failed)?;
+        cleared.extend(guard::clear_hidden_config(wt, ignored_before).map_err(NodeError::Failed)?);
+        let mut named: Vec<String> = cleared
             .into_iter()
             .map(|(p, why)| format!("`{p}`: {why}"))
             .collect();

@@ -179,6 +179,84 @@ pub fn clear_unrecordable(
     Ok(found)
 }
 
+/// File names that change how a test run behaves wherever they sit on its path (pytest's
+/// `conftest.py` and ini files, Python's start-up hooks and `.pth` files, jest's and vitest's
+/// configuration): made under an ignored path, they would steer the tests while no review
+/// ever shows them.
+fn steers_tests(name: &str) -> bool {
+    matches!(
+        name,
+        "conftest.py" | "pytest.ini" | ".pytest.ini" | "sitecustomize.py" | "usercustomize.py"
+    ) || name.ends_with(".pth")
+        || name.starts_with("jest.config.")
+        || name.starts_with("vitest.config.")
+}
+
+/// The ignored entries of the worktree (`git ls-files --others --ignored --exclude-standard
+/// --directory`: an ignored folder is one entry), to compare before and after a step.
+pub fn ignored(wt: &gavel_exec::git::Git) -> Result<std::collections::BTreeSet<String>, String> {
+    let out = wt
+        .run(&[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+        ])
+        .map_err(|e| format!("cannot list the worktree's ignored files: {e}"))?;
+    Ok(out
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect())
+}
+
+/// Removes the files that [`steers_tests`] names which appeared under ignored paths since
+/// `before` (a new ignored folder is searched, without following links, up to 10,000
+/// entries) and returns them with why.
+pub fn clear_hidden_config(
+    wt: &gavel_exec::git::Git,
+    before: &std::collections::BTreeSet<String>,
+) -> Result<Vec<(String, &'static str)>, String> {
+    const WHY: &str =
+        "a file that steers the tests, made under an ignored path where no review sees it";
+    let mut found = Vec::new();
+    for entry in ignored(wt)?.difference(before) {
+        let path = entry.trim_end_matches('/');
+        let abs = wt.root().join(path);
+        if entry.ends_with('/') {
+            let mut stack = vec![(abs, path.to_owned())];
+            let mut seen = 0usize;
+            while let Some((dir, rel)) = stack.pop() {
+                let Ok(entries) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                for e in entries.flatten() {
+                    seen += 1;
+                    if seen > 10_000 {
+                        break;
+                    }
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let child = format!("{rel}/{name}");
+                    match e.file_type() {
+                        Ok(t) if t.is_dir() => stack.push((e.path(), child)),
+                        Ok(_) if steers_tests(&name) => found.push((child, WHY)),
+                        _ => {}
+                    }
+                }
+            }
+        } else if path.rsplit('/').next().is_some_and(steers_tests) {
+            found.push((path.to_owned(), WHY));
+        }
+    }
+    for (rel, _) in &found {
+        let abs = wt.root().join(rel);
+        std::fs::remove_file(&abs).map_err(|e| format!("cannot remove {}: {e}", abs.display()))?;
+    }
+    Ok(found)
+}
+
 /// The refusals as feedback for the model: one line per path.
 pub fn feedback(refused: &[Refused]) -> String {
     let mut text = String::from("These changes were refused and put back:\n");
@@ -224,6 +302,26 @@ mod tests {
         assert!(implement[1].why.contains("may not delete a test file"));
         let text = feedback(&implement);
         assert!(text.contains("`tests/test_calc.py`"), "{text}");
+    }
+
+    #[test]
+    fn files_that_steer_the_tests_are_named_by_their_names() {
+        for name in [
+            "conftest.py",
+            "pytest.ini",
+            "sitecustomize.py",
+            "evil.pth",
+            "jest.config.js",
+        ] {
+            assert!(steers_tests(name), "{name}");
+        }
+        for name in [
+            "conftest.cpython-311-pytest-9.2.0.pyc",
+            "package.json",
+            "calc.py",
+        ] {
+            assert!(!steers_tests(name), "{name}");
+        }
     }
 
     #[test]

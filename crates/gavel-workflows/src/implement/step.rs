@@ -127,6 +127,7 @@ impl ImplementWorkflow {
         let person = Git::at(self.root());
         let checkout = Fingerprint::of(&person)
             .map_err(|e| NodeError::Failed(format!("cannot fingerprint the checkout: {e}")))?;
+        let ignored_before = guard::ignored(&wt).map_err(NodeError::Failed)?;
         let prompt = self.prompt(s, cx, step, &worktree)?;
         let seq = s.implementer_calls;
         let caller = ModelCaller {
@@ -185,9 +186,11 @@ impl ImplementWorkflow {
             ));
         }
         // A `.GIT/config` (a `.git` in another case) or a nested repository cannot be
-        // snapshotted: removed, the whole attempt put back and refused, never a run stuck on the
-        // snapshot.
-        let unrecordable = guard::clear_unrecordable(&wt).map_err(NodeError::Failed)?;
+        // snapshotted, and a `conftest.py` under an ignored path is never reviewed: removed, the
+        // whole attempt put back and refused, never a run stuck on the snapshot.
+        let mut unrecordable = guard::clear_unrecordable(&wt).map_err(NodeError::Failed)?;
+        unrecordable
+            .extend(guard::clear_hidden_config(&wt, &ignored_before).map_err(NodeError::Failed)?);
         if !unrecordable.is_empty() {
             wt.reset_to(&snap)
                 .map_err(|e| NodeError::Failed(format!("cannot reset the worktree: {e}")))?;
