@@ -139,3 +139,25 @@ fn regression_ctrl_c_during_the_merge_exits_130_and_the_run_resumes() {
     assert!(env.exists("calc.py"), "{}", show_output(&out));
     assert_eq!(env.status(), "");
 }
+
+#[test]
+fn regression_a_worktree_changed_after_the_report_goes_back_to_the_gate_naming_the_paths() {
+    let env = python_project(&[TESTS, CODE]);
+    assert_exit(&start(&env), 3);
+    // While the gate waits, something outside the box edits the code it showed.
+    let code = env.repo.join(".gavel/worktrees/1-impl/calc.py");
+    std::fs::write(&code, "def add(a, b):\n    return a + b\nEVIL = 1\n").expect("edit");
+    let mut p = resume_at_the_gate(&env, ("TERM", "dumb"));
+    p.send_line("approve").expect("approve");
+    p.exp_string("the worktree changed after the diff gate showed it (calc.py)")
+        .expect("the change is named");
+    // Shown again, with the edit in the report, and asked again.
+    p.exp_string("Your choice [approve/reject/P]: ")
+        .expect("asked again");
+    p.send_line("reject").expect("reject");
+    p.exp_eof().expect("eof");
+    assert!(
+        !env.exists("calc.py"),
+        "the edited tree was merged unreviewed"
+    );
+}
