@@ -26,6 +26,7 @@ mod finish;
 mod gates;
 pub mod guard;
 mod load;
+mod merge;
 mod prompts;
 mod step;
 
