@@ -363,7 +363,7 @@ fn a_test_run_that_times_out_asks_a_person() {
     let env = python_project(&[hanging, TESTS, CODE]);
     env.write(
         "gavel.toml",
-        &(env.read("gavel.toml") + "\n[implement]\ntimeout_secs = 1\n"),
+        &(env.read("gavel.toml") + "\n[implement]\ntimeout_secs = 5\n"),
     );
     env.git(&["commit", "-qam", "a short timeout"]);
     let out = start(&env);
