@@ -254,3 +254,32 @@ fn pass_env_naming_gavels_own_secrets_is_refused_when_gavel_toml_is_read() {
         );
     }
 }
+
+#[test]
+fn regression_a_test_cannot_poison_the_tool_chains_cache() {
+    // npm's cache in the person's home: shared by every build, so read-only to the tests.
+    let tests = "=== gavel:write test/calc.test.mjs\nimport { test } from 'node:test';\nimport assert from 'node:assert';\nimport fs from 'node:fs';\nimport { add } from '../calc.mjs';\n\ntry {\n  fs.writeFileSync(process.env.HOME + '/.npm/_cacache/poison', 'x');\n} catch {}\n\ntest('adds', () => assert.strictEqual(add(2, 3), 5));\n=== gavel:end\n";
+    let code = "=== gavel:write calc.mjs\nexport function add(a, b) {\n  return a + b;\n}\n=== gavel:end\n";
+    let env = python_project(&[tests, code]);
+    let cache = env.home().join(".npm/_cacache");
+    std::fs::create_dir_all(&cache).expect("the person's npm cache");
+    let out = env.run(&[
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        "node --test",
+        "--auto",
+    ]);
+    assert_exit(&out, 3);
+    assert!(
+        show_output(&out).contains("green gate: 1 passed"),
+        "{}",
+        show_output(&out)
+    );
+    assert!(
+        !cache.join("poison").exists(),
+        "a test wrote into the shared cache"
+    );
+}

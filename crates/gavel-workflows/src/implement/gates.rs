@@ -398,6 +398,14 @@ impl ImplementWorkflow {
             .into_iter()
             .map(|(p, why)| format!("`{p}`: {why}"))
             .collect();
+        if !wt.linkage_intact() {
+            // Only an unboxed run can reach it (the box binds it read-only); gavel's git never
+            // reads it, and it is put back for everyone else's.
+            wt.restore_linkage().map_err(|e| {
+                NodeError::Failed(format!("cannot restore the worktree's .git: {e}"))
+            })?;
+            named.push("`.git`: the worktree's link to its repository is gavel's".to_owned());
+        }
         let after = wt
             .snapshot()
             .map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
