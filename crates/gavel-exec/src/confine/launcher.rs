@@ -18,10 +18,10 @@ use std::process::{Command, ExitCode};
 
 use landlock::{
     AccessFs, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetError, path_beneath_rules,
+    RulesetCreatedAttr, RulesetError, Scope, path_beneath_rules,
 };
 
-use super::{ALWAYS_WRITABLE, ConfineError, MIN, TARGET_ABI, init, judge, namespaces};
+use super::{ALWAYS_WRITABLE, ConfineError, MIN, TARGET_ABI, init, judge, mounts, namespaces};
 
 /// How the launcher is called (after its own name or subcommand).
 pub(crate) const USAGE: &str =
@@ -167,9 +167,12 @@ pub(crate) fn parse(args: Vec<OsString>) -> Result<Invocation, ConfineError> {
 /// the program's exit code, or why it could not run.
 fn run(prefix: &[&str], invocation: Invocation) -> Result<u8, ConfineError> {
     if invocation.init {
-        // PID 1 of the box: its own /proc (gavel and the person's other processes are not in
+        // PID 1 of the box: dies with the launcher (so a killed launcher leaves no box), in a
+        // session of its own without a terminal (so nothing typed into gavel's terminal comes
+        // from the box), with its own /proc (gavel and the person's other processes are not in
         // it, so their environments cannot be read through it), then Landlock, then the
         // program.
+        namespaces::detach()?;
         namespaces::private_proc()?;
         if let Some((uid, gid)) = invocation.person {
             namespaces::become_person(uid, gid)?;
@@ -180,20 +183,20 @@ fn run(prefix: &[&str], invocation: Invocation) -> Result<u8, ConfineError> {
     // Ask first, so a kernel without Landlock is named as such, not as a failed rule.
     super::support()?;
     let person = namespaces::enter(invocation.network)?;
-    for path in &invocation.read_only {
-        namespaces::bind_read_only(path)?;
-    }
-    namespaces::private_shm()?;
-    let me = std::env::current_exe().map_err(|source| ConfineError::Exec {
-        program: "the launcher itself".to_owned(),
-        source,
-    })?;
+    mounts::apply(&invocation.writable, &invocation.read_only)?;
+    // The box's own /tmp is writable (after the folders it was given, so a path beneath
+    // /tmp given as writable is the person's folder, bound over the private one).
+    let mut writable = vec![PathBuf::from("/tmp")];
+    writable.extend(invocation.writable.iter().cloned());
+    // This very program, by the kernel's own link to it: its path may now be hidden (a
+    // launcher under /tmp, beneath the box's private /tmp).
+    let me = PathBuf::from("/proc/self/exe");
     let mut again: Vec<OsString> = vec![OsString::from("--init")];
     if let Some((uid, gid)) = person {
         again.push(OsString::from("--as"));
         again.push(OsString::from(format!("{uid}:{gid}")));
     }
-    for path in &invocation.writable {
+    for path in &writable {
         again.push(OsString::from("--write"));
         again.push(path.clone().into_os_string());
     }
@@ -232,9 +235,12 @@ fn restrict(writable: &[PathBuf]) -> Result<u32, ConfineError> {
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(required)
         .map_err(refused)?
-        // ... the newer ones (device ioctls) are enforced where the kernel has them.
+        // ... the newer ones (device ioctls, the signal and abstract-socket scopes) are
+        // enforced where the kernel has them.
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(wanted)
+        .map_err(refused)?
+        .scope(Scope::AbstractUnixSocket | Scope::Signal)
         .map_err(refused)?
         .create()
         .map_err(refused)?;

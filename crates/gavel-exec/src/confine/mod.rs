@@ -32,6 +32,7 @@
 
 mod init;
 mod launcher;
+mod mounts;
 mod namespaces;
 #[cfg(test)]
 mod tests;
@@ -41,7 +42,7 @@ use std::path::PathBuf;
 use landlock::{ABI, LandlockStatus, RestrictSelf, RulesetStatus};
 
 pub use self::launcher::{launch, launcher_main};
-pub use self::namespaces::SHM_SIZE;
+pub use self::mounts::TMPFS_SIZE;
 use crate::process::ProcessSpec;
 
 /// The launcher's exit code when it refuses: the kernel cannot enforce the confinement, a rule
@@ -80,12 +81,12 @@ pub const ALWAYS_WRITABLE: &[&str] = &[
     "/dev/shm",
 ];
 
-/// The Landlock ABI whose write rights the launcher handles when the kernel has them: ABI 5
-/// adds device `ioctl`s, which then are allowed only on [`ALWAYS_WRITABLE`] devices and
-/// beneath the `--write` folders. Rights of later ABIs are left out on purpose: ABI 9's
-/// `ResolveUnix` would stop an agent from reaching sockets outside its folders (an `ssh` agent,
-/// a credential helper), which is not a write.
-const TARGET_ABI: ABI = ABI::V5;
+/// The Landlock ABI whose rights the launcher handles when the kernel has them: ABI 5 adds
+/// device `ioctl`s, which then are allowed only on [`ALWAYS_WRITABLE`] devices and beneath the
+/// `--write` folders; ABI 6 adds the scopes, so the box can neither signal a process outside it
+/// (gavel, the person's shell) nor connect to an abstract unix socket outside it. Socket files
+/// are hidden by the mount namespace instead (a private `/tmp` and `/run`).
+const TARGET_ABI: ABI = ABI::V6;
 
 /// The program that confines itself and then becomes the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]

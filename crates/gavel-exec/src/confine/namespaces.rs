@@ -22,21 +22,15 @@
 //! Everything here is a plain system call through `nix`'s safe wrappers; the one message the
 //! kernel needs to bring the loopback interface up is built by hand ([`loopback_up`]).
 
-use std::path::Path;
-
 use nix::errno::Errno;
 use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, unshare};
 use nix::sys::socket::{
     AddressFamily, MsgFlags, NetlinkAddr, SockFlag, SockProtocol, SockType, recv, sendto, socket,
 };
-use nix::sys::statvfs::{FsFlags, statvfs};
 use nix::unistd::{getegid, geteuid};
 
 use super::ConfineError;
-
-/// The size of the private `/dev/shm` (POSIX shared memory and semaphores of one step).
-pub const SHM_SIZE: &str = "256m";
 
 /// Who the program runs as once the box is set up: `None` when gavel runs as root (no user
 /// namespace), else the person's user and group, which [`become_person`] maps back.
@@ -48,7 +42,7 @@ pub(crate) type Person = Option<(u32, u32)>;
 /// `exec` for any other user). The next child this process starts is the first process of the
 /// new PID namespace.
 pub(crate) fn enter(network: bool) -> Result<Person, ConfineError> {
-    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
+    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
     if !network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
@@ -109,51 +103,16 @@ fn rules(message: String) -> ConfineError {
     ConfineError::Rules { message }
 }
 
-/// Bind-mounts `path` (a file or folder) read-only over itself, keeping the flags the kernel
-/// locks on the mount it lives on (`nosuid`, `nodev`, `noexec`, the atime ones), which a
-/// remount inside a user namespace may not drop.
-pub(crate) fn bind_read_only(path: &Path) -> Result<(), ConfineError> {
-    let failed = |what: &str, e: Errno| {
-        rules(format!(
-            "cannot make {} read-only ({what}): {e}",
-            path.display()
-        ))
-    };
-    mount::<Path, Path, str, str>(Some(path), path, None, MsFlags::MS_BIND, None)
-        .map_err(|e| failed("bind", e))?;
-    let kept = statvfs(path).map_err(|e| failed("statvfs", e))?.flags();
-    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
-    for (fs, ms) in [
-        (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
-        (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
-        (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
-        (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
-        (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
-        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
-    ] {
-        if kept.contains(fs) {
-            flags |= ms;
-        }
-    }
-    mount::<str, Path, str, str>(None, path, None, flags, None).map_err(|e| failed("remount", e))
-}
-
-/// Mounts a fresh tmpfs of [`SHM_SIZE`] on `/dev/shm` (when there is one), so shared memory
-/// written by the step is the step's alone and gone after it.
-pub(crate) fn private_shm() -> Result<(), ConfineError> {
-    let shm = Path::new("/dev/shm");
-    if !shm.is_dir() {
-        return Ok(());
-    }
-    let data = format!("size={SHM_SIZE},mode=1777");
-    mount(
-        Some("tmpfs"),
-        shm,
-        Some("tmpfs"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        Some(data.as_str()),
-    )
-    .map_err(|e| rules(format!("cannot mount a private /dev/shm: {e}")))
+/// Called by the box's init first: it dies with the launcher (`PR_SET_PDEATHSIG`: a launcher
+/// killed by gavel's timeout or Ctrl-C takes the whole box with it), and it leaves gavel's
+/// session, so the box has no controlling terminal (nothing it does can type into gavel's
+/// terminal with `TIOCSTI`, or read from it).
+pub(crate) fn detach() -> Result<(), ConfineError> {
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+        .map_err(|e| rules(format!("cannot tie the box to its launcher: {e}")))?;
+    nix::unistd::setsid()
+        .map_err(|e| rules(format!("cannot leave gavel's terminal session: {e}")))?;
+    Ok(())
 }
 
 /// Mounts a fresh `/proc` for the box's PID namespace; called by the box's init (the first

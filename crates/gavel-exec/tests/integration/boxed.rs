@@ -262,3 +262,40 @@ fn the_box_works_for_a_person_who_is_not_root() {
         "gitdir: /the/real/one\n"
     );
 }
+
+#[test]
+fn tmp_and_run_are_the_boxes_own_and_their_sockets_out_of_reach() {
+    // A socket of the person's in /tmp (an ssh agent, an X server, tmux) and a file in /run.
+    let dir = tempfile::tempdir().expect("a folder in /tmp");
+    let socket = dir.path().join("agent.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("listen");
+    let scene = Boxed::new();
+    let name = format!("gavel-box-tmp-{}", std::process::id());
+    let out = scene.sh(
+        &format!(
+            "echo mine > /tmp/{name} && echo wrote; \
+             python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{}')\" \
+             2>/dev/null && echo reached || echo unreachable; \
+             ls /run | wc -l; touch /etc/gavel-box-probe 2>/dev/null || echo read-only",
+            socket.display()
+        ),
+        &[],
+    );
+    assert!(
+        out.stdout.contains("wrote"),
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(out.stdout.contains("unreachable"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("\n0\n"),
+        "an empty /run: {}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("read-only"), "{}", out.stdout);
+    assert!(
+        !Path::new("/tmp").join(&name).exists(),
+        "a write to /tmp reached the system's"
+    );
+}
