@@ -32,23 +32,39 @@ fn gavel_confine_allows_writes_in_the_repository_and_denies_them_outside() {
     assert_eq!(env.read("agent.txt"), "inside\n");
     assert!(env.exists("src/new.rs"));
 
-    let out = confined(&env, "echo escaped > ../escape.txt");
-    assert_ne!(out.status.code(), Some(0), "{}", show_output(&out));
-    assert!(
-        stderr(&out).contains("Permission denied"),
-        "{}",
-        show_output(&out)
-    );
+    // Beside the repository (here under /tmp, which in the box is a private tmpfs): the
+    // write lands in the box's own /tmp, never beside the person's repository.
+    let _ = confined(&env, "echo escaped > ../escape.txt");
     assert!(
         !env.root.join("escape.txt").exists(),
         "a write outside landed"
     );
-
+    // A folder outside /tmp that the person may write: refused.
+    let outside = tempfile::Builder::new()
+        .prefix("confine-outside-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("a folder outside /tmp");
     let out = confined(
+        &env,
+        &format!("echo escaped > '{}/escape.txt'", outside.path().display()),
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", show_output(&out));
+    assert!(
+        stderr(&out).contains("Permission denied")
+            || stderr(&out).contains("Read-only file system"),
+        "{}",
+        show_output(&out)
+    );
+    assert!(
+        !outside.path().join("escape.txt").exists(),
+        "a write outside landed"
+    );
+
+    // $HOME (here under /tmp too) and a grandchild's write beside the repository.
+    let _ = confined(
         &env,
         "echo escaped > \"$HOME/x\"; sh -c 'echo escaped > ../deep.txt'",
     );
-    assert_ne!(out.status.code(), Some(0), "{}", show_output(&out));
     assert!(!env.home().join("x").exists(), "a write in $HOME landed");
     assert!(
         !env.root.join("deep.txt").exists(),

@@ -324,8 +324,8 @@ fn writes_outside_the_worktree_never_land_and_landlock_stops_what_claude_code_al
     for r in &results[4..6] {
         let said = result_text(r);
         assert!(
-            said.contains("Permission denied"),
-            "Claude Code ran the allowed test command; Landlock denied its write: {said}"
+            said.contains("Permission denied") || said.contains("Read-only file system"),
+            "Claude Code ran the allowed test command; the box denied its write: {said}"
         );
     }
     // Nothing landed, and the attempts themselves stop the run, naming the paths.
@@ -436,5 +436,8 @@ fn codex_confined_by_gavel_edits_its_folder_and_its_shell_cannot_write_outside()
         .rfind(|r| r.api == Some(Api::OpenAiResponses) && r.model == "gpt-5")
         .expect("requests");
     let said = last.body["input"].to_string();
-    assert!(said.contains("Permission denied"), "{said}");
+    assert!(
+        said.contains("Permission denied") || said.contains("Read-only file system"),
+        "{said}"
+    );
 }

@@ -383,13 +383,17 @@ fn a_test_run_that_times_out_asks_a_person() {
 
 #[test]
 fn the_tests_a_model_wrote_run_confined_and_cannot_write_outside_the_worktree() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let outside = dir.path().join("stolen.txt");
+    let env = python_project(&[]);
+    let outside = env.root.join("stolen.txt");
     let tests = format!(
         "=== gavel:write tests/test_calc.py\ntry:\n    open({:?}, 'w').write('x')\nexcept OSError as e:\n    print('denied:', e)\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n=== gavel:end\n",
         outside.display().to_string()
     );
-    let env = python_project(&[&tests, CODE]);
+    env.script(&format!(
+        "model: scripted-test\nroles:\n  implementer:\n    - text: {}\n    - text: {}\n",
+        crate::implement::yaml(&tests),
+        crate::implement::yaml(CODE)
+    ));
     let out = start(&env);
     assert_exit(&out, 3);
     assert!(
@@ -409,7 +413,8 @@ fn the_tests_a_model_wrote_run_confined_and_cannot_write_outside_the_worktree() 
         .expect("red output");
     let text = env.read(&format!("{lineage}/{red}"));
     assert!(
-        text.contains("denied: [Errno 13] Permission denied"),
+        text.contains("denied: [Errno 13] Permission denied")
+            || text.contains("denied: [Errno 30] Read-only file system"),
         "{text}"
     );
 }

@@ -74,9 +74,11 @@ pub struct Env {
 impl Env {
     /// A repository after `gavel init` and a first commit, with roles set to `script.yaml`.
     pub fn new() -> Self {
+        // Not under /tmp: the box the model's code runs in has a private /tmp, and a person's
+        // repository and home are not there either.
         let tmp = tempfile::Builder::new()
             .prefix("gavel-test-")
-            .tempdir()
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
             .expect("tempdir");
         let root = tmp.path().canonicalize().expect("canonical tempdir");
         let repo = root.join("repo");

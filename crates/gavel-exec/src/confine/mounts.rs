@@ -85,10 +85,11 @@ pub(crate) fn apply(writable: &[PathBuf], read_only: &[PathBuf]) -> Result<(), C
         bind(held, true)?;
     }
     // The working folder was entered through the old mounts: enter it again through the new
-    // ones (a worktree's writable bind, not the read-only mount beneath it).
+    // ones (a worktree's writable bind, not the read-only mount beneath it). One the box
+    // cannot see (a folder under the person's /tmp that is not the box's) stays as it was
+    // entered, read-only.
     if let Ok(cwd) = std::env::current_dir() {
-        std::env::set_current_dir(&cwd)
-            .map_err(|e| rules(format!("cannot enter {} again: {e}", cwd.display())))?;
+        let _ = std::env::set_current_dir(&cwd);
     }
     Ok(())
 }
