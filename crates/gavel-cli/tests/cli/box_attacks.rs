@@ -283,3 +283,37 @@ fn regression_a_test_cannot_poison_the_tool_chains_cache() {
         "a test wrote into the shared cache"
     );
 }
+
+#[test]
+fn regression_code_that_rewrites_the_tests_when_they_run_is_put_back() {
+    // Imported by the tests, the code rewrites them into tests that cannot fail.
+    let rewriting = "=== gavel:write calc.py\nfrom pathlib import Path\n\nPath('tests/test_calc.py').write_text('def test_add():\\n    pass\\n')\n\n\ndef add(a, b):\n    return a - b\n=== gavel:end\n";
+    let env = python_project(&[crate::implement::TESTS, rewriting, CODE]);
+    let out = start(&env);
+    let text = show_output(&out);
+    assert_exit(&out, 3);
+    assert!(
+        text.contains("`tests/test_calc.py`: a test or runner configuration file"),
+        "{text}"
+    );
+    approve_in_a_terminal(&env, "1");
+    assert_eq!(env.read("calc.py"), "def add(a, b):\n    return a + b\n");
+    assert!(
+        env.read("tests/test_calc.py")
+            .contains("assert add(2, 3) == 5")
+    );
+}
+
+#[test]
+fn regression_a_conftest_written_into_the_lineage_folder_is_refused() {
+    // A plain `pytest` collects every folder, the run's lineage folder included.
+    let planted = "=== gavel:write calc.py\nfrom pathlib import Path\n\nPath('docs/lineage/active/1-impl/conftest.py').write_text('import pytest\\n')\n\n\ndef add(a, b):\n    return a + b\n=== gavel:end\n";
+    let env = python_project(&[crate::implement::TESTS, planted]);
+    let out = start(&env);
+    let text = show_output(&out);
+    assert!(
+        text.contains("conftest.py`: the run's lineage folder is gavel's record"),
+        "{text}"
+    );
+    assert!(!env.exists(".gavel/worktrees/1-impl/docs/lineage/active/1-impl/conftest.py"));
+}

@@ -74,11 +74,12 @@ pub struct Env {
 impl Env {
     /// A repository after `gavel init` and a first commit, with roles set to `script.yaml`.
     pub fn new() -> Self {
-        // Not under /tmp: the box the model's code runs in has a private /tmp, and a person's
-        // repository and home are not there either.
+        // Not under /tmp, which the box the model's code runs in replaces by a private one (a
+        // person's repository and home are not there either), and not inside any repository
+        // (so not in the target folder of a checkout): /var/tmp.
         let tmp = tempfile::Builder::new()
             .prefix("gavel-test-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .tempdir_in("/var/tmp")
             .expect("tempdir");
         let root = tmp.path().canonicalize().expect("canonical tempdir");
         let repo = root.join("repo");

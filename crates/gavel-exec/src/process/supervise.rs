@@ -253,7 +253,13 @@ impl Supervised {
     /// Takes what the readers still have after the child exited, until nothing has come for
     /// [`DRAIN_QUIET`] or the primary stream closes.
     fn drain(&mut self, on_line: &mut dyn FnMut(&str)) {
+        // A descendant that keeps writing does not keep gavel reading either.
+        let deadline = Instant::now() + DRAIN_QUIET * 10;
         loop {
+            if Instant::now() >= deadline {
+                self.primary_open = false;
+                return;
+            }
             match self.rx.recv_timeout(DRAIN_QUIET) {
                 Ok(Event::Line(line)) => on_line(&line),
                 Ok(Event::Activity) => {}

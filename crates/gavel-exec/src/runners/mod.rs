@@ -415,6 +415,7 @@ fn run(
     let mut timeout = cmd.timeout;
     if let Some(build_args) = cargo_build_args(cmd.kind, program, args) {
         let step = process::run_test_with(&spec(build_args, timeout), limit, cancelled, on_start)?;
+        refused_by_the_box(confine.is_some(), &step, &cmd.command)?;
         if !step.passed() {
             let outcome = classify(cmd.kind, &step);
             let summary = summarize(cmd.kind, &outcome, Some(&step), None);
@@ -435,6 +436,7 @@ fn run(
         _ => args.to_vec(),
     };
     let mut run = process::run_test_with(&spec(run_args, timeout), limit, cancelled, on_start)?;
+    refused_by_the_box(confine.is_some(), &run, &cmd.command)?;
     let tests = plan.map(|plan| match plan {
         Ok(plan) => plan.read(&mut run, &cmd.cwd),
         Err(reason) => unread(&reason),
@@ -449,6 +451,30 @@ fn run(
         summary,
         tests,
     })
+}
+
+/// The launcher's own refusal (exit 126 with its `gavel confine:` line) is not a failing test:
+/// the command never ran, and reading it as red would let a box that cannot be built pass the
+/// red gate. It is an error naming the launcher's reason.
+fn refused_by_the_box(
+    boxed: bool,
+    run: &crate::process::TestRun,
+    command: &str,
+) -> Result<(), ProcessError> {
+    if !boxed || run.exit_code != Some(i32::from(crate::confine::EXIT_REFUSED)) {
+        return Ok(());
+    }
+    match run
+        .output
+        .lines()
+        .find_map(|l| l.strip_prefix("gavel confine: "))
+    {
+        Some(reason) => Err(ProcessError::Spawn {
+            program: command.to_owned(),
+            source: std::io::Error::other(format!("the box refused to run it: {reason}")),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn bad_command(cmd: &TestCommand, why: &str) -> ProcessError {

@@ -299,3 +299,32 @@ fn tmp_and_run_are_the_boxes_own_and_their_sockets_out_of_reach() {
         "a write to /tmp reached the system's"
     );
 }
+
+#[test]
+fn regression_a_box_that_cannot_be_built_is_an_error_not_a_failing_test() {
+    use gavel_exec::runners::{RunnerKind, TestCommand, run_tests_confined};
+    let scene = Boxed::new();
+    let cmd = TestCommand {
+        kind: RunnerKind::Generic,
+        command: "true".into(),
+        cwd: scene.worktree(),
+        timeout: Duration::from_secs(60),
+        env: Vec::new(),
+        env_remove: Vec::new(),
+    };
+    let confinement = Confinement {
+        launcher: Launcher {
+            program: PathBuf::from(LAUNCHER),
+            args: Vec::new(),
+        },
+        writable: vec![scene.worktree().join("missing")],
+        read_only: Vec::new(),
+        network: false,
+    };
+    let err = run_tests_confined(&cmd, Some(&confinement), 1 << 20, &|| false, &mut |_| {})
+        .expect_err("a red gate must not read the refusal as failing tests");
+    assert!(
+        err.to_string().contains("the box refused to run it"),
+        "{err}"
+    );
+}

@@ -413,6 +413,19 @@ impl ImplementWorkflow {
     }
 }
 
+/// Whether a file name is one gavel gives a lineage record: `NNN-name.md` (or `.json`,
+/// `.jsonl`, `.txt`, `.yaml`).
+fn lineage_named(name: &str) -> bool {
+    let Some((number, rest)) = name.split_once('-') else {
+        return false;
+    };
+    number.len() >= 3
+        && number.bytes().all(|b| b.is_ascii_digit())
+        && [".md", ".json", ".jsonl", ".txt", ".yaml"]
+            .iter()
+            .any(|ext| rest.ends_with(ext))
+}
+
 /// Copies a folder's regular files and folders (a lineage is one or two levels deep; deeper
 /// ones, links and anything else are left out, so a link loop or a link out of the worktree
 /// is never followed), replacing files of the same name.
@@ -431,8 +444,15 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path, depth: u32) -> Result<
         let kind = entry.file_type().map_err(|e| io_failed("read", &path, e))?;
         if kind.is_dir() {
             copy_dir(&path, &target, depth + 1)?;
-        } else if kind.is_file() {
-            let bytes = std::fs::read(&path).map_err(|e| io_failed("read", &path, e))?;
+        } else if kind.is_file() && lineage_named(&entry.file_name().to_string_lossy()) {
+            // Named as gavel names its records, and at most 16 MiB of it: a `conftest.py` or a
+            // sparse 100 GB file in the folder is not a lineage record.
+            let mut bytes = Vec::new();
+            std::fs::File::open(&path)
+                .and_then(|f| {
+                    std::io::Read::read_to_end(&mut std::io::Read::take(f, 16 << 20), &mut bytes)
+                })
+                .map_err(|e| io_failed("read", &path, e))?;
             fsutil::write_atomic(&target, &bytes).map_err(|e| io_failed("write", &target, e))?;
         }
     }

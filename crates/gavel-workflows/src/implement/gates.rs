@@ -410,13 +410,29 @@ impl ImplementWorkflow {
             .snapshot()
             .map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
         let lineage_prefix = format!("{}/", self.lineage(s)?.rel().display());
-        let changes: Vec<_> = wt
+        let (lineage_changes, changes): (Vec<_>, Vec<_>) = wt
             .changes(before, &after)
             .map_err(|e| NodeError::Failed(format!("cannot diff the worktree: {e}")))?
             .into_iter()
-            .filter(|c| !c.path.starts_with(&lineage_prefix))
-            .collect();
-        let refused = guard::refused_side_effects(wt.root(), &changes);
+            .partition(|c| c.path.starts_with(&lineage_prefix));
+        let mut refused = guard::refused_side_effects(wt.root(), &changes);
+        refused.extend(lineage_changes.into_iter().map(|change| guard::Refused {
+            change,
+            why: "the run's lineage folder is gavel's record".to_owned(),
+        }));
+        // A run may not change the tests either (code that rewrites `tests/test_x.py` at import
+        // would pass every later run with the same test ids): put back as the model's steps'.
+        let globs = &self.settings.test_globs;
+        for c in &changes {
+            if gavel_exec::runners::is_test_file(&c.path, globs)
+                && !refused.iter().any(|r| r.change.path == c.path)
+            {
+                refused.push(guard::Refused {
+                    change: c.clone(),
+                    why: "a test or runner configuration file, which only the test-writing step may change".to_owned(),
+                });
+            }
+        }
         if !refused.is_empty() {
             let paths: Vec<String> = refused.iter().map(|r| r.change.path.clone()).collect();
             wt.restore_paths(before, &paths).map_err(|e| {

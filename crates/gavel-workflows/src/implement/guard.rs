@@ -97,9 +97,23 @@ fn structural(worktree: &Path, c: &TreeChange) -> Option<String> {
     }
 }
 
-/// Whether the symlink at `rel` in `worktree` resolves (lexically, as a relative link is
-/// followed) to a place inside the worktree. An absolute target never does.
+/// Whether the symlink at `rel` in `worktree` resolves to a place inside the worktree (not in
+/// its `.git`): lexically, as its own target reads, and as the kernel resolves it, through
+/// every other link on the way (`a -> b/l/../..` where `b/l` is itself a link). An absolute
+/// target never does, and neither does a link whose target does not exist (a link made
+/// later on its path could point it anywhere).
 fn link_stays_inside(worktree: &Path, rel: &str) -> bool {
+    let (Ok(root), Ok(resolved)) = (worktree.canonicalize(), worktree.join(rel).canonicalize())
+    else {
+        return false;
+    };
+    resolved.starts_with(&root)
+        && !resolved.starts_with(root.join(".git"))
+        && lexically_inside(worktree, rel)
+}
+
+/// [`link_stays_inside`]'s reading of the link's own target.
+fn lexically_inside(worktree: &Path, rel: &str) -> bool {
     let Ok(target) = std::fs::read_link(worktree.join(rel)) else {
         return false;
     };
@@ -360,6 +374,7 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", root.join("src/abs")).expect("link");
         std::os::unix::fs::symlink("../../../outside", root.join("src/deep/up")).expect("link");
         std::os::unix::fs::symlink("../.git/config", root.join("src/git")).expect("link");
+        std::fs::write(root.join("README.md"), "hi\n").expect("readme");
         std::os::unix::fs::symlink("../README.md", root.join("src/fine")).expect("link");
         let changes = [
             change("src/abs", ChangeKind::Added, "120000"),
@@ -378,5 +393,27 @@ mod tests {
             "{refused:?}"
         );
         assert!(refused[3].contains("submodule"), "{refused:?}");
+    }
+
+    #[test]
+    fn regression_a_link_through_another_link_is_judged_where_the_kernel_takes_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("wt");
+        std::fs::create_dir_all(root.join("a/b/c")).expect("mkdir");
+        // `a/b/c/l` is the worktree itself; read lexically, `x` stays inside (at `a`), but the
+        // kernel climbs from the worktree's root: out of it.
+        std::os::unix::fs::symlink("../../..", root.join("a/b/c/l")).expect("link");
+        std::os::unix::fs::symlink("a/b/c/l/../../..", root.join("x")).expect("link");
+        std::os::unix::fs::symlink("missing/file", root.join("dangling")).expect("link");
+        let changes = [
+            change("a/b/c/l", ChangeKind::Added, "120000"),
+            change("x", ChangeKind::Added, "120000"),
+            change("dangling", ChangeKind::Added, "120000"),
+        ];
+        let refused: Vec<String> = refused_side_effects(&root, &changes)
+            .into_iter()
+            .map(|r| r.change.path)
+            .collect();
+        assert_eq!(refused, ["x", "dangling"]);
     }
 }

@@ -206,11 +206,12 @@ impl ImplementWorkflow {
         let changes = wt
             .changes(&snap, &after)
             .map_err(|e| NodeError::Failed(format!("cannot diff the worktree: {e}")))?;
+        // The run's lineage is gavel's record: a step that writes there (a `conftest.py` a plain
+        // `pytest` would collect, a forged report) is refused like any other forbidden change.
         let lineage_prefix = format!("{}/", self.lineage(s)?.rel().display());
-        let changes: Vec<_> = changes
+        let (in_lineage, changes): (Vec<_>, Vec<_>) = changes
             .into_iter()
-            .filter(|c| !c.path.starts_with(&lineage_prefix))
-            .collect();
+            .partition(|c| c.path.starts_with(&lineage_prefix));
         self.check_checkout(&checkout)?;
         if self.settings.agent {
             let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
@@ -226,7 +227,11 @@ impl ImplementWorkflow {
         }
         let globs = &self.settings.test_globs;
         let is_test = |p: &str| gavel_exec::runners::is_test_file(p, globs);
-        let refused = guard::refused(&worktree, &changes, step, &is_test);
+        let mut refused = guard::refused(&worktree, &changes, step, &is_test);
+        refused.extend(in_lineage.into_iter().map(|change| guard::Refused {
+            change,
+            why: "the run's lineage folder is gavel's record, not the step's to write".to_owned(),
+        }));
         if !refused.is_empty() {
             let paths: Vec<String> = refused.iter().map(|r| r.change.path.clone()).collect();
             wt.restore_paths(&snap, &paths)
