@@ -182,6 +182,14 @@ fn run(prefix: &[&str], invocation: Invocation) -> Result<u8, ConfineError> {
     }
     // Ask first, so a kernel without Landlock is named as such, not as a failed rule.
     super::support()?;
+    // A gavel that dies (kill -9, a closed terminal) takes the box with it: the launcher dies
+    // with the thread that started it, which waits for it, and the box's init with the
+    // launcher.
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL).map_err(|e| {
+        ConfineError::Rules {
+            message: format!("cannot tie the launcher to gavel: {e}"),
+        }
+    })?;
     let person = namespaces::enter(invocation.network)?;
     mounts::apply(&invocation.writable, &invocation.read_only)?;
     // The box's own /tmp is writable (after the folders it was given, so a path beneath

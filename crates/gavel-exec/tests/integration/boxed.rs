@@ -328,3 +328,49 @@ fn regression_a_box_that_cannot_be_built_is_an_error_not_a_failing_test() {
         "{err}"
     );
 }
+
+#[test]
+fn regression_a_box_dies_with_the_process_that_started_it() {
+    let scene = Boxed::new();
+    // gavel stands here as a shell that starts the launcher and is then killed with -9.
+    let marker = format!("sleep 87.{}", std::process::id() % 1000);
+    let mut gavel = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{LAUNCHER}' --no-network --write '{}' -- sh -c '{marker}'; true",
+            path_str(&scene.worktree())
+        ))
+        .spawn()
+        .expect("start");
+    // The boxed program itself (its command line starts with the marker; the shells' and the
+    // launcher's only contain it), so the kill comes once the box is built.
+    let program = format!("^{marker}");
+    let running = || {
+        std::process::Command::new("pgrep")
+            .args(["-f", &program])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !running() {
+        assert!(Instant::now() < deadline, "the boxed program never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    gavel.kill().expect("kill -9");
+    let _ = gavel.wait();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while running() {
+        assert!(
+            Instant::now() < deadline,
+            "the box outlived the process that started it: {}",
+            String::from_utf8_lossy(
+                &std::process::Command::new("pgrep")
+                    .args(["-af", &marker])
+                    .output()
+                    .map(|o| o.stdout)
+                    .unwrap_or_default()
+            )
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
