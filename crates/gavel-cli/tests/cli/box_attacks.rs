@@ -263,15 +263,7 @@ fn regression_a_test_cannot_poison_the_tool_chains_cache() {
     let env = python_project(&[tests, code]);
     let cache = env.home().join(".npm/_cacache");
     std::fs::create_dir_all(&cache).expect("the person's npm cache");
-    let out = env.run(&[
-        "implement",
-        "1",
-        "--lld",
-        "docs/design.md",
-        "--test-cmd",
-        "node --test",
-        "--auto",
-    ]);
+    let out = crate::implement::start_with(&env, "node --test");
     assert_exit(&out, 3);
     assert!(
         show_output(&out).contains("green gate: 1 passed"),

@@ -47,6 +47,19 @@ pub fn start_command(env: &Env) -> std::process::Command {
     ])
 }
 
+/// `gavel implement 1 --lld docs/design.md --test-cmd TEST_CMD --auto`, run.
+pub fn start_with(env: &Env, test_cmd: &str) -> std::process::Output {
+    env.run(&[
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        test_cmd,
+        "--auto",
+    ])
+}
+
 /// [`start_command`], run.
 pub fn start(env: &Env) -> std::process::Output {
     start_command(env).output().expect("run gavel")

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::implement::{CODE, PYTEST, TESTS, approve_in_a_terminal, python_project, start, yaml};
+use crate::implement::{
+    CODE, PYTEST, TESTS, approve_in_a_terminal, python_project, start, start_command, yaml,
+};
 use crate::util::*;
 
 /// The paths whose bytes differ between two trees (so a failure names them, not the bytes).
@@ -235,22 +237,20 @@ fn uncommitted_and_untracked_work_survives_abort_and_ctrl_c_byte_for_byte() {
 
 #[test]
 fn a_kill_during_the_green_gate_leaves_no_orphan_and_repeats_no_model_call() {
-    let marker = tempfile::NamedTempFile::new().expect("marker");
+    let env = python_project(&[]);
+    // Outside /tmp, so that the boxed test run sees it.
+    let marker = env.root.join("slow-green");
+    std::fs::write(&marker, "").expect("marker");
     let code = format!(
         "=== gavel:write calc.py\nimport os, time\nif os.path.exists({:?}):\n    time.sleep(60)\n\n\ndef add(a, b):\n    return a + b\n=== gavel:end\n",
-        marker.path().display().to_string()
+        marker.display().to_string()
     );
-    let env = python_project(&[TESTS, &code]);
-    let mut child = env
-        .gavel(&[
-            "implement",
-            "1",
-            "--lld",
-            "docs/design.md",
-            "--test-cmd",
-            PYTEST,
-            "--auto",
-        ])
+    env.script(&format!(
+        "model: scripted-test\nroles:\n  implementer:\n    - text: {}\n    - text: {}\n",
+        crate::implement::yaml(TESTS),
+        crate::implement::yaml(&code)
+    ));
+    let mut child = start_command(&env)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -276,26 +276,18 @@ fn a_kill_during_the_green_gate_leaves_no_orphan_and_repeats_no_model_call() {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .is_ok_and(|s| !s.split(") ").nth(1).is_some_and(|r| r.starts_with('Z')))
     };
-    assert!(
-        alive(pgid),
-        "the test run outlives a killed gavel (that is what resume must clean)"
-    );
-    drop(marker);
-    let out = env.run(&["resume", "1"]);
-    assert_exit(&out, 3);
-    assert!(
-        show_output(&out).contains(&format!("killed the green processes (group {pgid})")),
-        "{}",
-        show_output(&out)
-    );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    // The box dies with the gavel that started it: nothing is left for resume to clean.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while alive(pgid) {
         assert!(
             std::time::Instant::now() < deadline,
-            "the orphaned test run is gone"
+            "the test run outlived the killed gavel"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    std::fs::remove_file(&marker).expect("the green run is quick again");
+    let out = env.run(&["resume", "1"]);
+    assert_exit(&out, 3);
     env.assert_no_finished_call_repeated();
     approve_in_a_terminal(&env, "1");
     assert!(env.exists("calc.py"));
@@ -469,15 +461,7 @@ fn no_tests_go_back_to_the_scaffold_and_a_runner_usage_error_halts() {
         show_output(&out)
     );
     let env = python_project(&[TESTS, CODE]);
-    let out = env.run(&[
-        "implement",
-        "1",
-        "--lld",
-        "docs/design.md",
-        "--test-cmd",
-        "python3 -m pytest --no-such-flag",
-        "--auto",
-    ]);
+    let out = crate::implement::start_with(&env, "python3 -m pytest --no-such-flag");
     assert_exit(&out, 4);
     assert!(
         show_output(&out).contains("did not run properly (usage error"),
