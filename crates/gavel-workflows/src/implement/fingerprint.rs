@@ -1,6 +1,8 @@
-//! The person's checkout, fingerprinted before and after every agent step: its HEAD, its
-//! index and its files (tracked and untracked, as they are on disk). Any difference means
-//! something wrote where the agent had no business, and the run halts naming the paths.
+//! The person's checkout, fingerprinted before and after every model step when the step runs
+//! unboxed (`[implement] sandbox = "none"`): its HEAD, its index and its files (tracked and
+//! untracked, as they are on disk). Any difference means something wrote where the agent had
+//! no business, and the run halts naming the paths. Boxed, the step cannot write there, so the
+//! person's edits meanwhile are theirs and nothing is fingerprinted.
 //!
 //! The files are recorded as a git tree through a scratch index (see `gavel-exec`'s
 //! snapshots), so the person's index is never touched and an unchanged checkout costs little.

@@ -8,7 +8,9 @@
 //!
 //! All work happens in a git worktree on branch `gavel/{issue}-impl` under
 //! `.gavel/worktrees/`, made from the person's HEAD; their checkout is never touched until
-//! the merge, and it is fingerprinted before and after every model step. Routing comes from
+//! the merge. Boxed (the default), the model's steps cannot reach it, so the person may work
+//! in it meanwhile; unboxed (`sandbox = "none"`), it is fingerprinted before and after every
+//! model step and any change stops the run. Routing comes from
 //! the real test runner's result (see `gavel_exec::runners`) and from what the model's step
 //! changed on disk ([`guard`]), never from what a model says. Retries are counted per step and
 //! end in a halt, never in success. The diff gate and a typed `approve` come before the merge.
@@ -188,8 +190,8 @@ pub struct ImplementState {
     pub red: Option<GateRecord>,
     pub green: Option<GateRecord>,
     pub lint: Option<GateRecord>,
-    /// The person's checkout when the run started (for the record; each model step compares
-    /// the checkout just before and just after itself).
+    /// The person's checkout when the run started, when unboxed (for the record; each model
+    /// step then compares the checkout just before and just after itself). `None` when boxed.
     pub checkout: Option<fingerprint::Fingerprint>,
     /// The worktree's files after the green gate (what the person reviews).
     pub green_tree: Option<TreeId>,

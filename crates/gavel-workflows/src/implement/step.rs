@@ -122,11 +122,17 @@ impl ImplementWorkflow {
             wt.reset_to(&snap)
                 .map_err(|e| NodeError::Failed(format!("cannot reset the worktree: {e}")))?;
         }
-        // The person's checkout just before the agent runs (they may have worked in it since
-        // the run started; only what changes during the step is the step's doing).
-        let person = Git::at(self.root());
-        let checkout = Fingerprint::of(&person)
-            .map_err(|e| NodeError::Failed(format!("cannot fingerprint the checkout: {e}")))?;
+        // Unconfined (`sandbox = "none"`), the person's checkout is fingerprinted just before
+        // the model's step (they may have worked in it since the run started; only what changes
+        // during the step is the step's doing). Boxed, the step cannot reach it (the box mounts
+        // it read-only and gavel writes a text answer beneath the worktree only), so what
+        // changes there is the person's own work and is left to them.
+        let checkout = match self.settings.confine {
+            Some(_) => None,
+            None => Some(Fingerprint::of(&Git::at(self.root())).map_err(|e| {
+                NodeError::Failed(format!("cannot fingerprint the checkout: {e}"))
+            })?),
+        };
         let ignored_before = guard::ignored(&wt).map_err(NodeError::Failed)?;
         let prompt = self.prompt(s, cx, step, &worktree)?;
         let seq = s.implementer_calls;
@@ -212,7 +218,9 @@ impl ImplementWorkflow {
         let (in_lineage, changes): (Vec<_>, Vec<_>) = changes
             .into_iter()
             .partition(|c| c.path.starts_with(&lineage_prefix));
-        self.check_checkout(&checkout)?;
+        if let Some(checkout) = &checkout {
+            self.check_checkout(checkout)?;
+        }
         if self.settings.agent {
             let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
             let tried = escapes(&worktree, home.as_deref(), &answered.response.tool_uses);
