@@ -12,6 +12,7 @@ pub mod brief;
 pub mod caller;
 pub mod change;
 pub mod context;
+pub mod disclosure;
 pub mod fsutil;
 pub mod implement;
 /// The one git runner (scrubbed environment, idempotent commits, worktrees, snapshots), from

@@ -15,6 +15,7 @@ mod confine;
 mod crash;
 mod credentials;
 mod diff_gate;
+mod disclosure;
 mod doc_kinds;
 mod doctor;
 mod forward_compat;

@@ -18,7 +18,7 @@ impl DocWorkflow {
     /// N1: everything that can fail cheaply fails here, before the first model call.
     pub(super) fn preflight(
         &self,
-        _s: &mut DocState,
+        s: &mut DocState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
         let problems = if self.preflight.take() {
@@ -32,12 +32,47 @@ impl DocWorkflow {
                     text: format!("warning: {w}"),
                 });
             }
+            self.disclose(s, cx);
             return goto(node::DRAFT);
         }
         Err(NodeError::Failed(format!(
             "pre-flight failed:\n  - {}",
             problems.join("\n  - ")
         )))
+    }
+
+    /// What the run sends where, before its first model call ([`crate::disclosure`]).
+    fn disclose(&self, s: &DocState, cx: &mut NodeCtx<'_>) {
+        let r = &self.settings.roles;
+        let input = self.kind.input_heading.to_lowercase();
+        let mut drafter = format!(
+            "the {input}, the template, the context files and the reviewer's findings on earlier drafts"
+        );
+        if self.settings.drafter_reads_repo {
+            drafter.push_str("; it may also read any file of the repository (read-only tools)");
+        }
+        let sent = [
+            crate::disclosure::Sent {
+                role: "drafter",
+                provider: &r.drafter,
+                what: &drafter,
+            },
+            crate::disclosure::Sent {
+                role: "reviewer",
+                provider: &r.reviewer,
+                what: "each draft sent for review, with the review rubric",
+            },
+        ];
+        crate::disclosure::record(cx, &sent, &self.context_names(s));
+    }
+
+    /// The validated context files' paths, from the manifest in the lineage.
+    pub(super) fn context_names(&self, s: &DocState) -> Vec<String> {
+        s.context
+            .as_ref()
+            .and_then(|c| std::fs::read_to_string(self.root().join(&c.manifest)).ok())
+            .map(|m| crate::disclosure::context_names(&m))
+            .unwrap_or_default()
     }
 
     /// A warning when the reviewer is the drafter's own provider and model.
@@ -206,6 +241,13 @@ impl DocWorkflow {
                         .with_feedback(),
                 ],
             );
+            let context = self.context_names(s);
+            if !context.is_empty() {
+                gate.detail = Some(format!(
+                    "Context files sent to the drafter: {}",
+                    context.join(", ")
+                ));
+            }
             gate.present = Box::new(Presentation {
                 open: vec![draft.path.clone()],
                 feedback_label: Some("Feedback for the drafter".into()),

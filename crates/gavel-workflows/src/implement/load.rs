@@ -70,9 +70,12 @@ impl ImplementWorkflow {
             "lld.md"
         };
         self.artifact(s, cx, design, lld.as_bytes())?;
+        let mut context = Vec::new();
         if let Some(manifest) = s.context_manifest.take() {
+            context = crate::disclosure::context_names(&manifest);
             self.artifact(s, cx, "context.json", manifest.as_bytes())?;
         }
+        self.disclose(s, cx, &context);
         s.checkout = match self.settings.confine {
             // Boxed, nothing the model's step runs can write the checkout: it is the person's
             // to work in meanwhile, and gavel does not watch it (the merge, at the end, stops
@@ -91,5 +94,36 @@ impl ImplementWorkflow {
         };
         self.start_change(s, cx)?;
         goto(node::SCAFFOLD)
+    }
+
+    /// What the run sends where, before its first model call ([`crate::disclosure`]).
+    fn disclose(&self, s: &ImplementState, cx: &mut NodeCtx<'_>, context: &[String]) {
+        let design = if s.change.is_some() {
+            "the change's plan (proposal, delta specs, tasks)"
+        } else {
+            "the LLD"
+        };
+        let mut implementer = format!(
+            "{design}, the context files, the names of the repository's files, and the output of the test runs that failed"
+        );
+        if self.settings.agent {
+            implementer.push_str(
+                "; as an agent it reads and edits the files of its worktree (your repository at the run's base commit, ignored files left out) and runs the test command there",
+            );
+        }
+        let reviewer = self.reviewer.as_ref().map(|r| r.provider.describe());
+        let mut sent = vec![crate::disclosure::Sent {
+            role: "implementer",
+            provider: &self.settings.implementer,
+            what: &implementer,
+        }];
+        if let Some(reviewer) = &reviewer {
+            sent.push(crate::disclosure::Sent {
+                role: "reviewer",
+                provider: reviewer,
+                what: "the change's plan, the diff of the implementation and the test results",
+            });
+        }
+        crate::disclosure::record(cx, &sent, context);
     }
 }

@@ -245,6 +245,22 @@ impl Workflow for PlanWorkflow {
         for text in std::mem::take(&mut s.start_notes) {
             cx.event(EventKind::Note { text });
         }
+        if s.planner_calls == 0 && s.challenger_calls == 0 && s.attempts == 0 && name != node::DECIDE {
+            // Before the run's first model call: what it sends where.
+            let sent = [
+                crate::disclosure::Sent {
+                    role: "planner",
+                    provider: &s.planner,
+                    what: "your description of the change, the plan written so far (proposal, delta specs, tasks) and the challenger's findings",
+                },
+                crate::disclosure::Sent {
+                    role: "challenger",
+                    provider: &s.challenger,
+                    what: "the whole plan (proposal, delta specs, tasks)",
+                },
+            ];
+            crate::disclosure::record(cx, &sent, &[]);
+        }
         match name {
             node::PROPOSAL => self.generate(s, cx, files::Expect::Proposal),
             node::SPECS => self.generate(s, cx, files::Expect::Specs),
