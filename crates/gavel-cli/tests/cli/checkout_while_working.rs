@@ -36,7 +36,10 @@ fn the_persons_edits_while_a_boxed_step_runs_are_theirs_and_the_run_merges_aroun
     // While the scaffold call runs (well inside its six seconds): a tracked file edited, a new
     // file, a staged change.
     std::thread::sleep(Duration::from_millis(2500));
-    env.write("README.md", "A tiny project, edited while the model works.\n");
+    env.write(
+        "README.md",
+        "A tiny project, edited while the model works.\n",
+    );
     env.write("notes.txt", "my own notes\n");
     env.write("docs/more.md", "staged meanwhile\n");
     env.git(&["add", "docs/more.md"]);

@@ -42,7 +42,10 @@ fn an_lld_run_says_what_goes_to_each_provider_before_the_first_call_and_names_th
         "{text}"
     );
     assert!(
-        at(&text, "data: kept: every prompt, answer and artifact in the run store") < first_call,
+        at(
+            &text,
+            "data: kept: every prompt, answer and artifact in the run store"
+        ) < first_call,
         "{text}"
     );
     // The draft gate names the context files again.
@@ -70,8 +73,10 @@ fn an_issue_run_says_what_the_brief_goes_to() {
     assert_exit(&out, 0);
     let text = show_output(&out);
     assert!(
-        at(&text, "(drafter) (scripted answers: nothing leaves this machine): the brief,")
-            < at(&text, "drafter answered"),
+        at(
+            &text,
+            "(drafter) (scripted answers: nothing leaves this machine): the brief,"
+        ) < at(&text, "drafter answered"),
         "{text}"
     );
     assert!(!text.contains("data: context files sent"), "{text}");
@@ -107,11 +112,17 @@ fn a_change_plan_says_what_the_planner_and_the_challenger_get() {
     let text = show_output(&out);
     let first_call = at(&text, "planner answered");
     assert!(
-        at(&text, "(planner) (scripted answers: nothing leaves this machine): your description of the change") < first_call,
+        at(
+            &text,
+            "(planner) (scripted answers: nothing leaves this machine): your description of the change"
+        ) < first_call,
         "{text}"
     );
     assert!(
-        at(&text, "(challenger) (scripted answers: nothing leaves this machine): the whole plan") < first_call,
+        at(
+            &text,
+            "(challenger) (scripted answers: nothing leaves this machine): the whole plan"
+        ) < first_call,
         "{text}"
     );
     assert_eq!(

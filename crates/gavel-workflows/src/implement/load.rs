@@ -76,22 +76,23 @@ impl ImplementWorkflow {
             self.artifact(s, cx, "context.json", manifest.as_bytes())?;
         }
         self.disclose(s, cx, &context);
-        s.checkout = match self.settings.confine {
-            // Boxed, nothing the model's step runs can write the checkout: it is the person's
-            // to work in meanwhile, and gavel does not watch it (the merge, at the end, stops
-            // without losing anything if their edits collide with the run's).
-            Some(_) => {
-                cx.event(EventKind::Note {
+        s.checkout =
+            match self.settings.confine {
+                // Boxed, nothing the model's step runs can write the checkout: it is the person's
+                // to work in meanwhile, and gavel does not watch it (the merge, at the end, stops
+                // without losing anything if their edits collide with the run's).
+                Some(_) => {
+                    cx.event(EventKind::Note {
                     text: "the model's steps run boxed in the worktree: your checkout is yours to \
                            edit meanwhile; gavel merges into it only after your typed approval"
                         .into(),
                 });
-                None
-            }
-            None => Some(Fingerprint::of(&git).map_err(|e| {
-                NodeError::Failed(format!("cannot fingerprint the checkout: {e}"))
-            })?),
-        };
+                    None
+                }
+                None => Some(Fingerprint::of(&git).map_err(|e| {
+                    NodeError::Failed(format!("cannot fingerprint the checkout: {e}"))
+                })?),
+            };
         self.start_change(s, cx)?;
         goto(node::SCAFFOLD)
     }

@@ -127,12 +127,13 @@ impl ImplementWorkflow {
         // during the step is the step's doing). Boxed, the step cannot reach it (the box mounts
         // it read-only and gavel writes a text answer beneath the worktree only), so what
         // changes there is the person's own work and is left to them.
-        let checkout = match self.settings.confine {
-            Some(_) => None,
-            None => Some(Fingerprint::of(&Git::at(self.root())).map_err(|e| {
-                NodeError::Failed(format!("cannot fingerprint the checkout: {e}"))
-            })?),
-        };
+        let checkout =
+            match self.settings.confine {
+                Some(_) => None,
+                None => Some(Fingerprint::of(&Git::at(self.root())).map_err(|e| {
+                    NodeError::Failed(format!("cannot fingerprint the checkout: {e}"))
+                })?),
+            };
         let ignored_before = guard::ignored(&wt).map_err(NodeError::Failed)?;
         let prompt = self.prompt(s, cx, step, &worktree)?;
         let seq = s.implementer_calls;

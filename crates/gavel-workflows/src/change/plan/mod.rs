@@ -245,7 +245,11 @@ impl Workflow for PlanWorkflow {
         for text in std::mem::take(&mut s.start_notes) {
             cx.event(EventKind::Note { text });
         }
-        if s.planner_calls == 0 && s.challenger_calls == 0 && s.attempts == 0 && name != node::DECIDE {
+        if s.planner_calls == 0
+            && s.challenger_calls == 0
+            && s.attempts == 0
+            && name != node::DECIDE
+        {
             // Before the run's first model call: what it sends where.
             let sent = [
                 crate::disclosure::Sent {
