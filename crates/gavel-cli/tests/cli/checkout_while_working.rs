@@ -5,6 +5,9 @@
 
 use std::time::{Duration, Instant};
 
+use gavel_fakeapi::{Api, FakeServer, Reply};
+use serde_json::json;
+
 use crate::implement::{CODE, TESTS, approve_in_a_terminal, python_project, start_command, yaml};
 use crate::util::*;
 
@@ -66,4 +69,83 @@ fn the_persons_edits_while_a_boxed_step_runs_are_theirs_and_the_run_merges_aroun
     assert!(status.contains(" M README.md"), "{status}");
     assert!(status.contains("?? notes.txt"), "{status}");
     assert!(status.contains("A  docs/more.md"), "{status}");
+}
+
+/// The same with the REAL Claude Code as the implementer, whose scaffold call streams slowly
+/// (a real agent takes minutes): the person edits, stages and commits-to-be meanwhile.
+#[test]
+fn the_persons_edits_while_claude_code_works_boxed_are_theirs() {
+    const MODEL: &str = "claude-sonnet-4-5";
+    let server = FakeServer::start().expect("fake");
+    let env = Env::new();
+    env.local_issue(1, "open");
+    env.write(
+        "docs/design.md",
+        "# 1 - Feature: add\n\n## 2. Proposed Changes\n`calc.py` gets `add(a, b)`.\n",
+    );
+    env.write("README.md", "A tiny project.\n");
+    env.set_config_line(
+        "reviewer =",
+        &format!("reviewer = \"scripted:script.yaml\"\nimplementer = \"claude:{MODEL}\""),
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "the design"]);
+    let vars = crate::agents::claude_env(&env, &server);
+    let wt = env.repo.join(".gavel/worktrees/1-impl");
+    let write = |rel: &str, content: &str| json!({"file_path": wt.join(rel).display().to_string(), "content": content});
+    server.push(
+        Api::Anthropic,
+        Reply::tool_use(
+            "Write",
+            write(
+                "tests/test_calc.py",
+                "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+            ),
+        )
+        .with_event_delay(700),
+    );
+    server.push(Api::Anthropic, Reply::text("The failing test is written."));
+    server.push(
+        Api::Anthropic,
+        Reply::tool_use(
+            "Write",
+            write("calc.py", "def add(a, b):\n    return a + b\n"),
+        ),
+    );
+    server.push(Api::Anthropic, Reply::text("Implemented."));
+    let mut cmd = env.gavel(&[
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        crate::implement::PYTEST,
+        "--auto",
+    ]);
+    cmd.envs(vars.iter().map(|(k, v)| (k, v)))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().expect("start gavel implement");
+    wait_for_worktree(&env);
+    // Claude Code's first answer is still streaming (seconds, event by event).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while server
+        .requests()
+        .iter()
+        .all(|r| r.api != Some(Api::Anthropic) || r.model != MODEL)
+    {
+        assert!(Instant::now() < deadline, "Claude Code never called");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    env.write("README.md", "Edited while Claude Code works.\n");
+    env.write("scratch.txt", "mine\n");
+    let out = child.wait_with_output().expect("gavel implement");
+
+    let text = show_output(&out);
+    assert_exit(&out, 3);
+    assert!(!text.contains("your checkout changed"), "{text}");
+    assert!(text.contains("green gate: "), "{text}");
+    assert_eq!(env.read("README.md"), "Edited while Claude Code works.\n");
+    assert_eq!(env.read("scratch.txt"), "mine\n");
+    assert_eq!(server.pending(Api::Anthropic), 0, "{text}");
 }
