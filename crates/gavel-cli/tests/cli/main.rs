@@ -14,6 +14,7 @@ mod confine;
 mod crash;
 mod credentials;
 mod diff_gate;
+mod diff_review;
 mod doc_kinds;
 mod doctor;
 mod forward_compat;
