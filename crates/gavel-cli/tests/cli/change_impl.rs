@@ -356,7 +356,7 @@ fn a_change_is_planned_implemented_and_archived_in_a_repository_made_by_openspec
 }
 
 /// Runs the real OpenSpec CLI in the repository.
-fn openspec(env: &Env, args: &[&str]) -> std::process::Output {
+pub(crate) fn openspec(env: &Env, args: &[&str]) -> std::process::Output {
     let bin = gavel_fakeapi::npm_tool_bin("openspec")
         .expect("the OpenSpec CLI")
         .join("openspec");

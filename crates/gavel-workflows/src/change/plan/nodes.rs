@@ -10,8 +10,10 @@ use super::prompts::{self, PlannerInput};
 use super::{PlanState, PlanWorkflow, node};
 use crate::caller::ModelCaller;
 use crate::change::ChangeDir;
+use crate::change::merge::{MergeError, dropped_scenarios};
 use crate::change::order::dependency_order;
 use crate::change::read::{read_bytes, read_text_optional};
+use crate::change::spec::parse_delta_spec;
 use crate::change::state::{Phase, Verdict};
 use crate::change::structured::parse_json_verdict;
 use crate::fsutil;
@@ -35,6 +37,32 @@ fn ordered(specs: &[(String, String)]) -> Result<Vec<(String, String)>, String> 
         .into_iter()
         .filter_map(|c| specs.iter().find(|(n, _)| *n == c).cloned())
         .collect())
+}
+
+/// Why the answer's delta specs would drop scenarios of the living specs (a MODIFIED
+/// requirement replaces the whole block; OpenSpec's `validate --strict` and archive refuse
+/// it), or `None`.
+fn scenario_losses(
+    dir: &ChangeDir,
+    specs: &[(String, String)],
+) -> Result<Option<String>, NodeError> {
+    let mut findings = Vec::new();
+    for (cap, text) in specs {
+        let Some(living) = read_optional(&dir.living_spec(cap))? else {
+            continue;
+        };
+        let Ok(delta) = parse_delta_spec(text) else {
+            continue;
+        };
+        let dropped = dropped_scenarios(&living, &delta);
+        if !dropped.is_empty() {
+            findings.push(format!(
+                "specs/{cap}/spec.md: {}",
+                MergeError::DropsScenarios { dropped }
+            ));
+        }
+    }
+    Ok((!findings.is_empty()).then(|| findings.join("\n")))
 }
 
 /// The plan as the planner and the challenger read it: the proposal's body, the specs in
@@ -120,6 +148,9 @@ impl PlanWorkflow {
             Ok(o) => o,
             Err(why) => return Ok(self.retry(s, here, "planner's answer", why)),
         };
+        if let Some(why) = scenario_losses(&dir, &checked.specs)? {
+            return Ok(self.retry(s, here, "planner's answer", why));
+        }
         if let Some(body) = &checked.proposal {
             let current = read_optional(&dir.proposal())?.unwrap_or_default();
             let sections = split_proposal(&current).1;
