@@ -295,6 +295,14 @@ fn a_change_is_planned_implemented_and_archived_in_a_repository_made_by_openspec
         3,
     );
     assert_exit(&env.run(&["change", "plan", ID, "Add two numbers"]), 3);
+    // Issue 32: the planner is asked for the `## Purpose` of every new capability, which it
+    // follows (the scripted answer above), so the archive writes no placeholder.
+    let specs_prompt = env.prompt(gavel_llm::Role::named("planner"), 1);
+    assert!(
+        specs_prompt.contains("A delta spec for a new capability (one with no living spec yet) starts with `## Purpose`")
+            && specs_prompt.contains("None yet: every capability of this change is new"),
+        "{specs_prompt}"
+    );
     assert_exit(&env.run(&["resume", "1", "--choice", "implement"]), 0);
     env.git(&["add", "-A"]);
     env.git(&["commit", "-qm", "plan add-calc"]);
@@ -318,6 +326,12 @@ fn a_change_is_planned_implemented_and_archived_in_a_repository_made_by_openspec
     assert_eq!(crate::pty::exit_code(&p), 0);
     let living = env.read("openspec/specs/calc/spec.md");
     assert!(living.contains("### Requirement: Addition"), "{living}");
+    assert!(
+        living.contains(
+            "## Purpose\nArithmetic on two numbers, for every caller of the calc module."
+        ) && !living.contains("TBD"),
+        "{living}"
+    );
     let archived = "openspec/changes/archive/2026-01-30-add-calc";
     assert!(
         env.read(&format!("{archived}/STATE.yaml"))

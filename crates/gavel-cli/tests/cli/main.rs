@@ -10,6 +10,7 @@ mod change_archive;
 mod change_impl;
 mod change_plan;
 mod change_review_mcp;
+mod change_spec_checks;
 mod confine;
 mod crash;
 mod credentials;

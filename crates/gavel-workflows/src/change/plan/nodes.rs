@@ -10,6 +10,7 @@ use super::prompts::{self, PlannerInput};
 use super::{PlanState, PlanWorkflow, node};
 use crate::caller::ModelCaller;
 use crate::change::ChangeDir;
+use crate::change::archive::inputs::delta_purpose;
 use crate::change::merge::{MergeError, dropped_scenarios};
 use crate::change::order::dependency_order;
 use crate::change::read::{read_bytes, read_text_optional};
@@ -37,6 +38,38 @@ fn ordered(specs: &[(String, String)]) -> Result<Vec<(String, String)>, String> 
         .into_iter()
         .filter_map(|c| specs.iter().find(|(n, _)| *n == c).cloned())
         .collect())
+}
+
+/// OpenSpec's shortest accepted Purpose (`validate --strict`).
+const MIN_PURPOSE_CHARS: usize = 50;
+
+/// Every capability with a living spec, sorted, with the spec's text when the plan so far
+/// names the capability (the planner modifies those, and must keep their scenarios).
+fn living_specs(
+    dir: &ChangeDir,
+    plan: &[(String, String)],
+) -> Result<Vec<(String, Option<String>)>, NodeError> {
+    let specs = dir.root().join("specs");
+    let Ok(entries) = std::fs::read_dir(&specs) else {
+        return Ok(Vec::new());
+    };
+    let mut caps: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("spec.md").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .collect();
+    caps.sort();
+    let mut out = Vec::new();
+    for cap in caps {
+        let named = plan.iter().any(|(_, text)| text.contains(cap.as_str()));
+        let text = if named {
+            read_optional(&dir.living_spec(&cap))?
+        } else {
+            None
+        };
+        out.push((cap, text));
+    }
+    Ok(out)
 }
 
 /// Why the answer's delta specs would drop scenarios of the living specs (a MODIFIED
@@ -119,6 +152,7 @@ impl PlanWorkflow {
                 &no_findings
             },
             feedback: s.feedback.as_deref(),
+            living: &living_specs(&dir, &plan)?,
         });
         let seq = s.planner_calls;
         let answered = match self.caller().call(
@@ -150,6 +184,17 @@ impl PlanWorkflow {
         };
         if let Some(why) = scenario_losses(&dir, &checked.specs)? {
             return Ok(self.retry(s, here, "planner's answer", why));
+        }
+        for (cap, text) in &checked.specs {
+            if read_optional(&dir.living_spec(cap))?.is_none()
+                && delta_purpose(text).is_none_or(|p| p.chars().count() < MIN_PURPOSE_CHARS)
+            {
+                cx.event(EventKind::Note {
+                    text: format!(
+                        "specs/{cap}/spec.md creates the capability `{cap}` without a `## Purpose` of at least {MIN_PURPOSE_CHARS} characters: write one before archiving, or the archive writes a placeholder that `openspec validate --strict` refuses"
+                    ),
+                });
+            }
         }
         if let Some(body) = &checked.proposal {
             let current = read_optional(&dir.proposal())?.unwrap_or_default();
