@@ -90,3 +90,54 @@ fn regression_a_plan_dropping_a_living_scenario_is_fed_back_and_openspec_agrees(
         "plan merges nothing"
     );
 }
+
+/// Issue 32: tasks are ticked all at the first green run, each with a note saying so; a task
+/// whose layer cannot be told is reported and left open, so archive waits for a person.
+#[test]
+fn regression_a_task_whose_layer_cannot_be_told_is_reported_not_ticked() {
+    use crate::change_impl::{challenged_change, impl_run, review, script};
+    use crate::implement::{CODE, TESTS};
+    let env = Env::new();
+    script(&env, &[TESTS, CODE], &[review("APPROVED", &[])]);
+    challenged_change(&env);
+    let tasks_path = "openspec/changes/add-calc/tasks.md";
+    let mut tasks = env.read(tasks_path);
+    tasks.push_str("\n## 4. Polish\n- [ ] 4.1 Make the output nice\n");
+    env.write(tasks_path, &tasks);
+    env.git(&["commit", "-qam", "a task with no layer"]);
+    let line = tasks
+        .lines()
+        .position(|l| l.contains("4.1"))
+        .expect("the task")
+        + 1;
+
+    let out = impl_run(&env);
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(
+        text.contains("task 2.1 (Logic layer) done, the tests pass: add(a, b) in calc.py (every task is ticked at the first green run, when the whole test suite passes)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "task 4.1 `Make the output nice` (tasks.md line {line}) is not ticked: no heading above it names its layer"
+        )),
+        "{text}"
+    );
+    crate::implement::approve_in_a_terminal(&env, "1");
+    let tasks = env.read(tasks_path);
+    assert!(
+        tasks.contains("- [x] 1.1") && tasks.contains("- [x] 2.1") && tasks.contains("- [x] 3.1"),
+        "{tasks}"
+    );
+    assert!(tasks.contains("- [ ] 4.1 Make the output nice"), "{tasks}");
+    // The open task keeps the change from being archived until a person looks at it.
+    let out = env.run(&["change", "archive", "add-calc"]);
+    assert_ne!(out.status.code(), Some(0), "{}", show_output(&out));
+    assert!(
+        show_output(&out).contains("1 open task(s)")
+            && show_output(&out).contains("- [ ] Make the output nice"),
+        "{}",
+        show_output(&out)
+    );
+}
