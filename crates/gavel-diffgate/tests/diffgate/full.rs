@@ -40,11 +40,18 @@ fn every_new_and_changed_file_is_shown_tests_first() {
     repo.write("logo.png", b"\x89PNG\r\n\x1a\n\0\0\0binary\0");
     std::os::unix::fs::symlink("README.md", repo.path().join("link.md")).unwrap();
     repo.stage_all();
+    // A submodule pointer (gitlink), staged as git stages one.
+    repo.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        "160000,1111111111111111111111111111111111111111,vendor/lib",
+    ]);
     let text = full_of(&repo);
 
     let tests_at = text.find("######## Tests (1 file) ########").expect(&text);
     let code_at = text
-        .find("######## Implementation (4 files) ########")
+        .find("######## Implementation (5 files) ########")
         .expect(&text);
     assert!(tests_at < code_at, "{text}");
     // The test file's whole content, in the tests' section.
@@ -78,6 +85,11 @@ fn every_new_and_changed_file_is_shown_tests_first() {
     assert!(!text.contains("PNG"), "{text}");
     assert!(text.contains("---- NEW link.md (symlink) ----"), "{text}");
     assert!(!text.contains("+README.md"), "{text}");
+    assert!(
+        text.contains("---- NEW vendor/lib (gitlink (submodule)) ----"),
+        "{text}"
+    );
+    assert!(!text.contains("Subproject commit"), "{text}");
     // The caps and the whole diff's command are stated at the top.
     let git = git_at(&Git::at(repo.path()));
     assert!(
