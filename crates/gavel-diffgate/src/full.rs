@@ -74,10 +74,10 @@ pub fn full_report(
     out.push('\n');
     let _ = writeln!(
         out,
-        "{} staged: {} of tests, {} of implementation; {} flagged for review (REPLACED, DELETED or more than {:.0}% changed){}",
+        "{} staged: {}, {}; {} flagged for review (REPLACED, DELETED or more than {:.0}% changed){}",
         plural(analysis.files.len(), "file"),
-        plural(tests.len(), "file"),
-        plural(code.len(), "file"),
+        plural(tests.len(), "test file"),
+        plural(code.len(), "implementation file"),
         flagged.len(),
         THRESHOLD * 100.0,
         if flagged.is_empty() {
