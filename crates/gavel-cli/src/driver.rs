@@ -195,7 +195,7 @@ fn ask_gate(ctx: &Context, run: RunId, gate: &GateRequest) -> Result<Option<Gate
     loop {
         ui.info("");
         if let Some(preview) = &present.preview {
-            print_preview(ctx, preview);
+            print_preview(ctx, preview, present.preview_whole);
         }
         ui.info(&format!("== {} ==", sanitize(&gate.title)));
         if let Some(detail) = &gate.detail {
@@ -276,9 +276,11 @@ fn ask_gate(ctx: &Context, run: RunId, gate: &GateRequest) -> Result<Option<Gate
     }
 }
 
-/// The first lines of an artifact (its front matter skipped), sanitized.
-fn print_preview(ctx: &Context, rel: &str) {
-    const LINES: usize = 30;
+/// The first lines of an artifact (its front matter skipped), or all of them when `whole`,
+/// sanitized.
+fn print_preview(ctx: &Context, rel: &str, whole: bool) {
+    const FIRST_LINES: usize = 30;
+    let lines_shown = if whole { usize::MAX } else { FIRST_LINES };
     let Ok(text) = std::fs::read_to_string(ctx.settings.repo_root.join(rel)) else {
         return;
     };
@@ -291,13 +293,13 @@ fn print_preview(ctx: &Context, rel: &str) {
     };
     ctx.ui.info(&format!("---- {rel} ----"));
     let lines: Vec<&str> = body.trim_start_matches('\n').lines().collect();
-    for line in lines.iter().take(LINES) {
+    for line in lines.iter().take(lines_shown) {
         ctx.ui.info(&format!("  {}", sanitize(line)));
     }
-    if lines.len() > LINES {
+    if lines.len() > lines_shown {
         ctx.ui.info(&format!(
             "  ... ({} more lines in {rel})",
-            lines.len() - LINES
+            lines.len() - lines_shown
         ));
     }
 }

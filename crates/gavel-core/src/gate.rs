@@ -83,6 +83,10 @@ pub struct Presentation {
     /// A file whose first lines are shown above the question (a verdict).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<String>,
+    /// Show the whole preview, not its first lines: a report a person must read in full before
+    /// approving (the implementation workflows' diff gate; the report caps itself).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preview_whole: bool,
     /// The prompt for free-text feedback, for choices that take it ("Feedback for the
     /// drafter").
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -58,6 +58,14 @@
 //! dropped.) [`report`] runs one `git diff --cached --stat` plus one `git diff` per *flagged*
 //! file, each stopped after [`MAX_DIFF_LINES`] lines. `bench/diff-gate.sh` measures both.
 //!
+//! # The workflows' report
+//!
+//! A workflow that wrote the code it asks a person to approve shows [`full_report`] instead:
+//! every new and changed text file's diff, tests and implementation in separate sections, capped
+//! at [`MAX_FILE_DIFF_LINES`] lines per file and [`MAX_TOTAL_DIFF_LINES`] in all (both stated in
+//! the report), with the `git -C WORKTREE diff --cached -M` command that shows the whole diff.
+//! Binary files, symbolic links and submodules are named, never dumped.
+//!
 //! # The audit record
 //!
 //! [`append_audit`] appends one JSON line per decision ([`AuditEvent`]) to the log a team keeps
@@ -95,6 +103,7 @@ mod bypass;
 mod catfile;
 mod classify;
 mod error;
+mod full;
 mod git;
 mod parse;
 mod report;
@@ -105,6 +114,7 @@ pub use audit::{AuditEvent, Decision, append_audit, decided_by};
 pub use bypass::{KNOWN_VARIABLES, bypass_variables};
 pub use classify::{ChangeType, change_ratio, classify, lost_most_lines};
 pub use error::DiffGateError;
+pub use full::{FullReport, MAX_FILE_DIFF_LINES, MAX_TOTAL_DIFF_LINES, full_report, git_at};
 pub use report::{MAX_LINE_CHARS, report};
 pub use sanitize::sanitize;
 

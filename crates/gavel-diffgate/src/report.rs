@@ -79,7 +79,7 @@ pub fn report(repo: &Git, analysis: &Analysis) -> Result<String, DiffGateError> 
     for file in flagged {
         out.push('\n');
         banner(&mut out, file);
-        diff(repo, file, &mut out)?;
+        diff(repo, file, &mut out, MAX_DIFF_LINES, "git")?;
     }
     Ok(crate::sanitize(&out))
 }
@@ -131,7 +131,7 @@ fn new_files(out: &mut String, analysis: &Analysis) {
     out.push('\n');
 }
 
-fn banner(out: &mut String, file: &FileAnalysis) {
+pub(crate) fn banner(out: &mut String, file: &FileAnalysis) {
     let name = shown(file);
     let binary = if file.binary { " (binary file)" } else { "" };
     let _ = writeln!(out, "{RULE}");
@@ -174,9 +174,16 @@ fn banner(out: &mut String, file: &FileAnalysis) {
     let _ = writeln!(out, "{RULE}");
 }
 
-/// Appends the file's diff, at most [`MAX_DIFF_LINES`] lines. git is stopped as soon as the
-/// cap is passed, so a huge diff is never read, let alone held.
-fn diff(repo: &Git, file: &FileAnalysis, out: &mut String) -> Result<(), DiffGateError> {
+/// Appends the file's diff, at most `cap` lines, and returns how many lines it showed. git is
+/// stopped as soon as the cap is passed, so a huge diff is never read, let alone held. `git`
+/// is how the truncation note's command reaches the repository (`git`, or `git -C DIR`).
+pub(crate) fn diff(
+    repo: &Git,
+    file: &FileAnalysis,
+    out: &mut String,
+    cap: usize,
+    git: &str,
+) -> Result<usize, DiffGateError> {
     let mut specs = Vec::new();
     if let Some(old) = &file.old_path {
         specs.push(pathspec(old));
@@ -210,7 +217,7 @@ fn diff(repo: &Git, file: &FileAnalysis, out: &mut String) -> Result<(), DiffGat
                 return Err(DiffGateError::GitIo { command, source });
             }
         };
-        if shown_lines == MAX_DIFF_LINES {
+        if shown_lines == cap {
             break true;
         }
         shown_lines += 1;
@@ -221,21 +228,21 @@ fn diff(repo: &Git, file: &FileAnalysis, out: &mut String) -> Result<(), DiffGat
         running.stop();
         let _ = writeln!(
             out,
-            "... diff truncated: showing the first {MAX_DIFF_LINES} lines; the file has {} lines added and {} deleted (see `git diff --cached -- {}`)",
+            "... diff truncated: showing the first {cap} lines; the file has {} lines added and {} deleted (see `{git} diff --cached -- {}`)",
             file.added,
             file.deleted,
             shell_quoted(&file.path)
         );
-        return Ok(());
+        return Ok(shown_lines);
     }
     running.finish()?;
     if shown_lines == 0 {
         let _ = writeln!(
             out,
-            "(git showed no diff for this path; inspect it with `git diff --cached`)"
+            "(git showed no diff for this path; inspect it with `{git} diff --cached`)"
         );
     }
-    Ok(())
+    Ok(shown_lines)
 }
 
 fn push_line(out: &mut String, line: &[u8], cut: bool) {
@@ -297,7 +304,7 @@ fn pathspec(path: &str) -> String {
 /// The file's name as shown in the report: `old -> new` for a rename, with control and bidi
 /// characters (a newline in a name included) written as escapes so a name cannot break or
 /// disguise the report.
-fn shown(file: &FileAnalysis) -> String {
+pub(crate) fn shown(file: &FileAnalysis) -> String {
     let mut out = String::new();
     for c in file.display_name().chars() {
         match c {
@@ -313,7 +320,7 @@ fn shown(file: &FileAnalysis) -> String {
 }
 
 /// `path` quoted for a POSIX shell when it needs it, for the copy-paste hint.
-fn shell_quoted(path: &str) -> String {
+pub(crate) fn shell_quoted(path: &str) -> String {
     let plain = !path.is_empty()
         && path
             .bytes()
@@ -333,11 +340,11 @@ fn shell_quoted(path: &str) -> String {
     format!("'{escaped}'")
 }
 
-fn plural(n: usize, word: &str) -> String {
+pub(crate) fn plural(n: usize, word: &str) -> String {
     plural_u64(u64::try_from(n).unwrap_or(u64::MAX), word)
 }
 
-fn plural_u64(n: u64, word: &str) -> String {
+pub(crate) fn plural_u64(n: u64, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
     } else {

@@ -21,7 +21,7 @@ use gavel_diffgate::{AuditEvent, Decision};
 pub const KIND: &str = "diff-review";
 
 /// Where the review happens and where its records go.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DiffReview<'a> {
     /// The worktree whose staged changes are reviewed, as gavel's git reaches it.
     pub worktree: &'a gavel_exec::git::Git,
@@ -35,6 +35,25 @@ pub struct DiffReview<'a> {
     /// the gate (`GAVEL_*APPROVE*` variables and the like, see
     /// `gavel_diffgate::bypass_variables`): recorded on the audit line, never obeyed.
     pub bypass_attempts: &'a [String],
+    /// Set by a workflow that wrote the code itself: the report shows every file's diff
+    /// ([`gavel_diffgate::full_report`]), the paths this says are tests in their own section,
+    /// and the terminal shows the whole report. `None`: the `gavel diff-gate` report.
+    pub is_test: Option<&'a dyn Fn(&str) -> bool>,
+}
+
+/// The report the person reads: every file's diff when the workflow asks for it.
+fn make_report(
+    r: &DiffReview<'_>,
+    analysis: &gavel_diffgate::Analysis,
+) -> Result<String, gavel_diffgate::DiffGateError> {
+    match r.is_test {
+        Some(is_test) => gavel_diffgate::full_report(
+            r.worktree,
+            analysis,
+            &gavel_diffgate::FullReport { is_test },
+        ),
+        None => gavel_diffgate::report(r.worktree, analysis),
+    }
 }
 
 /// What the review decided, or the gate to wait at.
@@ -65,7 +84,7 @@ pub fn diff_review(cx: &mut NodeCtx<'_>, r: &DiffReview<'_>) -> Result<Reviewed,
                 report: None,
             });
         }
-        let report = gavel_diffgate::report(r.worktree, &analysis).map_err(failed)?;
+        let report = make_report(r, &analysis).map_err(failed)?;
         crate::fsutil::write_atomic(r.report_path, report.as_bytes()).map_err(|e| {
             NodeError::Failed(format!("cannot write {}: {e}", r.report_path.display()))
         })?;
@@ -89,6 +108,7 @@ pub fn diff_review(cx: &mut NodeCtx<'_>, r: &DiffReview<'_>) -> Result<Reviewed,
         gate.artifacts = vec![r.report_rel.to_owned()];
         gate.present = Box::new(Presentation {
             preview: Some(r.report_rel.to_owned()),
+            preview_whole: r.is_test.is_some(),
             confirm: Confirm::Word,
             ..Presentation::default()
         });
@@ -121,7 +141,7 @@ pub fn diff_review(cx: &mut NodeCtx<'_>, r: &DiffReview<'_>) -> Result<Reviewed,
     cx.record_audit(&line)?;
     let report = match decision {
         Decision::Approved if !analysis.is_empty() => {
-            let text = gavel_diffgate::report(r.worktree, &analysis).map_err(failed)?;
+            let text = make_report(r, &analysis).map_err(failed)?;
             Some(cx.put_blob(text.as_bytes())?)
         }
         _ => None,

@@ -100,6 +100,10 @@ pub fn cmd_show(args: &ShowArgs, ctx: Context) -> Result<Exit, CliError> {
             gate.id,
             sanitize(&gate.title)
         ));
+        // What the gate asks a person to read (the diff gate's report with every diff).
+        for artifact in gate.artifacts.iter().filter(|a| !a.is_empty()) {
+            ui.out(&format!("read:        {}", sanitize(artifact)));
+        }
         ui.out(&format!(
             "continue:    gavel resume {id} --choice {}",
             gate.choice_names().join("|")

@@ -6,7 +6,9 @@ use crate::util::*;
 
 const LIVING_AUTH: &str = "# auth Specification\n\n## Purpose\nWho may sign in.\n\n## Requirements\n### Requirement: Login\nThe system SHALL let a user sign in with a password.\n\n#### Scenario: Right password\n- **WHEN** the password is right\n- **THEN** the user is signed in\n";
 
-const DELTA_AUTH: &str = "## MODIFIED Requirements\n### Requirement: Login\nThe system SHALL let a user sign in with a password or a passkey.\n\n#### Scenario: Passkey\n- **WHEN** a passkey is offered\n- **THEN** the user is signed in\n\n## ADDED Requirements\n### Requirement: Logout\nThe system SHALL let a user sign out.\n\n#### Scenario: Sign out\n- **WHEN** the user signs out\n- **THEN** the session ends\n";
+/// The living `Login` requirement's scenario `Right password` kept, one added (a MODIFIED
+/// requirement replaces the whole block).
+const DELTA_AUTH: &str = "## MODIFIED Requirements\n### Requirement: Login\nThe system SHALL let a user sign in with a password or a passkey.\n\n#### Scenario: Right password\n- **WHEN** the password is right\n- **THEN** the user is signed in\n\n#### Scenario: Passkey\n- **WHEN** a passkey is offered\n- **THEN** the user is signed in\n\n## ADDED Requirements\n### Requirement: Logout\nThe system SHALL let a user sign out.\n\n#### Scenario: Sign out\n- **WHEN** the user signs out\n- **THEN** the session ends\n";
 
 const DELTA_AUDIT: &str = "## ADDED Requirements\n### Requirement: Sign-in log\nThe system SHALL record every sign-in.\n\n#### Scenario: Logged\n- **WHEN** a user signs in\n- **THEN** a log line is written\n";
 
@@ -171,6 +173,48 @@ fn a_delta_that_does_not_apply_halts_with_nothing_merged() {
         "nothing half-merged"
     );
     assert!(env.exists("openspec/changes/add-passkeys/STATE.yaml"));
+}
+
+/// Issue 32: a MODIFIED requirement that omits a scenario the living spec still has would drop
+/// it: archive halts naming it, merges nothing, and the real OpenSpec CLI refuses the same
+/// change for the same reason.
+#[test]
+fn regression_a_modified_requirement_dropping_a_living_scenario_is_refused_naming_it() {
+    let env = Env::new();
+    complete_change(&env, "complete", true);
+    let dropping = DELTA_AUTH.replace(
+        "#### Scenario: Right password\n- **WHEN** the password is right\n- **THEN** the user is signed in\n\n",
+        "",
+    );
+    assert_ne!(dropping, DELTA_AUTH);
+    env.write(
+        "openspec/changes/add-passkeys/specs/auth/spec.md",
+        &dropping,
+    );
+    let out = env.run(&["change", "archive", "add-passkeys"]);
+    assert_exit(&out, 4);
+    assert!(
+        stderr(&out).contains(
+            "MODIFIED requirement `Login` omits scenario(s) the living spec still has: `Right password`"
+        ),
+        "{}",
+        show_output(&out)
+    );
+    assert_eq!(env.read("openspec/specs/auth/spec.md"), LIVING_AUTH);
+    assert!(
+        !env.exists("openspec/specs/audit/spec.md"),
+        "nothing half-merged"
+    );
+    let v = crate::change_impl::openspec(
+        &env,
+        &["validate", "add-passkeys", "--strict", "--no-interactive"],
+    );
+    assert!(!v.status.success(), "{}", show_output(&v));
+    let said = show_output(&v);
+    assert!(
+        said.contains("omits scenario(s)") && said.contains("Right password"),
+        "{said}"
+    );
 }
 
 #[test]

@@ -16,7 +16,7 @@ const ID: &str = "add-calc";
 const FIXED: &str = "=== gavel:write calc.py\ndef add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    return a + b\n=== gavel:end\n";
 const DIR: &str = "openspec/changes/add-calc";
 
-fn review(verdict: &str, issues: &[&str]) -> String {
+pub(crate) fn review(verdict: &str, issues: &[&str]) -> String {
     review_with(verdict, "major", issues)
 }
 
@@ -33,7 +33,7 @@ fn review_with(verdict: &str, severity: &str, issues: &[&str]) -> String {
 }
 
 /// The change's roles point at the script, which answers `implementer` and `reviewer`.
-fn script(env: &Env, implementer: &[&str], reviewer: &[String]) {
+pub(crate) fn script(env: &Env, implementer: &[&str], reviewer: &[String]) {
     let entries =
         |v: Vec<String>| -> Vec<Value> { v.into_iter().map(|t| json!({"text": t})).collect() };
     env.script(
@@ -54,7 +54,7 @@ fn script(env: &Env, implementer: &[&str], reviewer: &[String]) {
 }
 
 /// A committed, challenged change: `calc.py` gets `add`.
-fn challenged_change(env: &Env) {
+pub(crate) fn challenged_change(env: &Env) {
     env.write(
         &format!("{DIR}/proposal.md"),
         "# Change: Add numbers\n\n## Why\nPeople need to add two numbers, and nothing in this project does it yet.\n\n## What Changes\n- `calc.add(a, b)`\n",
@@ -75,7 +75,7 @@ fn challenged_change(env: &Env) {
     env.git(&["commit", "-qm", "plan add-calc"]);
 }
 
-fn impl_run(env: &Env) -> std::process::Output {
+pub(crate) fn impl_run(env: &Env) -> std::process::Output {
     env.run(&["change", "impl", ID, "--test-cmd", PYTEST])
 }
 
@@ -295,6 +295,14 @@ fn a_change_is_planned_implemented_and_archived_in_a_repository_made_by_openspec
         3,
     );
     assert_exit(&env.run(&["change", "plan", ID, "Add two numbers"]), 3);
+    // Issue 32: the planner is asked for the `## Purpose` of every new capability, which it
+    // follows (the scripted answer above), so the archive writes no placeholder.
+    let specs_prompt = env.prompt(gavel_llm::Role::named("planner"), 1);
+    assert!(
+        specs_prompt.contains("A delta spec for a new capability (one with no living spec yet) starts with `## Purpose`")
+            && specs_prompt.contains("None yet: every capability of this change is new"),
+        "{specs_prompt}"
+    );
     assert_exit(&env.run(&["resume", "1", "--choice", "implement"]), 0);
     env.git(&["add", "-A"]);
     env.git(&["commit", "-qm", "plan add-calc"]);
@@ -318,6 +326,12 @@ fn a_change_is_planned_implemented_and_archived_in_a_repository_made_by_openspec
     assert_eq!(crate::pty::exit_code(&p), 0);
     let living = env.read("openspec/specs/calc/spec.md");
     assert!(living.contains("### Requirement: Addition"), "{living}");
+    assert!(
+        living.contains(
+            "## Purpose\nArithmetic on two numbers, for every caller of the calc module."
+        ) && !living.contains("TBD"),
+        "{living}"
+    );
     let archived = "openspec/changes/archive/2026-01-30-add-calc";
     assert!(
         env.read(&format!("{archived}/STATE.yaml"))
@@ -356,7 +370,7 @@ fn a_change_is_planned_implemented_and_archived_in_a_repository_made_by_openspec
 }
 
 /// Runs the real OpenSpec CLI in the repository.
-fn openspec(env: &Env, args: &[&str]) -> std::process::Output {
+pub(crate) fn openspec(env: &Env, args: &[&str]) -> std::process::Output {
     let bin = gavel_fakeapi::npm_tool_bin("openspec")
         .expect("the OpenSpec CLI")
         .join("openspec");

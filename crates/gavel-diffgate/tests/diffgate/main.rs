@@ -4,5 +4,6 @@
 
 mod analyze;
 mod audit;
+mod full;
 mod report;
 mod util;

@@ -26,7 +26,7 @@ use gavel_core::{
 };
 use serde::{Deserialize, Serialize};
 
-mod inputs;
+pub(crate) mod inputs;
 
 pub use inputs::DeltaHash;
 use inputs::{delta_purpose, delta_specs, hash_deltas};

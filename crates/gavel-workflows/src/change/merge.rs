@@ -6,8 +6,13 @@
 //! requirement that does not exist, or an ADDED or rename target that already does, is an
 //! error naming it), and the result is a new string: nothing is ever half-merged. Text outside
 //! requirement blocks (title, purpose, other sections) is kept byte for byte.
+//!
+//! A MODIFIED requirement replaces the whole block, so one that omits a scenario the living
+//! requirement (after the renames) still has would drop it: that is refused, naming every
+//! dropped scenario ([`MergeError::DropsScenarios`]), as OpenSpec's archive and its
+//! `validate --strict` refuse it (by name, counting duplicates).
 
-use super::spec::{DeltaSpec, REQUIREMENT_PREFIX, living_blocks, outline};
+use super::spec::{DeltaSpec, REQUIREMENT_PREFIX, Requirement, living_blocks, outline};
 
 /// Why a delta does not apply to a living spec.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -28,6 +33,12 @@ pub enum MergeError {
         /// The requirement.
         name: String,
     },
+    /// MODIFIED requirements that omit scenarios the living spec still has.
+    #[error("{}", describe_dropped(dropped))]
+    DropsScenarios {
+        /// Each requirement and the scenarios it would drop.
+        dropped: Vec<Dropped>,
+    },
     /// The same requirement under two operations that contradict each other.
     #[error("requirement `{name}` is both {first} and {second} in the delta")]
     Conflict {
@@ -40,9 +51,87 @@ pub enum MergeError {
     },
 }
 
+/// A MODIFIED requirement and the scenarios of the living one it omits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    /// The requirement.
+    pub requirement: String,
+    /// The living requirement's scenarios the MODIFIED block lacks, in order.
+    pub scenarios: Vec<String>,
+}
+
+fn describe_dropped(dropped: &[Dropped]) -> String {
+    let each: Vec<String> = dropped
+        .iter()
+        .map(|d| {
+            let names: Vec<String> = d.scenarios.iter().map(|n| format!("`{n}`")).collect();
+            format!(
+                "MODIFIED requirement `{}` omits scenario(s) the living spec still has: {}",
+                d.requirement,
+                names.join(", ")
+            )
+        })
+        .collect();
+    format!(
+        "{}; a MODIFIED requirement replaces the whole block, so the merge would drop them: copy them into the MODIFIED block (or change them there)",
+        each.join("; ")
+    )
+}
+
+/// The names in `living` that `modified` lacks, counting duplicates (a name twice in the
+/// living requirement and once in the modified one is dropped once).
+fn missing_scenarios(living: &[String], modified: &[String]) -> Vec<String> {
+    let mut left: Vec<&String> = modified.iter().collect();
+    let mut missing = Vec::new();
+    for name in living {
+        match left.iter().position(|n| *n == name) {
+            Some(i) => {
+                left.swap_remove(i);
+            }
+            None => missing.push(name.clone()),
+        }
+    }
+    missing
+}
+
 enum Segment<'a> {
     Text(&'a str),
     Req { name: String, text: String },
+}
+
+/// The MODIFIED requirements of `delta` that omit scenarios their living requirement in
+/// `living` still has (after the delta's renames, followed along chains, as OpenSpec does).
+/// A MODIFIED requirement the living spec lacks is not judged here (see [`merge`]).
+pub fn dropped_scenarios(living: &str, delta: &DeltaSpec) -> Vec<Dropped> {
+    let blocks: Vec<Requirement> = living_blocks(living).into_iter().map(|(_, r)| r).collect();
+    let mut dropped = Vec::new();
+    for req in &delta.modified {
+        if delta.renamed.iter().any(|r| r.from == req.name) {
+            // A MODIFIED under a name the delta renames away is a conflict of its own.
+            continue;
+        }
+        let mut name = req.name.as_str();
+        let mut seen = Vec::new();
+        let current = loop {
+            if let Some(b) = blocks.iter().find(|b| b.name == name) {
+                break Some(b);
+            }
+            seen.push(name);
+            match delta.renamed.iter().find(|r| r.to == name) {
+                Some(r) if !seen.contains(&r.from.as_str()) => name = &r.from,
+                _ => break None,
+            }
+        };
+        let Some(current) = current else { continue };
+        let missing = missing_scenarios(&current.scenarios, &req.scenarios);
+        if !missing.is_empty() {
+            dropped.push(Dropped {
+                requirement: req.name.clone(),
+                scenarios: missing,
+            });
+        }
+    }
+    dropped
 }
 
 /// A living spec for a capability that has none yet, for a delta to merge into.
@@ -60,6 +149,10 @@ fn find(segments: &[Segment<'_>], name: &str) -> Option<usize> {
 /// does not apply.
 pub fn merge(living: &str, delta: &DeltaSpec) -> Result<String, MergeError> {
     check_conflicts(delta)?;
+    let dropped = dropped_scenarios(living, delta);
+    if !dropped.is_empty() {
+        return Err(MergeError::DropsScenarios { dropped });
+    }
     let mut segments = Vec::new();
     let mut at = 0;
     for (range, req) in living_blocks(living) {

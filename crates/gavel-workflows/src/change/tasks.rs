@@ -78,6 +78,68 @@ impl TaskList {
     pub fn open_tasks(&self) -> Vec<&Task> {
         self.tasks.iter().filter(|t| !t.done).collect()
     }
+
+    /// What the first green run does with the open tasks (gavel's policy, see
+    /// [`AtGreen`]).
+    pub fn at_green(&self) -> AtGreen<'_> {
+        let mut at = AtGreen::default();
+        for task in self.open_tasks() {
+            match (&task.id, task.layer) {
+                (Some(_), Some(_)) => at.tick.push(task),
+                (None, _) => at.no_number.push(task),
+                (Some(_), None) => at.no_layer.push(task),
+            }
+        }
+        at
+    }
+}
+
+/// The open tasks sorted by what the first green run does with them.
+///
+/// gavel ticks tasks **all at the first green run**, with a note for each: the green gate
+/// passes only when the whole test suite passes (every test the red run listed, the
+/// scaffold's among them), and nothing maps a task's prose to the tests that cover it, so
+/// ticking task by task would be a guess. A task is ticked only when gavel can say what it
+/// is: it has a number (to tick exactly its box) and a layer (Data, Logic, Integration or
+/// Testing, from a heading above it). The others are reported and left open for a person,
+/// and `gavel change archive` refuses a change with open tasks, so none is lost.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct AtGreen<'a> {
+    /// Ticked: numbered, with a layer.
+    pub tick: Vec<&'a Task>,
+    /// Reported, not ticked: no number to tick it by.
+    pub no_number: Vec<&'a Task>,
+    /// Reported, not ticked: no heading above names its layer.
+    pub no_layer: Vec<&'a Task>,
+}
+
+/// The notes the first green run records for `at`: one per ticked task, one per task left
+/// open and why.
+pub fn green_notes(at: &AtGreen<'_>) -> Vec<String> {
+    let mut notes = Vec::new();
+    for task in &at.tick {
+        let layer = task.layer.map_or_else(String::new, |l| format!("{l:?}"));
+        notes.push(format!(
+            "task {} ({layer} layer) done, the tests pass: {} (every task is ticked at the first green run, when the whole test suite passes)",
+            task.id.as_deref().unwrap_or_default(),
+            task.text
+        ));
+    }
+    for task in &at.no_number {
+        notes.push(format!(
+            "task `{}` (tasks.md line {}) has no number, so gavel cannot tick it",
+            task.text, task.line
+        ));
+    }
+    for task in &at.no_layer {
+        notes.push(format!(
+            "task {} `{}` (tasks.md line {}) is not ticked: no heading above it names its layer (Data, Logic, Integration, Testing), so gavel cannot tell what it is; tick it yourself once it is done",
+            task.id.as_deref().unwrap_or_default(),
+            task.text,
+            task.line
+        ));
+    }
+    notes
 }
 
 /// Errors reading or editing `tasks.md`.

@@ -145,30 +145,14 @@ impl ImplementWorkflow {
         let path = dir.tasks();
         let text = read_text(&path).map_err(read_failed)?;
         let list = parse_tasks(&text, &c.id).map_err(|e| NodeError::Failed(e.to_string()))?;
-        let ids: Vec<&str> = list
-            .open_tasks()
-            .into_iter()
-            .filter_map(|t| t.id.as_deref())
-            .collect();
+        // All at the first green, each with a note; tasks without a number or a layer are
+        // reported and left open (see `AtGreen` for why).
+        let at = list.at_green();
+        let ids: Vec<&str> = at.tick.iter().filter_map(|t| t.id.as_deref()).collect();
         // One pass over the file for every box, however many tasks it has.
         let text = check_off_many(&text, &ids).map_err(|e| NodeError::Failed(e.to_string()))?;
-        for task in list.open_tasks() {
-            match &task.id {
-                Some(id) => {
-                    let layer = task
-                        .layer
-                        .map_or_else(|| "no layer".to_owned(), |l| format!("{l:?} layer"));
-                    cx.event(EventKind::Note {
-                        text: format!("task {id} ({layer}) done, the tests pass: {}", task.text),
-                    });
-                }
-                None => cx.event(EventKind::Note {
-                    text: format!(
-                        "task `{}` (tasks.md line {}) has no number, so gavel cannot tick it",
-                        task.text, task.line
-                    ),
-                }),
-            }
+        for note in crate::change::tasks::green_notes(&at) {
+            cx.event(EventKind::Note { text: note });
         }
         fsutil::write_atomic(&path, text.as_bytes()).map_err(|e| io_failed("write", &path, e))?;
         if let Some(c) = s.change.as_mut() {

@@ -41,6 +41,8 @@ impl ImplementWorkflow {
         // Shown by its absolute path: it is in the worktree, not in the person's checkout.
         let report_shown = report_path.to_string_lossy().into_owned();
         let audit_log = worktree.join(&self.settings.audit_log);
+        let globs = &self.settings.test_globs;
+        let is_test = |p: &str| gavel_exec::runners::is_test_file(p, globs);
         let reviewed = diff_review(
             cx,
             &DiffReview {
@@ -49,6 +51,7 @@ impl ImplementWorkflow {
                 report_path: &report_path,
                 report_rel: &report_shown,
                 bypass_attempts: &self.settings.bypass_attempts,
+                is_test: Some(&is_test),
             },
         )?;
         match reviewed {

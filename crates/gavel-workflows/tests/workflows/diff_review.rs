@@ -37,6 +37,7 @@ impl Workflow for Committer<'_> {
                     report_path: &self.kit.path("lineage/004-diff-review.md"),
                     report_rel: "lineage/004-diff-review.md",
                     bypass_attempts: &[],
+                    is_test: None,
                 };
                 match review::diff_review(cx, &r)? {
                     Reviewed::Waiting(t) => Ok(t),

@@ -52,7 +52,7 @@ pub(super) fn delta_specs(dir: &ChangeDir) -> Result<Vec<(String, String)>, Stri
 }
 
 /// The text of a delta spec's `## Purpose` section, if it has one.
-pub(super) fn delta_purpose(text: &str) -> Option<String> {
+pub(crate) fn delta_purpose(text: &str) -> Option<String> {
     let headings = crate::change::spec::outline(text).headings;
     let at = headings
         .iter()

@@ -55,8 +55,24 @@ fn added_goes_after_the_last_requirement() {
 
 #[test]
 fn modified_replaces_the_block() {
+    // The MODIFIED block keeps the living requirement's scenario `ok` (and adds one).
     let delta = DeltaSpec {
-        modified: vec![req("Login", "The system SHALL log users in with 2FA.")],
+        modified: vec![Requirement::compose(
+            "Login",
+            "The system SHALL log users in with 2FA.",
+            &[
+                (
+                    "ok",
+                    "- **WHEN** good password and code
+- **THEN** logged in",
+                ),
+                (
+                    "s",
+                    "- **WHEN** a
+- **THEN** b",
+                ),
+            ],
+        )],
         ..DeltaSpec::default()
     };
     let out = merge(LIVING, &delta).expect("merge");
@@ -87,7 +103,15 @@ fn renamed_renames_and_modified_uses_the_new_name() {
             from: "Logout".into(),
             to: "Sign Out".into(),
         }],
-        modified: vec![req("Sign Out", "The system SHALL sign users out.")],
+        modified: vec![Requirement::compose(
+            "Sign Out",
+            "The system SHALL sign users out.",
+            &[(
+                "bye",
+                "- **WHEN** sign out
+- **THEN** signed out",
+            )],
+        )],
         ..DeltaSpec::default()
     };
     let out = merge(LIVING, &delta).expect("merge");
@@ -194,4 +218,69 @@ fn every_refusal_names_the_requirement_and_returns_no_text() {
         assert!(err.to_string().contains('`'), "{err}");
         assert_eq!(err, want);
     }
+}
+
+/// Issue 32: a MODIFIED requirement that omits a scenario the living spec still has would
+/// drop it; the merge is refused naming every dropped scenario, counting duplicates and
+/// comparing a renamed requirement with the block it renames, as OpenSpec does.
+#[test]
+fn a_modified_requirement_that_drops_a_living_scenario_is_refused_naming_it() {
+    let living = LIVING.replace(
+        "#### Scenario: bye\n",
+        "#### Scenario: bye\n- **WHEN** logout\n- **THEN** logged out\n\n#### Scenario: twice\n- **WHEN** x\n- **THEN** y\n\n#### Scenario: twice\n",
+    );
+    let delta = DeltaSpec {
+        renamed: vec![Rename {
+            from: "Logout".into(),
+            to: "Sign Out".into(),
+        }],
+        modified: vec![
+            req("Login", "The system SHALL log users in with 2FA."),
+            Requirement::compose(
+                "Sign Out",
+                "The system SHALL sign users out.",
+                &[
+                    ("bye", "- **WHEN** a\n- **THEN** b"),
+                    ("twice", "- **WHEN** a\n- **THEN** b"),
+                ],
+            ),
+        ],
+        ..DeltaSpec::default()
+    };
+    let err = merge(&living, &delta).expect_err("refused");
+    assert_eq!(
+        err,
+        MergeError::DropsScenarios {
+            dropped: vec![
+                Dropped {
+                    requirement: "Login".into(),
+                    scenarios: vec!["ok".into()],
+                },
+                Dropped {
+                    requirement: "Sign Out".into(),
+                    scenarios: vec!["twice".into()],
+                },
+            ]
+        }
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains(
+            "MODIFIED requirement `Login` omits scenario(s) the living spec still has: `ok`"
+        ),
+        "{text}"
+    );
+    // Every scenario kept (and one added): the merge goes through.
+    let kept = DeltaSpec {
+        modified: vec![Requirement::compose(
+            "Login",
+            "The system SHALL log users in.",
+            &[
+                ("new", "- **WHEN** a\n- **THEN** b"),
+                ("ok", "- **WHEN** a\n- **THEN** b"),
+            ],
+        )],
+        ..DeltaSpec::default()
+    };
+    assert!(merge(&living, &kept).is_ok());
 }

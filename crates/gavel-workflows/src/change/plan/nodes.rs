@@ -10,8 +10,11 @@ use super::prompts::{self, PlannerInput};
 use super::{PlanState, PlanWorkflow, node};
 use crate::caller::ModelCaller;
 use crate::change::ChangeDir;
+use crate::change::archive::inputs::delta_purpose;
+use crate::change::merge::{MergeError, dropped_scenarios};
 use crate::change::order::dependency_order;
 use crate::change::read::{read_bytes, read_text_optional};
+use crate::change::spec::parse_delta_spec;
 use crate::change::state::{Phase, Verdict};
 use crate::change::structured::parse_json_verdict;
 use crate::fsutil;
@@ -35,6 +38,64 @@ fn ordered(specs: &[(String, String)]) -> Result<Vec<(String, String)>, String> 
         .into_iter()
         .filter_map(|c| specs.iter().find(|(n, _)| *n == c).cloned())
         .collect())
+}
+
+/// OpenSpec's shortest accepted Purpose (`validate --strict`).
+const MIN_PURPOSE_CHARS: usize = 50;
+
+/// Every capability with a living spec, sorted, with the spec's text when the plan so far
+/// names the capability (the planner modifies those, and must keep their scenarios).
+fn living_specs(
+    dir: &ChangeDir,
+    plan: &[(String, String)],
+) -> Result<Vec<(String, Option<String>)>, NodeError> {
+    let specs = dir.root().join("specs");
+    let Ok(entries) = std::fs::read_dir(&specs) else {
+        return Ok(Vec::new());
+    };
+    let mut caps: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("spec.md").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .collect();
+    caps.sort();
+    let mut out = Vec::new();
+    for cap in caps {
+        let named = plan.iter().any(|(_, text)| text.contains(cap.as_str()));
+        let text = if named {
+            read_optional(&dir.living_spec(&cap))?
+        } else {
+            None
+        };
+        out.push((cap, text));
+    }
+    Ok(out)
+}
+
+/// Why the answer's delta specs would drop scenarios of the living specs (a MODIFIED
+/// requirement replaces the whole block; OpenSpec's `validate --strict` and archive refuse
+/// it), or `None`.
+fn scenario_losses(
+    dir: &ChangeDir,
+    specs: &[(String, String)],
+) -> Result<Option<String>, NodeError> {
+    let mut findings = Vec::new();
+    for (cap, text) in specs {
+        let Some(living) = read_optional(&dir.living_spec(cap))? else {
+            continue;
+        };
+        let Ok(delta) = parse_delta_spec(text) else {
+            continue;
+        };
+        let dropped = dropped_scenarios(&living, &delta);
+        if !dropped.is_empty() {
+            findings.push(format!(
+                "specs/{cap}/spec.md: {}",
+                MergeError::DropsScenarios { dropped }
+            ));
+        }
+    }
+    Ok((!findings.is_empty()).then(|| findings.join("\n")))
 }
 
 /// The plan as the planner and the challenger read it: the proposal's body, the specs in
@@ -91,6 +152,7 @@ impl PlanWorkflow {
                 &no_findings
             },
             feedback: s.feedback.as_deref(),
+            living: &living_specs(&dir, &plan)?,
         });
         let seq = s.planner_calls;
         let answered = match self.caller().call(
@@ -120,6 +182,20 @@ impl PlanWorkflow {
             Ok(o) => o,
             Err(why) => return Ok(self.retry(s, here, "planner's answer", why)),
         };
+        if let Some(why) = scenario_losses(&dir, &checked.specs)? {
+            return Ok(self.retry(s, here, "planner's answer", why));
+        }
+        for (cap, text) in &checked.specs {
+            if read_optional(&dir.living_spec(cap))?.is_none()
+                && delta_purpose(text).is_none_or(|p| p.chars().count() < MIN_PURPOSE_CHARS)
+            {
+                cx.event(EventKind::Note {
+                    text: format!(
+                        "specs/{cap}/spec.md creates the capability `{cap}` without a `## Purpose` of at least {MIN_PURPOSE_CHARS} characters: write one before archiving, or the archive writes a placeholder that `openspec validate --strict` refuses"
+                    ),
+                });
+            }
+        }
         if let Some(body) = &checked.proposal {
             let current = read_optional(&dir.proposal())?.unwrap_or_default();
             let sections = split_proposal(&current).1;

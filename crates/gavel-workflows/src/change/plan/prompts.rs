@@ -6,7 +6,7 @@ use super::files::Expect;
 
 const FILES: &str = "Answer with whole files between these lines (nothing else is read):\n\n=== gavel:write RELATIVE/PATH\n<the whole file>\n=== gavel:end\n\nPaths are relative to the change folder: proposal.md, specs/CAPABILITY/spec.md (CAPABILITY in lowercase letters, digits and dashes), tasks.md.";
 
-const FORMATS: &str = "OpenSpec formats:\n- proposal.md: `# Change: TITLE`, then `## Why` (the problem, at least two sentences), `## What Changes` (a bullet list) and `## Impact` (affected specs and code).\n- specs/CAPABILITY/spec.md: a delta spec with `## ADDED Requirements`, `## MODIFIED Requirements` (the whole requirement as it will read), `## REMOVED Requirements` or `## RENAMED Requirements` (`- FROM: ### Requirement: OLD` / `- TO: ### Requirement: NEW`); each requirement is `### Requirement: NAME` with a sentence using SHALL or MUST and at least one `#### Scenario: NAME` with `- **WHEN** ...` / `- **THEN** ...` lines. A spec that relies on another capability of this change links to it with a Markdown link, `[OTHER](../OTHER/spec.md)`.\n- tasks.md: numbered sections by layer (`## 1. Data Layer`, `## 2. Logic Layer`, `## 3. Integration Layer`, `## 4. Testing`) of `- [ ] 1.1 TASK` items.";
+const FORMATS: &str = "OpenSpec formats:\n- proposal.md: `# Change: TITLE`, then `## Why` (the problem, at least two sentences), `## What Changes` (a bullet list) and `## Impact` (affected specs and code).\n- specs/CAPABILITY/spec.md: a delta spec with `## ADDED Requirements`, `## MODIFIED Requirements` (the whole requirement as it will read), `## REMOVED Requirements` or `## RENAMED Requirements` (`- FROM: ### Requirement: OLD` / `- TO: ### Requirement: NEW`); each requirement is `### Requirement: NAME` with a sentence using SHALL or MUST and at least one `#### Scenario: NAME` with `- **WHEN** ...` / `- **THEN** ...` lines. A spec that relies on another capability of this change links to it with a Markdown link, `[OTHER](../OTHER/spec.md)`. A delta spec for a new capability (one with no living spec yet) starts with `## Purpose`: what the capability is for, in at least 50 characters (OpenSpec's spec template has one; archiving makes it the living spec's Purpose). A MODIFIED requirement replaces the whole living requirement, so it repeats every scenario of the living one that still holds.\n- tasks.md: numbered sections by layer (`## 1. Data Layer`, `## 2. Logic Layer`, `## 3. Integration Layer`, `## 4. Testing`) of `- [ ] 1.1 TASK` items.";
 
 /// What a planner prompt is built from.
 pub(super) struct PlannerInput<'a> {
@@ -19,6 +19,9 @@ pub(super) struct PlannerInput<'a> {
     pub findings: &'a [String],
     /// Why the last answer was refused.
     pub feedback: Option<&'a str>,
+    /// The capabilities that have a living spec, with its text when the plan so far names
+    /// the capability (`None`: named only).
+    pub living: &'a [(String, Option<String>)],
 }
 
 pub(super) fn planner(i: &PlannerInput<'_>) -> String {
@@ -53,6 +56,23 @@ pub(super) fn planner(i: &PlannerInput<'_>) -> String {
     }
     for (path, text) in i.plan {
         p.push_str(&format!("\n## {path}\n\n{}\n", text.trim_end()));
+    }
+    if matches!(i.expect, Expect::Specs | Expect::Revision) {
+        p.push_str("\n## Capabilities with a living spec (openspec/specs/CAPABILITY/spec.md)\n\n");
+        if i.living.is_empty() {
+            p.push_str(
+                "None yet: every capability of this change is new and needs its `## Purpose`.\n",
+            );
+        }
+        for (cap, text) in i.living {
+            match text {
+                Some(text) => p.push_str(&format!(
+                    "### living specs/{cap}/spec.md\n\n{}\n\n",
+                    text.trim_end()
+                )),
+                None => p.push_str(&format!("- {cap}\n")),
+            }
+        }
     }
     if let Some(f) = i.feedback {
         p.push_str(&format!(

@@ -219,3 +219,22 @@ fn check_off_many_ticks_each_named_box_or_none() {
         })
     );
 }
+
+/// Issue 32: at the first green every numbered task with a layer is ticked, with a note; a
+/// task whose layer cannot be told (or that has no number) is reported, not ticked.
+#[test]
+fn at_green_ticks_numbered_tasks_with_a_layer_and_reports_the_rest() {
+    let text = "## 1. Logic Layer\n- [ ] 1.1 add\n- [x] 1.2 done before\n- [ ] no number\n\n## 2. Polish\n- [ ] 2.1 Make it nice\n";
+    let list = parse_tasks(text, "add-calc").expect("parse");
+    let at = list.at_green();
+    let ids = |v: &[&Task]| -> Vec<String> { v.iter().map(|t| t.text.clone()).collect() };
+    assert_eq!(ids(&at.tick), ["add"]);
+    assert_eq!(ids(&at.no_number), ["no number"]);
+    assert_eq!(ids(&at.no_layer), ["Make it nice"]);
+    let notes = green_notes(&at);
+    assert!(notes[0].starts_with("task 1.1 (Logic layer) done, the tests pass: add (every task is ticked at the first green run"), "{notes:?}");
+    assert!(
+        notes[2].contains("task 2.1 `Make it nice` (tasks.md line 7) is not ticked"),
+        "{notes:?}"
+    );
+}
