@@ -36,6 +36,7 @@ mod pty;
 mod real_cli_faults;
 mod real_cli_profiles;
 mod real_clis;
+mod red_gate;
 mod regressions;
 mod regressions_cli;
 mod scenarios;
