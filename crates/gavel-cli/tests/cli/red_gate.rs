@@ -47,8 +47,18 @@ fn regression_a_syntax_error_in_a_scaffolded_test_file_goes_back_to_the_scaffold
     );
     assert!(text.contains("green gate: 1 passed"), "{text}");
     // The second call rewrote the tests, told why; the implementer was asked once.
-    let retry = env.prompt(Role::named("implementer"), 2);
-    assert!(retry.contains("SyntaxError"), "{retry}");
+    let lineage = ".gavel/worktrees/1-impl/docs/lineage/active/1-impl";
+    let feedback = env
+        .ls(lineage)
+        .into_iter()
+        .find(|n| n.ends_with("-feedback.md"))
+        .expect("the feedback to the scaffold");
+    let feedback = env.read(&format!("{lineage}/{feedback}"));
+    assert!(
+        feedback.contains("tests/test_calc.py:4: SyntaxError")
+            && feedback.contains("fix these errors in the tests"),
+        "{feedback}"
+    );
     assert_eq!(implementer_calls(&env), 3);
     approve_in_a_terminal(&env, "1");
     assert_eq!(env.read("calc.py"), "def add(a, b):\n    return a + b\n");
@@ -113,6 +123,15 @@ fn a_node_test_file_that_does_not_parse_goes_back_to_the_scaffold() {
     assert_eq!(implementer_calls(&env), 3);
 }
 
+/// The gate a run waits at, as printed.
+fn gate_id(text: &str) -> String {
+    text.split("waiting at gate ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// A conftest the test-writing step wrote that breaks pytest itself: `exit` is pytest's exit
 /// code 2 (interrupted), 3 (internal error) or 4 (usage error).
 fn breaking_conftest(exit: u32) -> String {
@@ -125,7 +144,7 @@ fn breaking_conftest(exit: u32) -> String {
 }
 
 #[test]
-fn pytest_exits_2_3_and_4_stop_at_a_gate_with_the_output_then_back_to_the_scaffold() {
+fn pytest_exits_2_3_and_4_stop_at_a_gate_with_the_output_and_retry_runs_again() {
     for (exit, what) in [
         (2, "interrupted"),
         (3, "internal error"),
@@ -147,14 +166,12 @@ fn pytest_exits_2_3_and_4_stop_at_a_gate_with_the_output_then_back_to_the_scaffo
                 "exit {exit}: {text}"
             );
         }
-        // Retry runs the same command again: the same gate.
+        // Retry runs the same command again (not its journaled result): a new gate.
         let out = env.run(&["resume", "1", "--choice", "retry"]);
         assert_exit(&out, 3);
-        assert!(
-            show_output(&out).contains("did not run properly"),
-            "{}",
-            show_output(&out)
-        );
+        let again = show_output(&out);
+        assert!(again.contains("did not run properly"), "{again}");
+        assert_ne!(gate_id(&text), gate_id(&again), "{again}");
         assert_eq!(implementer_calls(&env), 1, "retry made no model call");
     }
 }
@@ -188,7 +205,7 @@ fn abort_at_the_runner_error_gate_removes_the_worktree_and_branch_and_keeps_the_
     assert!(text.contains("docs/lineage/active/1-impl"), "{text}");
     assert_cleaned_up(&env, "gavel/1-impl", "docs/lineage/active/1-impl");
     let audit = show_output(&env.run(&["audit"]));
-    assert!(audit.contains("aborted"), "{audit}");
+    assert!(audit.contains("ABORTED"), "{audit}");
 }
 
 #[test]
@@ -226,7 +243,7 @@ fn gavel_abort_after_a_halt_at_the_red_gate_cleans_up_the_same_way() {
     assert_cleaned_up(&env, "gavel/1-impl", "docs/lineage/active/1-impl");
     let audit = show_output(&env.run(&["audit"]));
     assert!(
-        audit.contains("aborted") && audit.contains("gavel abort"),
+        audit.contains("ABORTED") && audit.contains("gavel abort"),
         "{audit}"
     );
 }
@@ -245,7 +262,7 @@ fn regression_a_reject_at_the_diff_gate_is_in_the_audit_and_keeps_the_lineage() 
     let out = env.run(&["audit"]);
     assert_exit(&out, 0);
     let audit = show_output(&out);
-    assert!(audit.contains("rejected"), "{audit}");
+    assert!(audit.contains("REJECTED"), "{audit}");
     let json = show_output(&env.run(&["audit", "--json"]));
-    assert!(json.contains("\"rejected\""), "{json}");
+    assert!(json.contains("\"decision\":\"REJECTED\""), "{json}");
 }

@@ -51,16 +51,20 @@ pub fn discard_run(
                 .map_err(|e| format!("cannot write {}: {e}", target.display()))?;
         }
         kept = Some(kept_rel.clone());
-    } else {
-        // A run from before gavel kept its record: the folder's regular files, as named by gavel.
-        let from = git
-            .worktrees()
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .find(|w| w.name == name)
-            .map(|w| w.path.join(s.lineage_rel(lineage_dir)));
-        if let Some(from) = from.filter(|f| f.is_dir()) {
-            copy_dir(&from, &kept_abs, 0).map_err(|e| e.to_string())?;
+    }
+    // What gavel wrote in the worktree's folder after the last checkpoint (the output of a
+    // test run that stopped at a gate, whose record is not checkpointed yet), by name, never
+    // replacing a recorded file nor taking what the person's checkout already has there.
+    let from = git
+        .worktrees()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|w| w.name == name)
+        .map(|w| w.path.join(s.lineage_rel(lineage_dir)));
+    if let Some(from) = from.filter(|f| f.is_dir()) {
+        let in_checkout = root.join(s.lineage_rel(lineage_dir));
+        copy_new_records(&from, &kept_abs, &in_checkout).map_err(|e| e.to_string())?;
+        if kept.is_none() && kept_abs.is_dir() {
             kept = Some(kept_rel.clone());
         }
     }
@@ -129,6 +133,34 @@ fn lineage_named(name: &str) -> bool {
         && [".md", ".json", ".jsonl", ".txt", ".yaml"]
             .iter()
             .any(|ext| rest.ends_with(ext))
+}
+
+/// Copies the regular files of `from` named as gavel names its records that are neither in
+/// `to` already nor in `skip` (the same folder in the person's checkout).
+fn copy_new_records(from: &Path, to: &Path, skip: &Path) -> Result<(), NodeError> {
+    let entries = std::fs::read_dir(from).map_err(|e| io_failed("read", from, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| io_failed("read", from, e))?;
+        let name = entry.file_name();
+        let kind = entry.file_type().map_err(|e| io_failed("read", &entry.path(), e))?;
+        if !kind.is_file()
+            || !lineage_named(&name.to_string_lossy())
+            || to.join(&name).exists()
+            || skip.join(&name).exists()
+        {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::open(entry.path())
+            .and_then(|f| {
+                std::io::Read::read_to_end(&mut std::io::Read::take(f, 16 << 20), &mut bytes)
+            })
+            .map_err(|e| io_failed("read", &entry.path(), e))?;
+        std::fs::create_dir_all(to).map_err(|e| io_failed("create", to, e))?;
+        let target = to.join(&name);
+        fsutil::write_atomic(&target, &bytes).map_err(|e| io_failed("write", &target, e))?;
+    }
+    Ok(())
 }
 
 /// Copies a folder's regular files and folders (a lineage is one or two levels deep; deeper

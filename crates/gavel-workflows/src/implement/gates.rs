@@ -48,7 +48,7 @@ impl ImplementWorkflow {
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        if let Some(t) = self.stop_answer(s, cx, node::SCAFFOLD)? {
+        if let Some(t) = self.stop_answer(s, cx, node::RED, node::SCAFFOLD)? {
             return Ok(t);
         }
         let (report, record) = self.run_gate(s, cx, Which::Red)?;
@@ -108,7 +108,7 @@ impl ImplementWorkflow {
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        if let Some(t) = self.stop_answer(s, cx, node::IMPLEMENT)? {
+        if let Some(t) = self.stop_answer(s, cx, node::GREEN, node::IMPLEMENT)? {
             return Ok(t);
         }
         let (report, record) = self.run_gate(s, cx, Which::Green)?;
@@ -165,7 +165,7 @@ impl ImplementWorkflow {
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        if let Some(t) = self.stop_answer(s, cx, node::IMPLEMENT)? {
+        if let Some(t) = self.stop_answer(s, cx, node::LINT, node::IMPLEMENT)? {
             return Ok(t);
         }
         if self.settings.lint.is_none() {

@@ -61,12 +61,14 @@ impl ImplementWorkflow {
         Transition::Gate(gate)
     }
 
-    /// The answer to a timeout or runner-error gate, if this visit is one: `None` runs the
-    /// command again.
+    /// The answer to a timeout or runner-error gate of node `here`, if this visit is one.
+    /// `retry` visits `here` again (a new visit, so the command runs again rather than its
+    /// journaled result being replayed).
     pub(super) fn stop_answer(
         &self,
         s: &ImplementState,
         cx: &mut NodeCtx<'_>,
+        here: &str,
         back: &str,
     ) -> Result<Option<Transition>, NodeError> {
         let Some(answer) = cx.answer()? else {
@@ -78,7 +80,7 @@ impl ImplementWorkflow {
             by: "person".into(),
         });
         Ok(match answer.choice.as_str() {
-            "retry" => None,
+            "retry" => Some(Transition::Goto(here.to_owned())),
             "back" => Some(Transition::Goto(back.to_owned())),
             _ => Some(self.abandon(
                 s,
