@@ -8,6 +8,7 @@ mod box_attacks;
 mod change;
 mod change_archive;
 mod change_impl;
+mod change_impl_abort;
 mod change_plan;
 mod change_review_mcp;
 mod confine;
