@@ -76,8 +76,10 @@ pub fn cmd_audit(args: &AuditArgs, ctx: Context) -> Result<Exit, CliError> {
         return Ok(Exit::Success);
     }
     if lines.is_empty() {
-        ctx.ui
-            .out(&format!("no diff-gate decisions in {} and no decision in the runs", sanitize(&source)));
+        ctx.ui.out(&format!(
+            "no diff-gate decisions in {} and no decision in the runs",
+            sanitize(&source)
+        ));
         return Ok(Exit::Success);
     }
     ctx.ui.out(&format!(

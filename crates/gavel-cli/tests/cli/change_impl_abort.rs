@@ -3,7 +3,7 @@
 //! gavel wrote put back; so the next `gavel change impl` starts without the person running a
 //! single git command. Tested for each way a change run is aborted.
 
-use crate::change_impl::{DIR, ID, challenged_change, impl_run, review, script};
+use crate::change_impl::{DIR, challenged_change, impl_run, review, script};
 use crate::implement::{CODE, TESTS};
 use crate::red_gate::assert_cleaned_up;
 use crate::util::*;
@@ -18,7 +18,10 @@ fn assert_change_as_committed(env: &Env) {
         "",
         "the change folder is as committed"
     );
-    assert!(env.read(&format!("{DIR}/STATE.yaml")).contains("phase: challenged"));
+    assert!(
+        env.read(&format!("{DIR}/STATE.yaml"))
+            .contains("phase: challenged")
+    );
 }
 
 /// A change whose reviewer says MAJOR_ISSUES, then APPROVED on the next run.
@@ -31,21 +34,31 @@ fn stopped_at_the_review(env: &Env) {
     challenged_change(env);
     let out = impl_run(env);
     assert_exit(&out, 3);
-    assert!(show_output(&out).contains("--choice fix"), "{}", show_output(&out));
+    assert!(
+        show_output(&out).contains("--choice fix"),
+        "{}",
+        show_output(&out)
+    );
 }
 
 #[test]
 fn regression_gavel_abort_at_the_review_stop_lets_the_next_change_impl_start() {
     let env = Env::new();
     stopped_at_the_review(&env);
-    assert!(env.read(&format!("{DIR}/STATE.yaml")).contains("phase: implementing"));
+    assert!(
+        env.read(&format!("{DIR}/STATE.yaml"))
+            .contains("phase: implementing")
+    );
     let out = env.run(&["abort", "1"]);
     assert_exit(&out, 0);
     assert!(show_output(&out).contains(KEPT), "{}", show_output(&out));
     assert_cleaned_up(&env, BRANCH, KEPT);
     assert_change_as_committed(&env);
     let audit = show_output(&env.run(&["audit"]));
-    assert!(audit.contains("ABORTED") && audit.contains("change-impl"), "{audit}");
+    assert!(
+        audit.contains("ABORTED") && audit.contains("change-impl"),
+        "{audit}"
+    );
     // No git command by the person: the next run starts and goes to its review.
     script(&env, &[TESTS, CODE], &[review("APPROVED", &[])]);
     let out = impl_run(&env);

@@ -138,7 +138,9 @@ fn breaking_conftest(exit: u32) -> String {
     let body = match exit {
         2 => "def pytest_sessionstart(session):\n    raise KeyboardInterrupt\n",
         3 => "def pytest_collection_modifyitems(items):\n    raise RuntimeError('boom')\n",
-        _ => "def pytest_configure(config):\n    raise __import__('pytest').UsageError('no such option --x')\n",
+        _ => {
+            "def pytest_configure(config):\n    raise __import__('pytest').UsageError('no such option --x')\n"
+        }
     };
     format!("=== gavel:write conftest.py\n{body}=== gavel:end\n{TESTS}")
 }
@@ -159,7 +161,10 @@ fn pytest_exits_2_3_and_4_stop_at_a_gate_with_the_output_and_retry_runs_again() 
             text.contains(&format!("did not run properly ({what}")),
             "exit {exit}: {text}"
         );
-        assert!(text.contains(&format!("exit {exit}")), "exit {exit}: {text}");
+        assert!(
+            text.contains(&format!("exit {exit}")),
+            "exit {exit}: {text}"
+        );
         for choice in ["retry", "back", "abort"] {
             assert!(
                 text.contains(&format!("--choice {choice}")),

@@ -275,11 +275,7 @@ fn node(out: &str) -> Vec<LoadError> {
         if c[1].contains("does not provide an export named") {
             continue;
         }
-        let at = lines[..i]
-            .iter()
-            .rev()
-            .take(6)
-            .find_map(|l| AT.captures(l));
+        let at = lines[..i].iter().rev().take(6).find_map(|l| AT.captures(l));
         let error = LoadError {
             file: at.as_ref().map(|a| a[1].to_owned()),
             line: at.as_ref().and_then(|a| a[2].parse().ok()),

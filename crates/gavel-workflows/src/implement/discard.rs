@@ -142,7 +142,9 @@ fn copy_new_records(from: &Path, to: &Path, skip: &Path) -> Result<(), NodeError
     for entry in entries {
         let entry = entry.map_err(|e| io_failed("read", from, e))?;
         let name = entry.file_name();
-        let kind = entry.file_type().map_err(|e| io_failed("read", &entry.path(), e))?;
+        let kind = entry
+            .file_type()
+            .map_err(|e| io_failed("read", &entry.path(), e))?;
         if !kind.is_file()
             || !lineage_named(&name.to_string_lossy())
             || to.join(&name).exists()

@@ -8,9 +8,8 @@
 //! pass; anything else goes back to N3 with the output. Lint: a failure goes back to N3 too;
 //! no lint command is recorded as skipped, not as passed. A timeout, or a runner that did not
 //! run properly (usage or internal error, interrupted, crashed), stops at a gate (`stops.rs`).
-//! Each run is
-//! journaled (a resumed run does not run it again) and its output goes to the lineage; after
-//! red and green the worktree is committed so no generated work is lost.
+//! Each run is journaled (a resumed run does not run it again) and its output goes to the
+//! lineage; after red and green the worktree is committed so no generated work is lost.
 
 use gavel_core::{EventKind, NodeCtx, NodeError, StepError, Transition};
 use gavel_exec::confine::Confinement;
