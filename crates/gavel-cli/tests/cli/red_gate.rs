@@ -271,3 +271,56 @@ fn regression_a_reject_at_the_diff_gate_is_in_the_audit_and_keeps_the_lineage() 
     let json = show_output(&env.run(&["audit", "--json"]));
     assert!(json.contains("\"decision\":\"REJECTED\""), "{json}");
 }
+
+#[test]
+fn a_rust_test_file_that_does_not_compile_goes_back_and_a_missing_function_is_red() {
+    let env = Env::new();
+    env.local_issue(1, "open");
+    env.write(
+        "Cargo.toml",
+        "[package]\nname = \"sample\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    );
+    env.write("src/lib.rs", "//! A sample crate.\n");
+    env.write(".gitignore", &(env.read(".gitignore") + "target/\n"));
+    env.write(
+        "docs/design.md",
+        "# 1 - Feature: add\n`add(a, b)` in src/lib.rs.\n",
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "a crate"]);
+    let broken = "=== gavel:write tests/add.rs\nuse sample::add;\n\n#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5)\n    let x: u8 = \"a\";\n}\n=== gavel:end\n";
+    let tests = "=== gavel:write tests/add.rs\nuse sample::add;\n\n#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5);\n}\n=== gavel:end\n";
+    let code = "=== gavel:write src/lib.rs\n//! A sample crate.\n\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n=== gavel:end\n";
+    env.script(&format!(
+        "model: scripted-test\nroles:\n  implementer:\n    - text: {}\n    - text: {}\n    - text: {}\n",
+        crate::implement::yaml(broken),
+        crate::implement::yaml(tests),
+        crate::implement::yaml(code)
+    ));
+    let mut cmd = env.gavel(&[
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        "cargo test",
+        "--auto",
+    ]);
+    for var in ["RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN"] {
+        if let Some(v) = std::env::var_os(var) {
+            cmd.env(var, v);
+        }
+    }
+    if std::env::var_os("RUSTUP_HOME").is_none() {
+        let home = std::env::var("HOME").unwrap_or_default();
+        cmd.env("RUSTUP_HOME", format!("{home}/.rustup"));
+        cmd.env("CARGO_HOME", format!("{home}/.cargo"));
+    }
+    let out = cmd.output().expect("run");
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(text.contains("tests/add.rs:5: error: expected `;`"), "{text}");
+    assert!(text.contains("red gate: build failed"), "{text}");
+    assert!(text.contains("green gate: 1 passed"), "{text}");
+    assert_eq!(implementer_calls(&env), 3);
+}
