@@ -319,7 +319,10 @@ fn a_rust_test_file_that_does_not_compile_goes_back_and_a_missing_function_is_re
     let out = cmd.output().expect("run");
     assert_exit(&out, 3);
     let text = show_output(&out);
-    assert!(text.contains("tests/add.rs:5: error: expected `;`"), "{text}");
+    assert!(
+        text.contains("tests/add.rs:5: error: expected `;`"),
+        "{text}"
+    );
     assert!(text.contains("red gate: build failed"), "{text}");
     assert!(text.contains("green gate: 1 passed"), "{text}");
     assert_eq!(implementer_calls(&env), 3);
