@@ -177,6 +177,13 @@ fn pytest_exits_2_3_and_4_stop_at_a_gate_with_the_output_and_retry_runs_again() 
         let again = show_output(&out);
         assert!(again.contains("did not run properly"), "{again}");
         assert_ne!(gate_id(&text), gate_id(&again), "{again}");
+        // Both runs' outputs are kept, under their own numbers.
+        let reds = env
+            .ls(".gavel/worktrees/1-impl/docs/lineage/active/1-impl")
+            .into_iter()
+            .filter(|n| n.ends_with("-red.md"))
+            .count();
+        assert_eq!(reds, 2, "exit {exit}");
         assert_eq!(implementer_calls(&env), 1, "retry made no model call");
     }
 }
@@ -192,6 +199,15 @@ fn a_runner_error_gate_goes_back_to_the_scaffold() {
     assert_exit(&out, 3);
     let text = show_output(&out);
     assert!(text.contains("green gate: 1 passed"), "{text}");
+    // The test-writing step was told why, with the runner's output.
+    let lineage = ".gavel/worktrees/1-impl/docs/lineage/active/1-impl";
+    let told = env
+        .ls(lineage)
+        .into_iter()
+        .filter(|n| n.ends_with("-feedback.md"))
+        .map(|n| env.read(&format!("{lineage}/{n}")))
+        .any(|f| f.contains("a person sent the run back") && f.contains("RuntimeError: boom"));
+    assert!(told, "{:?}", env.ls(lineage));
     approve_in_a_terminal(&env, "1");
     assert!(env.exists("calc.py"));
 }

@@ -47,7 +47,7 @@ impl ImplementWorkflow {
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        if let Some(t) = self.stop_answer(s, cx, node::RED, node::SCAFFOLD)? {
+        if let Some(t) = self.stop_answer(s, cx, Which::Red, node::RED, node::SCAFFOLD)? {
             return Ok(t);
         }
         let (report, record) = self.run_gate(s, cx, Which::Red)?;
@@ -107,7 +107,7 @@ impl ImplementWorkflow {
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        if let Some(t) = self.stop_answer(s, cx, node::GREEN, node::IMPLEMENT)? {
+        if let Some(t) = self.stop_answer(s, cx, Which::Green, node::GREEN, node::IMPLEMENT)? {
             return Ok(t);
         }
         let (report, record) = self.run_gate(s, cx, Which::Green)?;
@@ -164,7 +164,7 @@ impl ImplementWorkflow {
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        if let Some(t) = self.stop_answer(s, cx, node::LINT, node::IMPLEMENT)? {
+        if let Some(t) = self.stop_answer(s, cx, Which::Lint, node::LINT, node::IMPLEMENT)? {
             return Ok(t);
         }
         if self.settings.lint.is_none() {

@@ -66,8 +66,9 @@ impl ImplementWorkflow {
     /// journaled result being replayed).
     pub(super) fn stop_answer(
         &self,
-        s: &ImplementState,
+        s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
+        which: Which,
         here: &str,
         back: &str,
     ) -> Result<Option<Transition>, NodeError> {
@@ -79,14 +80,59 @@ impl ImplementWorkflow {
             choice: answer.choice.clone(),
             by: "person".into(),
         });
+        // The stopped run's output, written before the gate but not yet in the checkpointed
+        // state: recorded again from the journal (same number, same bytes), so a retry's run
+        // does not take its file name and an abort or back keeps it.
+        let report = cx.journaled::<TestReport>(which.name())?;
+        if let Some(r) = &report {
+            let text = super::report_text(r);
+            self.artifact(s, cx, &format!("{}.md", which.name()), text.as_bytes())?;
+        }
         Ok(match answer.choice.as_str() {
             "retry" => Some(Transition::Goto(here.to_owned())),
-            "back" => Some(Transition::Goto(back.to_owned())),
+            "back" => {
+                if let Some(r) = &report {
+                    self.sent_back(s, cx, which, r)?;
+                }
+                Some(Transition::Goto(back.to_owned()))
+            }
             _ => Some(self.abandon(
                 s,
                 cx,
                 &format!("aborted by a person at gate {}", answer.gate_id),
             )?),
         })
+    }
+
+    /// `back`: the step that runs next is told why (the gate's run, read from this visit's
+    /// journal, never run again), without counting an attempt: a person chose it.
+    fn sent_back(
+        &self,
+        s: &mut ImplementState,
+        cx: &mut NodeCtx<'_>,
+        which: Which,
+        report: &TestReport,
+    ) -> Result<(), NodeError> {
+        let (what, fix) = match (&report.outcome, which) {
+            (TestOutcome::TimedOut, Which::Red) => ("timed out", "make the tests finish quickly"),
+            (TestOutcome::TimedOut, _) => ("timed out", "make the code finish quickly"),
+            (_, Which::Red) => (
+                "did not run properly",
+                "change the tests or the runner configuration you wrote so that the runner runs them",
+            ),
+            _ => (
+                "did not run properly",
+                "change the implementation so that the runner runs the tests",
+            ),
+        };
+        let why = format!(
+            "a person sent the run back: the {} command {what} ({}); {fix}\n\n{}",
+            which.name(),
+            report.summary,
+            output_tail(report)
+        );
+        s.feedback = Some(cx.put_blob(why.as_bytes())?);
+        self.artifact(s, cx, "feedback.md", why.as_bytes())?;
+        Ok(())
     }
 }

@@ -492,6 +492,9 @@ fn go_build_output_events_keep_the_compiler_errors_in_the_text() {
     );
     let dir = tempfile::tempdir().unwrap();
     let (list, text) = go::parse(out, dir.path());
-    assert!(text.contains("./calc_test.go:6:5: undefined: Add\n"), "{text}");
+    assert!(
+        text.contains("./calc_test.go:6:5: undefined: Add\n"),
+        "{text}"
+    );
     assert_eq!(list.load_errors, ["package example.com/calc did not build"]);
 }
