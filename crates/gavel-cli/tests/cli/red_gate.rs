@@ -343,3 +343,23 @@ fn a_rust_test_file_that_does_not_compile_goes_back_and_a_missing_function_is_re
     assert!(text.contains("green gate: 1 passed"), "{text}");
     assert_eq!(implementer_calls(&env), 3);
 }
+
+#[test]
+fn code_that_kills_the_green_run_stops_at_a_gate_and_back_goes_to_the_implementer() {
+    let killer = "=== gavel:write calc.py\nimport os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n=== gavel:end\n";
+    let env = python_project(&[TESTS, killer, CODE]);
+    let out = start(&env);
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(
+        text.contains("The green command did not run properly ("),
+        "{text}"
+    );
+    let out = env.run(&["resume", "1", "--choice", "back"]);
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(text.contains("green gate: 1 passed"), "{text}");
+    assert_eq!(implementer_calls(&env), 3);
+    approve_in_a_terminal(&env, "1");
+    assert_eq!(env.read("calc.py"), "def add(a, b):\n    return a + b\n");
+}
