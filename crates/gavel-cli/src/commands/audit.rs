@@ -1,7 +1,10 @@
-//! `gavel audit`: the diff gates' decisions, newest first: who approved or rejected which
-//! staged tree, when, in which repository, with the files flagged. From the team's shared
-//! PostgreSQL store when there is one (every machine's decisions for this project, or every
-//! project's with `--all-projects`), else from the repository's audit log file.
+//! `gavel audit`: the decisions people made, newest first: who approved or rejected which
+//! staged tree at a diff gate, when, in which repository, with the files flagged; and, from the
+//! runs in the store, every other gate answered (with its time and who answered) and every run
+//! aborted, in every workflow. The diff gates' lines come from the team's shared PostgreSQL
+//! store when there is one (every machine's decisions for this project, or every project's
+//! with `--all-projects`), else from the repository's audit log file, and in both cases from
+//! the runs' journals, where a line written in a worktree that a `reject` then removed is kept.
 
 use clap::Args;
 use gavel_diffgate::AuditEvent;
@@ -37,7 +40,9 @@ pub fn cmd_audit(args: &AuditArgs, ctx: Context) -> Result<Exit, CliError> {
             };
             let store =
                 store.ok_or_else(|| CliError::error("the shared store could not be opened"))?;
-            (store.audit_lines(limit)?, store.describe())
+            let mut lines = store.audit_lines(limit)?;
+            lines.extend(super::audit_runs::decisions(&*store)?);
+            (lines, store.describe())
         }
         Backend::Sqlite => {
             let path = ctx.settings.repo_root.join(&ctx.settings.audit_log);
@@ -57,10 +62,13 @@ pub fn cmd_audit(args: &AuditArgs, ctx: Context) -> Result<Exit, CliError> {
                 .map(str::to_owned)
                 .collect();
             lines.reverse();
-            lines.truncate(limit);
+            if let Some(store) = ctx.open_existing_store()? {
+                lines.extend(super::audit_runs::decisions(&*store)?);
+            }
             (lines, ctx.rel(&path).display().to_string())
         }
     };
+    let lines = super::audit_runs::newest_first(lines, limit);
     if args.json {
         for line in &lines {
             ctx.ui.out(line);
@@ -68,15 +76,28 @@ pub fn cmd_audit(args: &AuditArgs, ctx: Context) -> Result<Exit, CliError> {
         return Ok(Exit::Success);
     }
     if lines.is_empty() {
-        ctx.ui
-            .out(&format!("no diff-gate decisions in {}", sanitize(&source)));
+        ctx.ui.out(&format!(
+            "no diff-gate decisions in {} and no decision in the runs",
+            sanitize(&source)
+        ));
         return Ok(Exit::Success);
     }
     ctx.ui.out(&format!(
-        "{:<20}  {:<24} {:<12} {:<30} FLAGGED",
-        "WHEN", "DECISION", "TREE", "BY"
+        "{:<20}  {:<24} {:<12} {:<30} FLAGGED / WHAT",
+        "WHEN", "DECISION", "TREE / RUN", "BY"
     ));
     for line in &lines {
+        if let Some(d) = super::audit_runs::RunDecision::parse(line) {
+            ctx.ui.out(&format!(
+                "{:<20}  {:<24} {:<12} {:<30} {}",
+                sanitize(&d.timestamp),
+                sanitize(&d.decision),
+                format!("run {}", d.run),
+                sanitize(d.by.as_deref().unwrap_or("-")),
+                sanitize(&d.what())
+            ));
+            continue;
+        }
         match serde_json::from_str::<AuditEvent>(line) {
             Ok(e) => {
                 let decision = serde_json::to_value(e.decision)

@@ -2,6 +2,7 @@
 
 mod abort;
 mod audit;
+mod audit_runs;
 pub(crate) mod change;
 mod completions;
 mod confine;

@@ -69,9 +69,15 @@ pub fn discard_after_abort(
     let state: ImplementState = state_of(store, run).ok()?;
     let name = state.worktree_name();
     let branch = format!("gavel/{name}");
-    let lineage = state.lineage_rel(&ctx.settings.lineage_dir_for(WORKFLOW));
+    let lineage_dir = ctx.settings.lineage_dir_for(WORKFLOW);
+    let blob = |h: &gavel_core::ContentHash| store.get_blob(h).ok().flatten();
     Some(
-        match gavel_workflows::implement::discard(&ctx.settings.repo_root, &lineage, &name) {
+        match gavel_workflows::implement::discard_run(
+            &ctx.settings.repo_root,
+            &lineage_dir,
+            &state,
+            &blob,
+        ) {
             Ok(Some(kept)) => format!(
                 "its worktree and branch {branch} were removed; its lineage is kept in {}",
                 kept.display()

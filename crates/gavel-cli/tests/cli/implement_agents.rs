@@ -441,3 +441,42 @@ fn codex_confined_by_gavel_edits_its_folder_and_its_shell_cannot_write_outside()
         "{said}"
     );
 }
+
+#[test]
+fn regression_claude_codes_test_file_with_a_syntax_error_goes_back_to_it_not_to_the_implementer() {
+    let server = FakeServer::start().expect("fake");
+    let (env, vars) = project(&server, "");
+    let test = worktree(&env).join("tests/test_calc.py");
+    let broken = "from calc import add\n\n\ndef test_add(:\n    assert add(2, 3) == 5\n";
+    server.push(
+        Api::Anthropic,
+        Reply::tool_use("Write", write(&test, broken)),
+    );
+    server.push(Api::Anthropic, Reply::text("The failing test is written."));
+    // Told why, it rewrites the file (Claude Code writes over a file only after reading it).
+    let read = json!({"file_path": test.display().to_string()});
+    server.push(Api::Anthropic, Reply::tool_use("Read", read));
+    server.push(Api::Anthropic, Reply::tool_use("Write", write(&test, TEST)));
+    server.push(Api::Anthropic, Reply::text("Fixed."));
+    let code = worktree(&env).join("calc.py");
+    server.push(Api::Anthropic, Reply::tool_use("Write", write(&code, CODE)));
+    server.push(Api::Anthropic, Reply::text("Implemented."));
+
+    let out = implement(&env, &vars);
+
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(
+        text.contains("tests/test_calc.py:4: SyntaxError: invalid syntax"),
+        "{text}"
+    );
+    assert!(text.contains("green gate: 1 passed"), "{text}");
+    assert_eq!(server.pending(Api::Anthropic), 0, "{text}");
+    let told = server
+        .requests()
+        .into_iter()
+        .any(|r| r.body.to_string().contains("fix these errors in the tests"));
+    assert!(told, "the second test-writing call was told the errors");
+    approve(&env, &vars);
+    assert_eq!(env.read("tests/test_calc.py"), TEST);
+}

@@ -450,7 +450,7 @@ fn a_panic_keeps_the_checkout_byte_for_byte_and_the_run_resumes() {
 }
 
 #[test]
-fn no_tests_go_back_to_the_scaffold_and_a_runner_usage_error_halts() {
+fn no_tests_go_back_to_the_scaffold_and_a_runner_usage_error_stops_at_a_gate() {
     let empty = "=== gavel:write tests/test_nothing.py\n# no tests yet\n=== gavel:end\n";
     let env = python_project(&[empty, TESTS, CODE]);
     let out = start(&env);
@@ -462,10 +462,10 @@ fn no_tests_go_back_to_the_scaffold_and_a_runner_usage_error_halts() {
     );
     let env = python_project(&[TESTS, CODE]);
     let out = crate::implement::start_with(&env, "python3 -m pytest --no-such-flag");
-    assert_exit(&out, 4);
-    assert!(
-        show_output(&out).contains("did not run properly (usage error"),
-        "{}",
-        show_output(&out)
-    );
+    // Issue 32: not a halt but a gate (retry / back / abort) with the runner's output.
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(text.contains("did not run properly (usage error"), "{text}");
+    assert!(text.contains("--no-such-flag"), "{text}");
+    assert!(text.contains("--choice retry"), "{text}");
 }

@@ -61,3 +61,44 @@ fn audit_reads_the_diff_gates_log_newest_first() {
         "a header and two decisions: {text}"
     );
 }
+
+/// Issue 32: every decision is kept, in every workflow: a gate's answer and an abort of a
+/// brief → issue run are listed by `gavel audit` (from the store), with who and when.
+#[test]
+fn audit_lists_the_gates_answered_and_the_aborts_of_every_workflow() {
+    let env = Env::new();
+    env.script(&script(2, &[APPROVED]));
+    let run = start_paused(&env, "dark-mode");
+    assert_exit(&env.run(&["resume", &run, "--choice", "send"]), 3);
+    assert_exit(&env.run(&["abort", &run]), 0);
+    let out = env.run(&["audit", "--json"]);
+    assert_exit(&out, 0);
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    let aborted = lines
+        .iter()
+        .find(|l| l["decision"] == "ABORTED")
+        .expect("the abort is listed");
+    assert_eq!(aborted["workflow"], "issue");
+    assert_eq!(aborted["timestamp"], FIXED_NOW);
+    assert!(
+        aborted["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("gavel abort"),
+        "{aborted}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["decision"] == "SEND" && l["by"] == "person"),
+        "the draft gate's answer is listed: {lines:?}"
+    );
+    let table = String::from_utf8_lossy(&env.run(&["audit"]).stdout).into_owned();
+    assert!(
+        table.contains("ABORTED") && table.contains(&format!("run {run}")),
+        "{table}"
+    );
+}

@@ -75,6 +75,9 @@
 //! a circular import, an exception at import time) means the code does not even load and is
 //! [`TestOutcome::BuildFailed`], like a compile error. In compiled languages a missing symbol
 //! is a compile error (`cargo`, `go`: `build_failed`, the compiler output is in the report).
+//! [`blame`] reads a `build_failed` run error by error: only errors that name something
+//! missing (rustc's `cannot find`/`unresolved import` codes, go's `undefined:`) are the code
+//! under test not written yet; a syntax or type error in a test file is the tests' own.
 //!
 //! # Per-test reports and the green verdict
 //!
@@ -87,6 +90,7 @@
 //! tests written before the implementation ran and passed, compared with the red run. The
 //! runner's configuration files ([`RunnerKind::config_globs`]) are guarded like its tests.
 
+mod blame;
 mod caches;
 mod classify;
 mod globs;
@@ -102,6 +106,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::process::{self, ProcessError, ProcessSpec, TestRun};
 
+pub use self::blame::{LoadBlame, LoadError, blame};
 pub use self::caches::private_caches;
 pub use self::classify::{classify, summarize};
 pub use self::globs::{GlobError, TestFiles, is_test_file};

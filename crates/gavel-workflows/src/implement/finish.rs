@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use gavel_core::{NodeCtx, NodeError, StepError, Transition};
 use gavel_exec::git::{BRANCH_PREFIX, Git, GitError};
 
+use super::discard::copy_dir;
 use super::{ImplementState, ImplementWorkflow, Merged, goto, io_failed, node};
 use crate::document::commit::{commit_once, interrupted};
 use crate::fsutil;
@@ -86,20 +87,7 @@ impl ImplementWorkflow {
                 goto(node::MERGE)
             }
             Reviewed::Rejected { .. } => {
-                let kept = discard(
-                    self.root(),
-                    &s.lineage_rel(&self.settings.lineage_dir),
-                    &s.worktree_name(),
-                )
-                .map_err(NodeError::Failed)?;
-                Ok(Transition::Abort {
-                    reason: format!(
-                        "a person rejected the change at the diff gate; the worktree and branch {BRANCH_PREFIX}{} are removed{}",
-                        s.worktree_name(),
-                        kept.map(|p| format!(", its lineage kept in {}", p.display()))
-                            .unwrap_or_default()
-                    ),
-                })
+                self.abandon(s, cx, "a person rejected the change at the diff gate")
             }
         }
     }
@@ -315,20 +303,7 @@ impl ImplementWorkflow {
             Err(StepError::Step(e)) if interrupted(cx, &e) => return Err(NodeError::Cancelled),
             Err(e) => return Err(NodeError::Failed(format!("cannot commit the lineage: {e}"))),
         };
-        let state_rel = PathBuf::from(&c.changes_root)
-            .join("changes")
-            .join(&c.id)
-            .join("STATE.yaml");
-        let state_abs = self.root().join(&state_rel);
-        if let (Some(written), Ok(now)) = (&c.checkout_state, std::fs::read(&state_abs))
-            && gavel_core::ContentHash::of(&now).to_string() == *written
-        {
-            person
-                .run(&["checkout", "HEAD", "--", &state_rel.to_string_lossy()])
-                .map_err(|e| {
-                    NodeError::Failed(format!("cannot put back {}: {e}", state_rel.display()))
-                })?;
-        }
+        super::discard::restore_change_state(self.root(), &c).map_err(NodeError::Failed)?;
         let how = match self.merged_once(s, cx, &person, &branch, &head)? {
             Ok(how) => how,
             Err(halt) => return Ok(halt),
@@ -361,37 +336,6 @@ impl ImplementWorkflow {
     }
 }
 
-/// Ends an implementation run's worktree `name` without merging: its lineage (`rel` in the
-/// worktree, see [`ImplementState::lineage_rel`](super::ImplementState::lineage_rel)) is copied
-/// to the same place in the person's checkout (where an aborted run's lineage stays, as for
-/// every workflow), then the worktree and its branch are removed. Returns where the lineage
-/// went.
-pub fn discard(
-    root: &std::path::Path,
-    rel: &std::path::Path,
-    name: &str,
-) -> Result<Option<PathBuf>, String> {
-    let git = Git::at(root);
-    let rel = rel.to_path_buf();
-    let in_worktree = git
-        .worktrees()
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .find(|w| w.name == name)
-        .map(|w| w.path.join(&rel));
-    let kept = match in_worktree {
-        Some(from) if from.is_dir() => {
-            copy_dir(&from, &root.join(&rel), 0).map_err(|e| e.to_string())?;
-            Some(rel)
-        }
-        _ => None,
-    };
-    git.worktree_remove(name)
-        .map_err(|e| format!("cannot remove the worktree: {e}"))?;
-    let _ = git.run(&["branch", "-D", &format!("{BRANCH_PREFIX}{name}")]);
-    Ok(kept)
-}
-
 impl ImplementWorkflow {
     /// Writes the run's lineage into `to` from gavel's own record of it (each file's blob),
     /// never from the worktree, whose folder the model's code can write; a run started before
@@ -414,50 +358,4 @@ impl ImplementWorkflow {
         }
         Ok(())
     }
-}
-
-/// Whether a file name is one gavel gives a lineage record: `NNN-name.md` (or `.json`,
-/// `.jsonl`, `.txt`, `.yaml`).
-fn lineage_named(name: &str) -> bool {
-    let Some((number, rest)) = name.split_once('-') else {
-        return false;
-    };
-    number.len() >= 3
-        && number.bytes().all(|b| b.is_ascii_digit())
-        && [".md", ".json", ".jsonl", ".txt", ".yaml"]
-            .iter()
-            .any(|ext| rest.ends_with(ext))
-}
-
-/// Copies a folder's regular files and folders (a lineage is one or two levels deep; deeper
-/// ones, links and anything else are left out, so a link loop or a link out of the worktree
-/// is never followed), replacing files of the same name.
-fn copy_dir(from: &std::path::Path, to: &std::path::Path, depth: u32) -> Result<(), NodeError> {
-    match std::fs::symlink_metadata(from) {
-        Ok(m) if m.is_dir() && depth <= 2 => {}
-        // A replay after the worktree was removed (the copy was made before), or not a folder.
-        _ => return Ok(()),
-    }
-    std::fs::create_dir_all(to).map_err(|e| io_failed("create", to, e))?;
-    let entries = std::fs::read_dir(from).map_err(|e| io_failed("read", from, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| io_failed("read", from, e))?;
-        let path = entry.path();
-        let target = to.join(entry.file_name());
-        let kind = entry.file_type().map_err(|e| io_failed("read", &path, e))?;
-        if kind.is_dir() {
-            copy_dir(&path, &target, depth + 1)?;
-        } else if kind.is_file() && lineage_named(&entry.file_name().to_string_lossy()) {
-            // Named as gavel names its records, and at most 16 MiB of it: a `conftest.py` or a
-            // sparse 100 GB file in the folder is not a lineage record.
-            let mut bytes = Vec::new();
-            std::fs::File::open(&path)
-                .and_then(|f| {
-                    std::io::Read::read_to_end(&mut std::io::Read::take(f, 16 << 20), &mut bytes)
-                })
-                .map_err(|e| io_failed("read", &path, e))?;
-            fsutil::write_atomic(&target, &bytes).map_err(|e| io_failed("write", &target, e))?;
-        }
-    }
-    Ok(())
 }

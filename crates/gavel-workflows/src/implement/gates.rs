@@ -2,19 +2,21 @@
 //! runner's exit means (see `gavel_exec::runners`), never by what a model says.
 //!
 //! Red: the new tests must fail (or not build, because what they test does not exist yet);
-//! tests that pass before any implementation, or no tests at all, send the run back to N1.
-//! Green: they must pass; anything else goes back to N3 with the output. Lint: a failure goes
-//! back to N3 too; no lint command is recorded as skipped, not as passed. A timeout asks a
-//! person; a command that cannot run properly (usage, internal error) halts. Each run is
-//! journaled (a resumed run does not run it again) and its output goes to the lineage; after
-//! red and green the worktree is committed so no generated work is lost.
+//! tests that pass before any implementation, no tests at all, or tests that do not build or
+//! load for a reason of their own (a syntax error in a test file, see
+//! `gavel_exec::runners::blame`) send the run back to N1 with the errors. Green: they must
+//! pass; anything else goes back to N3 with the output. Lint: a failure goes back to N3 too;
+//! no lint command is recorded as skipped, not as passed. A timeout, or a runner that did not
+//! run properly (usage or internal error, interrupted, crashed), stops at a gate (`stops.rs`).
+//! Each run is journaled (a resumed run does not run it again) and its output goes to the
+//! lineage; after red and green the worktree is committed so no generated work is lost.
 
-use gavel_core::{Choice, EventKind, NodeCtx, NodeError, StepError, Transition};
+use gavel_core::{EventKind, NodeCtx, NodeError, StepError, Transition};
 use gavel_exec::confine::Confinement;
 use gavel_exec::git::TreeId;
 use gavel_exec::process::ProcessError;
 use gavel_exec::runners::{
-    RunnerKind, TestCommand, TestOutcome, TestReport, judge_green, report_format,
+    RunnerKind, TestCommand, TestOutcome, TestReport, blame, judge_green, report_format,
     run_tests_confined, run_tests_reported,
 };
 
@@ -23,14 +25,14 @@ use super::{CommandSettings, GateRecord, ImplementState, ImplementWorkflow, goto
 
 /// Which command a gate runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Which {
+pub(super) enum Which {
     Red,
     Green,
     Lint,
 }
 
 impl Which {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Which::Red => "red",
             Which::Green => "green",
@@ -45,13 +47,30 @@ impl ImplementWorkflow {
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        if let Some(t) = self.timeout_answer(cx, node::SCAFFOLD)? {
+        if let Some(t) = self.stop_answer(s, cx, Which::Red, node::RED, node::SCAFFOLD)? {
             return Ok(t);
         }
         let (report, record) = self.run_gate(s, cx, Which::Red)?;
+        // A test file that does not parse or compile is not red: only errors that name what
+        // is not written yet are (see `gavel_exec::runners::blame`).
+        let blamed = blame(self.settings.runner, &report, &self.worktree(s)?);
         match &report.outcome {
             // What the tests test does not exist yet: failing, not building, or not importing
             // is the red the seed asks for.
+            TestOutcome::BuildFailed if !blamed.is_red() => {
+                self.failed_attempt(
+                    s,
+                    cx,
+                    Step::Scaffold,
+                    &format!(
+                        "the tests do not build or load, and not because the code they test is missing ({}); this is not red, and the implementation step may not change tests: fix these errors in the tests\n{}\n\n{}",
+                        report.summary,
+                        blamed.describe(),
+                        output_tail(&report)
+                    ),
+                )?;
+                goto(node::SCAFFOLD)
+            }
             TestOutcome::Failed | TestOutcome::BuildFailed | TestOutcome::MissingImport { .. } => {
                 self.milestone(s, cx, "red")?;
                 s.red = Some(record);
@@ -88,7 +107,7 @@ impl ImplementWorkflow {
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        if let Some(t) = self.timeout_answer(cx, node::IMPLEMENT)? {
+        if let Some(t) = self.stop_answer(s, cx, Which::Green, node::GREEN, node::IMPLEMENT)? {
             return Ok(t);
         }
         let (report, record) = self.run_gate(s, cx, Which::Green)?;
@@ -145,6 +164,9 @@ impl ImplementWorkflow {
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
+        if let Some(t) = self.stop_answer(s, cx, Which::Lint, node::LINT, node::IMPLEMENT)? {
+            return Ok(t);
+        }
         if self.settings.lint.is_none() {
             s.lint = Some(GateRecord {
                 artifact: String::new(),
@@ -322,64 +344,6 @@ impl ImplementWorkflow {
         Ok((report, record))
     }
 
-    /// A result that says nothing about the code: a timeout asks a person, the rest halts.
-    fn cannot_judge(
-        &self,
-        cx: &NodeCtx<'_>,
-        report: &TestReport,
-        outcome: &TestOutcome,
-        which: Which,
-    ) -> Transition {
-        if *outcome == TestOutcome::TimedOut {
-            let back = if which == Which::Red {
-                "rewrite the tests"
-            } else {
-                "revise the implementation"
-            };
-            let mut gate = cx.gate(
-                "test-timeout",
-                format!("The {} run timed out", which.name()),
-                vec![
-                    Choice::new("retry", 'R', "run the tests again"),
-                    Choice::new("back", 'B', back),
-                    Choice::new("abort", 'A', "stop; the worktree and branch are removed"),
-                ],
-            );
-            gate.detail = Some(report.summary.clone());
-            return Transition::Gate(gate);
-        }
-        Transition::Halt {
-            reason: format!(
-                "the {} command did not run properly ({}): fix [implement] test/lint in gavel.toml or the project, then `gavel resume`",
-                which.name(),
-                report.summary
-            ),
-        }
-    }
-
-    /// The answer to a timeout gate, if this visit is one.
-    fn timeout_answer(
-        &self,
-        cx: &mut NodeCtx<'_>,
-        back: &str,
-    ) -> Result<Option<Transition>, NodeError> {
-        let Some(answer) = cx.answer()? else {
-            return Ok(None);
-        };
-        cx.event(EventKind::GateAnswered {
-            gate: answer.gate_id.clone(),
-            choice: answer.choice.clone(),
-            by: "person".into(),
-        });
-        Ok(match answer.choice.as_str() {
-            "retry" => None,
-            "back" => Some(Transition::Goto(back.to_owned())),
-            _ => Some(Transition::Abort {
-                reason: "aborted by a person after a test timeout".into(),
-            }),
-        })
-    }
-
     /// Puts back what a test or lint run left that no step may leave (a `.git` in any case, a
     /// link out of the worktree, a submodule), naming it in the timeline: the write guard
     /// covers the tests' side effects as well as the model's steps, before any of it can reach
@@ -481,7 +445,7 @@ impl ImplementWorkflow {
 }
 
 /// The end of a run's output, for the model.
-fn output_tail(report: &TestReport) -> String {
+pub(super) fn output_tail(report: &TestReport) -> String {
     let Some(run) = report.run.as_ref().or(report.build.as_ref()) else {
         return String::new();
     };

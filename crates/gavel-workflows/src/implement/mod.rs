@@ -23,6 +23,7 @@ pub mod answer;
 mod approval;
 pub mod beneath;
 mod code_review;
+mod discard;
 pub mod fingerprint;
 mod finish;
 mod gates;
@@ -31,12 +32,13 @@ mod load;
 mod merge;
 mod prompts;
 mod step;
+mod stops;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use code_review::{CodeReviewer, McpLaunch};
-pub use finish::discard;
+pub use discard::{discard_run, kept_lineage_rel};
 use gavel_core::{ContentHash, NodeCtx, NodeError, Transition, Workflow};
 use gavel_exec::git::TreeId;
 pub use gavel_exec::runners::RunnerKind;

@@ -65,7 +65,7 @@ pub(super) fn parse(output: &str, cwd: &Path) -> (TestList, String) {
         };
         let package = e.package.unwrap_or_default();
         let status = match e.action.as_str() {
-            "output" => {
+            "output" | "build-output" => {
                 text.push_str(e.output.as_deref().unwrap_or_default());
                 continue;
             }

@@ -479,3 +479,22 @@ fn a_cut_output_is_no_report_for_runners_read_from_it() {
         TestListing::Read(list) => panic!("read {list:?}"),
     }
 }
+
+#[test]
+fn go_build_output_events_keep_the_compiler_errors_in_the_text() {
+    // Go 1.24 and later report a build's output as `build-output` events in `-json` mode: the
+    // red gate reads each error's file and line from the text (see `blame`).
+    let out = concat!(
+        "{\"ImportPath\":\"example.com/calc [example.com/calc.test]\",\"Action\":\"build-output\",\"Output\":\"# example.com/calc [example.com/calc.test]\\n\"}\n",
+        "{\"ImportPath\":\"example.com/calc [example.com/calc.test]\",\"Action\":\"build-output\",\"Output\":\"./calc_test.go:6:5: undefined: Add\\n\"}\n",
+        "{\"ImportPath\":\"example.com/calc [example.com/calc.test]\",\"Action\":\"build-fail\"}\n",
+        "FAIL\texample.com/calc [build failed]\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (list, text) = go::parse(out, dir.path());
+    assert!(
+        text.contains("./calc_test.go:6:5: undefined: Add\n"),
+        "{text}"
+    );
+    assert_eq!(list.load_errors, ["package example.com/calc did not build"]);
+}

@@ -3,6 +3,7 @@
 //! summaries. Reading command lines and test-file globs is tested in [`commands`], the green
 //! verdict and the runners' configuration globs in [`verdict`].
 
+mod blame;
 mod commands;
 mod verdict;
 
