@@ -48,9 +48,24 @@ pub struct ImplementArgs {
     /// The tracker the issue is read from, over gavel.toml's [tracker] kind.
     #[arg(long, value_enum, value_name = "KIND")]
     pub tracker: Option<TrackerArg>,
+    /// Not a role of this workflow: refused with a message that says so.
+    #[arg(long, hide = true, value_name = "PROVIDER")]
+    pub drafter: Option<String>,
+    /// Not a role of this workflow: refused with a message that says so.
+    #[arg(long, hide = true, value_name = "PROVIDER")]
+    pub reviewer: Option<String>,
 }
 
 pub fn cmd_implement(args: &ImplementArgs, mut ctx: Context) -> Result<Exit, CliError> {
+    // The document commands' role flags, typed here out of habit, would change nothing.
+    for (flag, given) in [("drafter", &args.drafter), ("reviewer", &args.reviewer)] {
+        if given.is_some() {
+            return Err(CliError::usage(format!(
+                "--{flag}: the implement workflow has no {flag} role; its one role is the implementer"
+            ))
+            .hint("use --implementer PROVIDER; nothing was written"));
+        }
+    }
     ctx.settings.apply(&crate::settings::Overrides {
         state_dir: None,
         roles: args

@@ -10,13 +10,13 @@ use crate::change_plan;
 use crate::implement::{CODE, PYTEST, TESTS};
 use crate::util::*;
 
-const ID: &str = "add-calc";
+pub const ID: &str = "add-calc";
 
 /// The fix the reviewer asked for.
 const FIXED: &str = "=== gavel:write calc.py\ndef add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    return a + b\n=== gavel:end\n";
 const DIR: &str = "openspec/changes/add-calc";
 
-fn review(verdict: &str, issues: &[&str]) -> String {
+pub fn review(verdict: &str, issues: &[&str]) -> String {
     review_with(verdict, "major", issues)
 }
 
@@ -33,7 +33,7 @@ fn review_with(verdict: &str, severity: &str, issues: &[&str]) -> String {
 }
 
 /// The change's roles point at the script, which answers `implementer` and `reviewer`.
-fn script(env: &Env, implementer: &[&str], reviewer: &[String]) {
+pub fn script(env: &Env, implementer: &[&str], reviewer: &[String]) {
     let entries =
         |v: Vec<String>| -> Vec<Value> { v.into_iter().map(|t| json!({"text": t})).collect() };
     env.script(
@@ -54,7 +54,7 @@ fn script(env: &Env, implementer: &[&str], reviewer: &[String]) {
 }
 
 /// A committed, challenged change: `calc.py` gets `add`.
-fn challenged_change(env: &Env) {
+pub fn challenged_change(env: &Env) {
     env.write(
         &format!("{DIR}/proposal.md"),
         "# Change: Add numbers\n\n## Why\nPeople need to add two numbers, and nothing in this project does it yet.\n\n## What Changes\n- `calc.add(a, b)`\n",

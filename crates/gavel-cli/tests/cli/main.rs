@@ -38,6 +38,7 @@ mod real_cli_profiles;
 mod real_clis;
 mod regressions;
 mod regressions_cli;
+mod roles;
 mod scenarios;
 mod scenarios_filing;
 mod snapshots;

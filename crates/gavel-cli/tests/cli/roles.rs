@@ -1,0 +1,372 @@
+//! Roles belong to the run (issue 32): the implementer given when an `implement` or `change
+//! impl` run starts is the one every resume calls, whatever `gavel.toml` says by then; `gavel
+//! resume --role` changes a role on the record; a flag a workflow does not use and a provider
+//! string that does not parse are refused before the run exists; `gavel doctor` checks the
+//! implementer, and a repository made by `gavel init` gives the change reviewer the seed's
+//! Codex.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::change_impl;
+use crate::implement::{CODE, PYTEST, TESTS, python_project, yaml};
+use crate::util::*;
+
+/// Writes `name` (a script the scripted provider reads) answering the implementer `answers`
+/// in order; `name` is git-ignored, so the person's checkout stays clean while it logs.
+fn implementer_script(env: &Env, name: &str, answers: &[&str]) {
+    let mut text = format!("model: {name}\nroles:\n  implementer:\n");
+    for a in answers {
+        text.push_str(&format!("    - text: {}\n", yaml(a)));
+    }
+    env.write(name, &text);
+}
+
+/// Ignores the `script-*` files these tests write (their call logs sit next to them).
+fn ignore_scripts(env: &Env) {
+    env.write(".gitignore", &(env.read(".gitignore") + "script-*\n"));
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "ignore the test scripts"]);
+}
+
+/// Finished calls of `role` made through the script at `name`.
+fn finished(env: &Env, name: &str, role: &str) -> usize {
+    gavel_llm::read_call_log(&env.repo.join(name))
+        .expect("call log")
+        .iter()
+        .filter(|c| {
+            c.role == gavel_llm::Role::named(role) && c.event == gavel_llm::CallEvent::Finish
+        })
+        .count()
+}
+
+/// `gavel implement 1` with `--implementer scripted:NAME`, killed (-9) right after the red
+/// gate's checkpoint.
+fn implement_killed_after_the_red_gate(env: &Env, implementer: &str) {
+    let out = env
+        .gavel(&[
+            "implement",
+            "1",
+            "--lld",
+            "docs/design.md",
+            "--test-cmd",
+            PYTEST,
+            "--auto",
+            "--implementer",
+            implementer,
+        ])
+        .env("GAVEL_CRASH_AT", "after:N2_red_gate")
+        .output()
+        .expect("run gavel");
+    assert_eq!(out.status.code(), None, "killed: {}", show_output(&out));
+}
+
+fn timeline(env: &Env, run: &str) -> String {
+    env.show(run)["timeline"].to_string()
+}
+
+#[test]
+fn regression_the_implementer_given_at_the_start_is_the_one_a_resume_calls() {
+    // gavel.toml's roles (the drafter, which the implementer defaults to) answer nothing.
+    let env = python_project(&[]);
+    ignore_scripts(&env);
+    implementer_script(&env, "script-a.yaml", &[TESTS, CODE]);
+    implement_killed_after_the_red_gate(&env, "scripted:script-a.yaml");
+    assert_eq!(finished(&env, "script-a.yaml", "implementer"), 1);
+    let resumed = env.run(&["resume", "1"]);
+    assert_exit(&resumed, 3);
+    assert_eq!(
+        finished(&env, "script-a.yaml", "implementer"),
+        2,
+        "the implementation went to the run's implementer: {}",
+        show_output(&resumed)
+    );
+    assert!(env.calls().is_empty(), "gavel.toml's model was not called");
+    let t = timeline(&env, "1");
+    assert!(!t.contains("role changed"), "{t}");
+    // A second resume still keeps it (it is in the run's state, not in this invocation).
+    let state = env.show("1");
+    assert_eq!(state["run"]["status"], "waiting", "{state}");
+}
+
+#[test]
+fn resume_role_implementer_changes_the_implementer_on_the_record() {
+    let env = python_project(&[]);
+    ignore_scripts(&env);
+    implementer_script(&env, "script-a.yaml", &[TESTS, CODE]);
+    implementer_script(&env, "script-b.yaml", &[TESTS, CODE]);
+    implement_killed_after_the_red_gate(&env, "scripted:script-a.yaml");
+    let bad = env.run(&["resume", "1", "--role", "implementer=not-a-provider"]);
+    assert_exit(&bad, 2);
+    assert!(
+        stderr(&bad).contains("not-a-provider"),
+        "{}",
+        show_output(&bad)
+    );
+    let resumed = env.run(&[
+        "resume",
+        "1",
+        "--role",
+        "implementer=scripted:script-b.yaml",
+    ]);
+    assert_exit(&resumed, 3);
+    assert_eq!(finished(&env, "script-a.yaml", "implementer"), 1);
+    assert_eq!(finished(&env, "script-b.yaml", "implementer"), 1);
+    let t = timeline(&env, "1");
+    assert!(
+        t.contains(
+            "role changed (gavel resume --role): implementer scripted:script-a.yaml -> scripted:script-b.yaml"
+        ),
+        "{t}"
+    );
+    assert_eq!(t.matches("role changed").count(), 1, "noted once: {t}");
+}
+
+#[test]
+fn regression_a_change_run_keeps_its_implementer_and_reviewer_and_a_role_change_is_recorded() {
+    let env = Env::new();
+    change_impl::script(
+        &env,
+        &[TESTS, CODE],
+        &[change_impl::review("APPROVED", &[])],
+    );
+    change_impl::challenged_change(&env);
+    ignore_scripts(&env);
+    let out = env
+        .gavel(&["change", "impl", change_impl::ID, "--test-cmd", PYTEST])
+        .env("GAVEL_CRASH_AT", "after:N2_red_gate")
+        .output()
+        .expect("run gavel");
+    assert_eq!(out.status.code(), None, "killed: {}", show_output(&out));
+    // The configuration moves on: its roles now name a script that answers nothing.
+    let toml = env.read("gavel.toml").replace(
+        "implementer = \"scripted:script.yaml\"",
+        "implementer = \"scripted:script-nobody.yaml\"",
+    );
+    env.write("gavel.toml", &toml);
+    let reviewer = serde_json::json!({
+        "model": "scripted-r",
+        "roles": {"reviewer": [{"text": change_impl::review("APPROVED", &[])}]},
+    });
+    env.write("script-r.yaml", &reviewer.to_string());
+    let resumed = env.run(&["resume", "1", "--role", "reviewer=scripted:script-r.yaml"]);
+    assert_exit(&resumed, 3);
+    assert_eq!(
+        env.finished(gavel_llm::Role::named("implementer")),
+        2,
+        "{}",
+        show_output(&resumed)
+    );
+    assert_eq!(finished(&env, "script-r.yaml", "reviewer"), 1);
+    assert_eq!(env.finished(gavel_llm::Role::named("reviewer")), 0);
+    let t = timeline(&env, "1");
+    assert!(
+        t.contains(
+            "role changed (gavel resume --role): reviewer scripted:script.yaml -> scripted:script-r.yaml"
+        ),
+        "{t}"
+    );
+    assert!(!t.contains("implementer scripted"), "{t}");
+}
+
+/// The folders a run writes in: its worktree, the lineage, the change's folder.
+fn run_folders(env: &Env) -> Vec<String> {
+    [
+        ".gavel/worktrees",
+        "docs/lineage/active",
+        "openspec/changes/add-x",
+    ]
+    .iter()
+    .flat_map(|f| {
+        let p = env.repo.join(f);
+        std::fs::read_dir(Path::new(&p))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(move |e| format!("{f}/{}", e.file_name().to_string_lossy()))
+    })
+    .collect()
+}
+
+/// Nothing of a run exists: no run row, no worktree, no lineage or change folder written.
+fn assert_no_run(env: &Env, before: &[String], what: &str) {
+    assert_eq!(env.runs(), Vec::<Value>::new(), "{what}: no run row");
+    assert_eq!(run_folders(env), before, "{what}: nothing written");
+    assert_eq!(env.status(), "", "{what}: the checkout is untouched");
+}
+
+#[test]
+fn every_workflow_refuses_a_flag_it_does_not_use_and_a_bad_provider_before_its_run_exists() {
+    let env = python_project(&[]);
+    let brief = env.brief("dark-mode");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "a brief"]);
+    change_impl::challenged_change(&env);
+    let implement = [
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        PYTEST,
+    ];
+    let with = |base: &[&str], extra: &[&str]| -> Vec<String> {
+        base.iter().chain(extra).map(|s| (*s).to_owned()).collect()
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            with(&implement, &["--reviewer", "not-a-provider"]),
+            "the implement workflow has no reviewer role",
+        ),
+        (
+            with(&implement, &["--drafter", "claude:sonnet"]),
+            "the implement workflow has no drafter role",
+        ),
+        (
+            with(&implement, &["--implementer", "not-a-provider"]),
+            "not-a-provider",
+        ),
+        (
+            with(&["issue", &brief], &["--reviewer", "not-a-provider"]),
+            "not-a-provider",
+        ),
+        (
+            with(&["issue", &brief], &["--drafter", "bogus:x"]),
+            "bogus:x",
+        ),
+        (
+            with(&["lld", "1"], &["--drafter", "not-a-provider"]),
+            "not-a-provider",
+        ),
+        (with(&["lld", "1"], &["--reviewer", "bogus:x"]), "bogus:x"),
+        (
+            with(&["lld", "1"], &["--implementer", "claude:sonnet"]),
+            "--implementer",
+        ),
+        (
+            with(
+                &["change", "plan", "add-x", "Add x"],
+                &["--planner", "not-a-provider"],
+            ),
+            "not-a-provider",
+        ),
+        (
+            with(
+                &["change", "plan", "add-x", "Add x"],
+                &["--challenger", "bogus:x"],
+            ),
+            "bogus:x",
+        ),
+        (
+            with(
+                &["change", "plan", "add-x", "Add x"],
+                &["--reviewer", "claude:sonnet"],
+            ),
+            "--reviewer",
+        ),
+        (
+            with(
+                &["change", "impl", change_impl::ID, "--test-cmd", PYTEST],
+                &["--reviewer", "not-a-provider"],
+            ),
+            "not-a-provider",
+        ),
+        (
+            with(
+                &["change", "impl", change_impl::ID, "--test-cmd", PYTEST],
+                &["--implementer", "bogus:x"],
+            ),
+            "bogus:x",
+        ),
+        (
+            with(
+                &["change", "impl", change_impl::ID],
+                &["--planner", "claude:sonnet"],
+            ),
+            "--planner",
+        ),
+        (
+            with(
+                &["change", "archive", change_impl::ID],
+                &["--reviewer", "claude:sonnet"],
+            ),
+            "--reviewer",
+        ),
+    ];
+    let before = run_folders(&env);
+    for (args, named) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = env.run(&args);
+        let what = args.join(" ");
+        assert_exit(&out, 2);
+        assert!(
+            stderr(&out).contains(named),
+            "{what}: {}",
+            show_output(&out)
+        );
+        assert_no_run(&env, &before, &what);
+    }
+}
+
+#[test]
+fn doctor_checks_the_implementer_and_gives_the_change_reviewer_the_seeds_codex() {
+    let env = Env::new();
+    env.write("openspec/changes/.keep", "");
+    let out = env.run(&["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("doctor JSON");
+    let row = |report: &Value, w: &str, r: &str| -> Value {
+        report["roles"]
+            .as_array()
+            .expect("roles")
+            .iter()
+            .find(|x| x["workflow"] == w && x["role"] == r)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {w} {r} row: {report}"))
+    };
+    // `gavel init`'s [roles] reviewer is the document workflows'; the change reviewer is the
+    // seed's, as the README says.
+    assert_eq!(
+        row(&report, "change-impl", "reviewer")["provider"],
+        "codex:gpt-5-codex",
+        "{report}"
+    );
+    let implementer = row(&report, "implement", "implementer");
+    assert_eq!(
+        implementer["provider"], "scripted:script.yaml",
+        "the drafter's: {report}"
+    );
+    assert_eq!(implementer["required"], true);
+    env.write(
+        "gavel.toml",
+        &(env.read("gavel.toml") + "\n[workflows.implement.roles]\nimplementer = \"nonsense\"\n"),
+    );
+    let out = env.run(&["doctor", "--json"]);
+    assert_exit(&out, 1);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("doctor JSON");
+    let implementer = row(&report, "implement", "implementer");
+    assert_eq!(implementer["ready"], false, "{report}");
+    assert!(
+        implementer["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("nonsense")),
+        "{implementer}"
+    );
+}
+
+#[test]
+fn change_help_lists_its_five_subcommands() {
+    let env = Env::new();
+    for args in [&["change", "--help"][..], &["--help"][..]] {
+        let out = env.run(args);
+        assert_exit(&out, 0);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = text
+            .lines()
+            .find(|l| l.contains("Spec-driven changes"))
+            .unwrap_or_else(|| panic!("{text}"));
+        for sub in ["list", "status", "plan", "impl", "archive"] {
+            assert!(line.contains(sub), "{args:?}: {line}");
+        }
+    }
+}
