@@ -100,10 +100,10 @@ pub fn cmd_show(args: &ShowArgs, ctx: Context) -> Result<Exit, CliError> {
             gate.id,
             sanitize(&gate.title)
         ));
-        ui.out(&format!(
-            "continue:    gavel resume {id} --choice {}",
-            gate.choice_names().join("|")
-        ));
+        // The commands `gavel resume` accepts at this gate (a typed word only in a terminal).
+        for l in crate::driver::continue_lines(id, gate) {
+            ui.out(&l);
+        }
     }
     ui.out(&format!("spend:       {}", shown.spend.summary()));
     for (role, t) in &shown.spend_by_role {

@@ -17,6 +17,7 @@ mod diff_gate;
 mod doc_kinds;
 mod doctor;
 mod forward_compat;
+mod gate_answers;
 mod gate_integrity;
 mod github;
 mod github_failures;
