@@ -98,6 +98,7 @@ pub fn plan_workflow(ctx: &Context) -> Result<PlanWorkflow, CliError> {
         settings: PlanSettings {
             repo_root: s.repo_root.clone(),
             retries: s.changes.retries,
+            roles: (planner.to_string(), challenger.to_string()),
             calls: CallerSettings {
                 budget_override: s.budget_override,
                 prices: s.prices.clone(),

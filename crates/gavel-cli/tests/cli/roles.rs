@@ -370,3 +370,52 @@ fn change_help_lists_its_five_subcommands() {
         }
     }
 }
+
+#[test]
+fn resume_role_challenger_changes_a_change_plans_challenger_on_the_record() {
+    use crate::change_plan::{proposal, setup, specs, tasks, verdict};
+    let env = Env::new();
+    setup(
+        &env,
+        &[
+            proposal(""),
+            specs(),
+            tasks(),
+            proposal(" (WebAuthn level 3)"),
+        ],
+        &[verdict("NEEDS_REVISION", &["Name the WebAuthn level"])],
+        1,
+    );
+    ignore_scripts(&env);
+    assert_exit(&env.run(&["change", "plan", "add-passkeys", "Passkeys"]), 3);
+    let challenger = serde_json::json!({
+        "model": "scripted-c",
+        "roles": {"challenger": [
+            {"text": verdict("NEEDS_REVISION", &["unused"])},
+            {"text": verdict("APPROVED", &[])},
+        ]},
+    });
+    env.write("script-c.yaml", &challenger.to_string());
+    let out = env.run(&[
+        "resume",
+        "1",
+        "--choice",
+        "continue",
+        "--role",
+        "challenger=scripted:script-c.yaml",
+    ]);
+    assert_exit(&out, 3);
+    assert_eq!(
+        finished(&env, "script-c.yaml", "challenger"),
+        1,
+        "{}",
+        show_output(&out)
+    );
+    let t = timeline(&env, "1");
+    assert!(
+        t.contains(
+            "role changed (gavel resume --role): challenger scripted:script.yaml -> scripted:script-c.yaml"
+        ),
+        "{t}"
+    );
+}
