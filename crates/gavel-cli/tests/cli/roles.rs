@@ -419,3 +419,62 @@ fn resume_role_challenger_changes_a_change_plans_challenger_on_the_record() {
         "{t}"
     );
 }
+
+#[test]
+fn regression_real_claude_code_given_with_implementer_implements_after_a_kill_and_resume() {
+    use gavel_fakeapi::{Api, FakeServer, Reply};
+    const MODEL: &str = "claude-sonnet-4-5";
+    let server = FakeServer::start().expect("fake API");
+    // gavel.toml's drafter (the implementer's default) is a script that answers nothing.
+    let env = python_project(&[]);
+    let vars = crate::agents::claude_env(&env, &server);
+    let worktree = env.repo.join(".gavel/worktrees/1-impl");
+    let write = |rel: &str, content: &str| serde_json::json!({"file_path": worktree.join(rel).display().to_string(), "content": content});
+    server.push(
+        Api::Anthropic,
+        Reply::tool_use(
+            "Write",
+            write(
+                "tests/test_calc.py",
+                "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+            ),
+        ),
+    );
+    server.push(Api::Anthropic, Reply::text("The failing test is written."));
+    let mut cmd = env.gavel(&[
+        "implement",
+        "1",
+        "--lld",
+        "docs/design.md",
+        "--test-cmd",
+        PYTEST,
+        "--auto",
+        "--implementer",
+        &format!("claude:{MODEL}"),
+    ]);
+    cmd.envs(vars.iter().map(|(k, v)| (k, v)))
+        .env("GAVEL_CRASH_AT", "after:N2_red_gate");
+    let out = cmd.output().expect("run gavel");
+    assert_eq!(out.status.code(), None, "killed: {}", show_output(&out));
+    let code = "def add(a, b):\n    return a + b\n";
+    server.push(
+        Api::Anthropic,
+        Reply::tool_use("Write", write("calc.py", code)),
+    );
+    server.push(Api::Anthropic, Reply::text("Implemented."));
+    let mut cmd = env.gavel(&["resume", "1"]);
+    cmd.envs(vars.iter().map(|(k, v)| (k, v)));
+    let resumed = cmd.output().expect("resume");
+    assert_exit(&resumed, 3);
+    assert_eq!(
+        server.pending(Api::Anthropic),
+        0,
+        "{}",
+        show_output(&resumed)
+    );
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("calc.py")).expect("calc.py"),
+        code
+    );
+    assert!(env.calls().is_empty(), "gavel.toml's model was not called");
+}
