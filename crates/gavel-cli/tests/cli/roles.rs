@@ -478,3 +478,41 @@ fn regression_real_claude_code_given_with_implementer_implements_after_a_kill_an
     );
     assert!(env.calls().is_empty(), "gavel.toml's model was not called");
 }
+
+#[test]
+fn a_run_stored_without_a_pinned_implementer_resumes_with_the_configurations_and_says_so() {
+    use gavel_core::Store;
+    let env = python_project(&[]);
+    ignore_scripts(&env);
+    implementer_script(&env, "script-a.yaml", &[TESTS, CODE]);
+    implementer_script(&env, "script-b.yaml", &[TESTS, CODE]);
+    implement_killed_after_the_red_gate(&env, "scripted:script-a.yaml");
+    // The run as a gavel that did not pin the implementer stored it.
+    let store = gavel_store::SqliteStore::open(&env.state_db()).expect("store");
+    let run = gavel_core::RunId(1);
+    let head = store.head(run).expect("head").expect("a checkpoint");
+    let mut state: Value = serde_json::from_slice(&head.state).expect("state");
+    assert_eq!(state["implementer"], "scripted:script-a.yaml");
+    state.as_object_mut().expect("object").remove("implementer");
+    let record = store.run(run).expect("run").expect("record");
+    let old = gavel_core::Checkpoint {
+        seq: head.seq + 1,
+        parent: Some(head.seq),
+        state: serde_json::to_vec(&state).expect("json"),
+        ..head
+    };
+    store.commit(&old, &[], &record.status).expect("commit");
+    drop(store);
+    // gavel.toml's implementer now (the drafter's) answers.
+    env.set_roles("scripted:script-b.yaml", "scripted:script.yaml");
+    let resumed = env.run(&["resume", "1"]);
+    assert_exit(&resumed, 3);
+    assert_eq!(finished(&env, "script-b.yaml", "implementer"), 1);
+    let t = timeline(&env, "1");
+    assert!(
+        t.contains(
+            "this run was started by a gavel that did not pin its implementer: it uses scripted:script-b.yaml"
+        ),
+        "{t}"
+    );
+}
