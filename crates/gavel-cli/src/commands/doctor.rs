@@ -189,7 +189,14 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
                     required,
                     problem: Some(e.message.clone()),
                     fix: Some(format!(
-                        "set the role in gavel.toml ([roles] or [workflows.{workflow}.roles])"
+                        "set the role in gavel.toml ({} or [workflows.{workflow}.roles])",
+                        if gavel_workflows::implement::CHANGE_WORKFLOW == workflow
+                            || gavel_workflows::change::plan::WORKFLOW == workflow
+                        {
+                            "[changes.roles]"
+                        } else {
+                            "[roles]"
+                        }
                     )),
                 },
             };

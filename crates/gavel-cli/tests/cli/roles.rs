@@ -352,6 +352,21 @@ fn doctor_checks_the_implementer_and_gives_the_change_reviewer_the_seeds_codex()
             .is_some_and(|p| p.contains("nonsense")),
         "{implementer}"
     );
+    // A bad change role is fixed where the change roles live.
+    env.write(
+        "gavel.toml",
+        &(env.read("gavel.toml") + "\n[changes.roles]\nreviewer = \"bogus\"\n"),
+    );
+    let out = env.run(&["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("doctor JSON");
+    let reviewer = row(&report, "change-impl", "reviewer");
+    assert_eq!(reviewer["ready"], false, "{report}");
+    assert!(
+        reviewer["fix"]
+            .as_str()
+            .is_some_and(|f| f.contains("[changes.roles]")),
+        "{reviewer}"
+    );
 }
 
 #[test]
