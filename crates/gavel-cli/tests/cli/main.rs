@@ -40,6 +40,7 @@ mod real_clis;
 mod regressions;
 mod regressions_cli;
 mod roles;
+mod roles_checks;
 mod scenarios;
 mod scenarios_filing;
 mod snapshots;
