@@ -144,25 +144,35 @@ pub fn print_gate(ctx: &Context, run: RunId, gate: &GateRequest) {
     if let Some(r) = &gate.recommended {
         ui.info(&format!("recommended: {r}"));
     }
+    for line in continue_lines(run, gate) {
+        ui.info(&line);
+    }
+}
+
+/// The commands that answer `gate`, as `gavel resume` accepts them: a gate confirmed by a
+/// typed word only in a terminal (it refuses `--choice`), any other with `--choice`, and
+/// `--feedback-file` where the choice takes feedback. Used wherever gavel says how to go on.
+pub fn continue_lines(run: RunId, gate: &GateRequest) -> Vec<String> {
     if gate.present.confirm == gavel_core::Confirm::Word {
-        ui.info(&format!(
+        return vec![format!(
             "continue in a terminal: `gavel resume {run}`, then type one of: {}",
             gate.choice_names().join(", ")
-        ));
-        return;
+        )];
     }
-    ui.info("continue with one of:");
+    let mut lines = vec!["continue with one of:".to_owned()];
     for c in &gate.choices {
         let extra = if c.takes_feedback {
             " [--feedback-file FILE]"
         } else {
             ""
         };
-        ui.info(&format!(
+        lines.push(format!(
             "  gavel resume {run} --choice {}{extra}    # {}",
-            c.name, c.help
+            c.name,
+            sanitize(&c.help)
         ));
     }
+    lines
 }
 
 /// Asks a gate at the terminal, as its [`gavel_core::Presentation`] describes it (what to open,

@@ -59,6 +59,17 @@ Choices (--choice), by the gate the run waits at (`gavel runs` shows it):
   filing error (N6)     retry     try filing again
                         edit      back to the verdict gate
                         abort     stop; the lineage stays in active/
+  test timeout          retry     run the tests (or lint) again
+  (implement, change)   back      rewrite the tests (red) or revise the code (green)
+                        abort     stop; the worktree and branch are removed
+  review stop           accept    accept an approval that lists critical issues
+  (change impl)         review    review the worktree again (after your fixes)
+                        fix       one more implementation round with the findings
+  plan decision         implement accept the plan; next: gavel change impl
+  (change plan)         view      stop here and read the plan first
+                        continue  one more revision and challenge
+  diff gate, archive    no --choice: run `gavel resume RUN` in a terminal and type approve
+                        or reject (a typed word only; `gavel show RUN` says so too)
 
 Exit codes: 0 done, 1 error, 2 usage (a choice the gate does not take), 3 paused at the next
 gate, 4 halted, 5 aborted, 130 interrupted. `gavel --help` lists them all.";

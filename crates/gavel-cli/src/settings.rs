@@ -350,16 +350,6 @@ impl Settings {
         Ok(())
     }
 
-    /// Whether `role` is set anywhere (an override, the workflow's roles or `[roles]`).
-    fn role_is_set(&self, workflow: &str, role: &str) -> bool {
-        let t = &self.roles;
-        t.overrides.iter().any(|(r, _)| r == role)
-            || t.per_workflow
-                .get(workflow)
-                .is_some_and(|m| m.contains_key(role))
-            || t.global.contains_key(role)
-    }
-
     /// The state database's path.
     pub fn db_path(&self) -> PathBuf {
         self.state_dir.join("state.db")
@@ -367,22 +357,14 @@ impl Settings {
 
     /// The provider for `role` of `workflow`: this invocation's override, else
     /// `[workflows.WORKFLOW.roles]`, else `[roles]`, else the built-in default (drafter and
-    /// reviewer only; the implementer defaults to the drafter). A bad string is a usage error
-    /// naming the role.
+    /// reviewer only; the implementer defaults to the drafter). The change workflows take
+    /// their roles from `[changes.roles]` (or their own `[workflows.NAME.roles]`), else the
+    /// seed's defaults ([`changes::default_role`]), never from `[roles]`, whose reviewer is
+    /// the document workflows'. A bad string is a usage error naming the role.
     pub fn role(&self, workflow: &str, role: &str) -> Result<ProviderSpec, CliError> {
-        if changes::CHANGE_WORKFLOWS.contains(&workflow)
-            && !self.role_is_set(workflow, role)
-            && let Some(default) = changes::default_role(role)
-        {
-            return default
-                .parse::<ProviderSpec>()
-                .map_err(|e| CliError::usage(format!("the {role} role is invalid: {e}")));
-        }
-        if role == "implementer" && !self.role_is_set(workflow, role) {
-            return self.role(workflow, "drafter");
-        }
+        let change = changes::CHANGE_WORKFLOWS.contains(&workflow);
         let t = &self.roles;
-        let value = t
+        let own = t
             .overrides
             .iter()
             .rev()
@@ -393,18 +375,25 @@ impl Settings {
                     .get(workflow)
                     .and_then(|m| m.get(role))
                     .map(String::as_str)
-            })
-            .or_else(|| t.global.get(role).map(String::as_str))
-            .or(match role {
-                "drafter" => Some(DEFAULT_DRAFTER),
-                "reviewer" => Some(DEFAULT_REVIEWER),
-                _ => None,
-            })
-            .ok_or_else(|| {
-                CliError::usage(format!("no provider is set for the {role} role")).hint(format!(
-                    "set [workflows.{workflow}.roles] {role} = \"PROVIDER\" in gavel.toml"
-                ))
-            })?;
+            });
+        let value = if change {
+            own.or_else(|| changes::default_role(role))
+        } else {
+            if own.is_none() && role == "implementer" && !t.global.contains_key(role) {
+                return self.role(workflow, "drafter");
+            }
+            own.or_else(|| t.global.get(role).map(String::as_str))
+                .or(match role {
+                    "drafter" => Some(DEFAULT_DRAFTER),
+                    "reviewer" => Some(DEFAULT_REVIEWER),
+                    _ => None,
+                })
+        }
+        .ok_or_else(|| {
+            CliError::usage(format!("no provider is set for the {role} role")).hint(format!(
+                "set [workflows.{workflow}.roles] {role} = \"PROVIDER\" in gavel.toml"
+            ))
+        })?;
         // The error already lists the valid forms ([`gavel_llm::SpecError`] always does), so
         // no hint repeats them.
         value

@@ -385,6 +385,7 @@ fn act_three(
         true,
         ctx.clock.now_rfc3339(),
     );
+    state.implementer = Some(wf.settings.implementer.clone());
     state.test_command = Some(wf.settings.test.command.clone());
     let slug = gavel_workflows::implement::worktree_name(issue);
     let run = Engine::new(store, &wf, ctx.clock.as_ref(), ctx.holder()).start(

@@ -189,7 +189,14 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
                     required,
                     problem: Some(e.message.clone()),
                     fix: Some(format!(
-                        "set the role in gavel.toml ([roles] or [workflows.{workflow}.roles])"
+                        "set the role in gavel.toml ({} or [workflows.{workflow}.roles])",
+                        if gavel_workflows::implement::CHANGE_WORKFLOW == workflow
+                            || gavel_workflows::change::plan::WORKFLOW == workflow
+                        {
+                            "[changes.roles]"
+                        } else {
+                            "[roles]"
+                        }
                     )),
                 },
             };
@@ -210,6 +217,27 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
             }
         }
     }
+    // The implementation workflow's one role (by default the drafter's provider).
+    let implement = gavel_workflows::implement::WORKFLOW;
+    roles.push(match s.role(implement, "implementer") {
+        Ok(spec) => role_row(
+            implement,
+            "implementer",
+            &spec,
+            ctx.provider(&spec).as_ref(),
+        ),
+        Err(e) => RoleRow {
+            workflow: implement,
+            role: "implementer",
+            provider: String::new(),
+            ready: false,
+            required: true,
+            problem: Some(e.message.clone()),
+            fix: Some(format!(
+                "set the role in gavel.toml ([roles] implementer or [workflows.{implement}.roles])"
+            )),
+        },
+    });
     let tracker = tracker_row(&ctx);
     let store = store_row(&ctx);
     let leftover_worktrees = leftover_worktrees(&ctx);

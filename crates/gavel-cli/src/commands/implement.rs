@@ -11,7 +11,7 @@ use clap::Args;
 use gavel_workflows::implement::{ImplementState, WORKFLOW, node, worktree_name};
 use gavel_workflows::lld::lld_path;
 
-use super::start::RunFlags;
+use super::start::TrackerArg;
 use crate::context::{self, Context};
 use crate::driver::{self, GateMode};
 use crate::error::CliError;
@@ -38,19 +38,44 @@ pub struct ImplementArgs {
     /// Route without asking where a machine may (never at the diff gate or the approval).
     #[arg(long)]
     pub auto: bool,
-    /// Override the implementer role (a provider string; default: the drafter's).
+    /// Override the implementer role (a provider string; default: [workflows.implement.roles],
+    /// [roles] implementer, else the drafter's). The run keeps it on every resume.
     #[arg(long, value_name = "PROVIDER")]
     pub implementer: Option<String>,
-    #[command(flatten)]
-    pub run: RunFlags,
+    /// Stop before any model call that would take the run's spend over USD.
+    #[arg(long, value_name = "USD")]
+    pub budget: Option<f64>,
+    /// The tracker the issue is read from, over gavel.toml's [tracker] kind.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub tracker: Option<TrackerArg>,
+    /// Not a role of this workflow: refused with a message that says so.
+    #[arg(long, hide = true, value_name = "PROVIDER")]
+    pub drafter: Option<String>,
+    /// Not a role of this workflow: refused with a message that says so.
+    #[arg(long, hide = true, value_name = "PROVIDER")]
+    pub reviewer: Option<String>,
 }
 
 pub fn cmd_implement(args: &ImplementArgs, mut ctx: Context) -> Result<Exit, CliError> {
-    let mut overrides = args.run.overrides();
-    if let Some(p) = &args.implementer {
-        overrides.roles.push(("implementer".into(), p.clone()));
+    // The document commands' role flags, typed here out of habit, would change nothing.
+    for (flag, given) in [("drafter", &args.drafter), ("reviewer", &args.reviewer)] {
+        if given.is_some() {
+            return Err(CliError::usage(format!(
+                "--{flag}: the implement workflow has no {flag} role; its one role is the implementer"
+            ))
+            .hint("use --implementer PROVIDER; nothing was written"));
+        }
     }
-    ctx.settings.apply(&overrides)?;
+    ctx.settings.apply(&crate::settings::Overrides {
+        state_dir: None,
+        roles: args
+            .implementer
+            .iter()
+            .map(|p| ("implementer".to_owned(), p.clone()))
+            .collect(),
+        budget: args.budget,
+        tracker: args.tracker.map(crate::settings::TrackerKind::from),
+    })?;
     let tracker = crate::tracker::build(&ctx.settings, None)?;
     let issue = tracker
         .get_issue(&args.issue)
@@ -139,6 +164,7 @@ pub fn cmd_implement(args: &ImplementArgs, mut ctx: Context) -> Result<Exit, Cli
         ctx.clock.now_rfc3339(),
     );
     state.spend.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
+    state.implementer = Some(wf.settings.implementer.clone());
     state.test_command = Some(wf.settings.test.command.clone());
     state.lint_command = wf.settings.lint.as_ref().map(|l| l.command.clone());
     if let Some(c) = &context {

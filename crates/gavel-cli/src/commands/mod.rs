@@ -58,7 +58,7 @@ pub enum Command {
     /// Turn an issue into an approved low-level design: draft, human gate, review, human gate,
     /// commit docs/lld/active/LLD-N.md.
     Lld(Lazy<lld::LldArgs>),
-    /// Spec-driven changes (OpenSpec's layout): list, status, archive.
+    /// Spec-driven changes (OpenSpec's layout): list, status, plan, impl, archive.
     Change(Lazy<change::ChangeArgs>),
     /// Implement an approved LLD test first in an isolated worktree: failing tests, code until
     /// they pass, lint, the diff gate and your approval, then a merge.

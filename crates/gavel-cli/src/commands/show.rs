@@ -104,10 +104,10 @@ pub fn cmd_show(args: &ShowArgs, ctx: Context) -> Result<Exit, CliError> {
         for artifact in gate.artifacts.iter().filter(|a| !a.is_empty()) {
             ui.out(&format!("read:        {}", sanitize(artifact)));
         }
-        ui.out(&format!(
-            "continue:    gavel resume {id} --choice {}",
-            gate.choice_names().join("|")
-        ));
+        // The commands `gavel resume` accepts at this gate (a typed word only in a terminal).
+        for l in crate::driver::continue_lines(id, gate) {
+            ui.out(&l);
+        }
     }
     ui.out(&format!("spend:       {}", shown.spend.summary()));
     for (role, t) in &shown.spend_by_role {

@@ -98,6 +98,7 @@ pub fn plan_workflow(ctx: &Context) -> Result<PlanWorkflow, CliError> {
         settings: PlanSettings {
             repo_root: s.repo_root.clone(),
             retries: s.changes.retries,
+            roles: (planner.to_string(), challenger.to_string()),
             calls: CallerSettings {
                 budget_override: s.budget_override,
                 prices: s.prices.clone(),
@@ -129,16 +130,11 @@ impl WorkflowKind for ImplKind {
 
     fn resume(&self, req: Resume<'_>) -> Result<Exit, CliError> {
         let state: ImplementState = state_of(req.store, req.record.id)?;
-        let mut roles = Vec::new();
-        if let Some(c) = &state.change {
-            roles.push(("reviewer".to_owned(), c.reviewer.clone()));
-        }
-        roles.extend(req.roles);
         let mut ctx = req.ctx;
         ctx.settings.apply(&Overrides {
             state_dir: None,
             budget: req.budget,
-            roles,
+            roles: super::implement::pinned_roles(&state, req.roles),
             tracker: None,
         })?;
         let wf = impl_workflow(&ctx, state.test_command.clone(), state.lint_command.clone())?;
@@ -184,6 +180,7 @@ pub fn impl_workflow(
     } else {
         None
     };
+    wf.settings.reviewer = Some(spec.to_string());
     wf.reviewer = Some(CodeReviewer {
         provider: ctx.provider(&spec),
         mcp,

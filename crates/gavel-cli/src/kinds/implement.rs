@@ -35,7 +35,7 @@ impl WorkflowKind for ImplementKind {
         ctx.settings.apply(&Overrides {
             state_dir: None,
             budget: req.budget,
-            roles: req.roles,
+            roles: pinned_roles(&state, req.roles),
             tracker: None,
         })?;
         let wf = workflow(&ctx, state.test_command.clone(), state.lint_command.clone())?;
@@ -57,6 +57,24 @@ impl WorkflowKind for ImplementKind {
     ) -> Option<String> {
         discard_after_abort(ctx, store, run)
     }
+}
+
+/// The roles a resumed implementation run is built with: the ones pinned in its state, then
+/// `gavel resume --role` changes. A run started before gavel pinned its implementer takes the
+/// configuration's (and its timeline says so).
+pub fn pinned_roles(
+    state: &ImplementState,
+    changes: Vec<(String, String)>,
+) -> Vec<(String, String)> {
+    let mut roles = Vec::new();
+    if let Some(p) = &state.implementer {
+        roles.push(("implementer".to_owned(), p.clone()));
+    }
+    if let Some(c) = &state.change {
+        roles.push(("reviewer".to_owned(), c.reviewer.clone()));
+    }
+    roles.extend(changes);
+    roles
 }
 
 /// What `gavel abort` does for an implementation run (of an issue or a change): its worktree
@@ -167,6 +185,7 @@ pub fn workflow_for(
                 team_budget_micros: s.team_budget_micros,
             },
             implementer: spec.to_string(),
+            reviewer: None,
             audit_log: s.audit_log.clone(),
             output_limit: 256 * 1024,
             pass_env: i.pass_env.clone(),

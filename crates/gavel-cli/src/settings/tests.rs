@@ -114,3 +114,34 @@ fn workflow_sections_override_the_global_keys_which_still_work() {
     let e = load("[workflows.issue]\nroles_x = 1\n").expect_err("unknown key");
     assert!(e.message.contains("roles_x"), "{}", e.message);
 }
+
+#[test]
+fn regression_the_change_reviewer_of_an_init_repository_is_the_seeds_codex() {
+    // `gavel init`'s [roles] reviewer is the document workflows' (Gemini); the change
+    // workflows keep the seed's roles unless [changes.roles] sets them.
+    let s = load(&super::default_config_text()).expect("init's config");
+    let role = |w: &str, r: &str| s.role(w, r).expect("role").to_string();
+    assert_eq!(role("change-impl", "reviewer"), "codex:gpt-5-codex");
+    assert_eq!(role("change-plan", "challenger"), "codex:gpt-5-codex");
+    assert_eq!(role("change-plan", "planner"), "gemini:2.5-pro");
+    assert_eq!(role("change-impl", "implementer"), "claude:sonnet");
+    assert_eq!(role("issue", "reviewer"), "gemini:2.5-pro");
+    let s = load(
+        "[roles]\nreviewer = \"gemini:2.5-pro\"\nimplementer = \"codex:gpt-5\"\n\
+         [changes.roles]\nreviewer = \"claude:opus\"\n",
+    )
+    .expect("valid");
+    assert_eq!(
+        s.role("change-impl", "reviewer").expect("r").to_string(),
+        "claude:opus"
+    );
+    assert_eq!(
+        s.role("change-impl", "implementer").expect("i").to_string(),
+        "claude:sonnet",
+        "[roles] is not the change workflows'"
+    );
+    assert_eq!(
+        s.role("implement", "implementer").expect("i").to_string(),
+        "codex:gpt-5"
+    );
+}

@@ -10,7 +10,7 @@ use crate::change_plan;
 use crate::implement::{CODE, PYTEST, TESTS};
 use crate::util::*;
 
-const ID: &str = "add-calc";
+pub const ID: &str = "add-calc";
 
 /// The fix the reviewer asked for.
 const FIXED: &str = "=== gavel:write calc.py\ndef add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    return a + b\n=== gavel:end\n";

@@ -453,8 +453,12 @@ fn runs_and_show_describe_a_paused_run() {
             && text.contains("file    docs/lineage/active/dark-mode/002-draft.md"),
         "{text}"
     );
+    // One command per answer, each as `gavel resume` accepts it.
     assert!(
-        text.contains(&format!("gavel resume {run} --choice send|revise")),
+        text.contains(&format!("gavel resume {run} --choice send    #"))
+            && text.contains(&format!(
+                "gavel resume {run} --choice revise [--feedback-file FILE]    #"
+            )),
         "{text}"
     );
     assert_eq!(

@@ -9,6 +9,7 @@
 //!   done, and a replayed node gets the stored result back instead of running it again.
 //! - A gate answer is journaled as a step too, so a crash after answering never loses it.
 
+mod answered;
 mod ctx;
 mod journal;
 mod types;
@@ -24,6 +25,7 @@ use crate::event::{Event, EventKind};
 use crate::gate::{Choice, GateAnswer, GateRequest};
 use crate::run::{CHECKPOINT_FORMAT, Checkpoint, RunId, RunStatus};
 use crate::store::{LockInfo, NewBlob, RunLock, Store, StoreError};
+use answered::answered_event;
 use journal::Journal;
 
 /// A run held by this process: drive it as often as needed; the lock goes when this is dropped.
@@ -221,6 +223,8 @@ impl<'a, W: Workflow> Engine<'a, W> {
             }
             .into());
         }
+        // The answer the first node consumes, for the timeline (see [`answered_event`]).
+        let mut answered: Option<GateAnswer> = None;
         match (&record.status, answer) {
             (RunStatus::Waiting { gate }, answer) => {
                 let node = cp.next.clone().unwrap_or_default();
@@ -246,7 +250,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
                             choice: done.choice,
                         });
                     }
-                    (Some(_), _) => {}
+                    (Some(done), _) => answered = Some(done),
                     (None, None) => return Ok(Outcome::Waiting(gate.clone())),
                     (None, Some(answer)) => {
                         let choice = validate_answer(run, gate, &answer)?;
@@ -260,6 +264,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
                                 message: e.to_string(),
                             })?;
                         journal.put(self.store, &step, &bytes, &self.clock.now_rfc3339())?;
+                        answered = Some(answer);
                     }
                 }
             }
@@ -326,6 +331,11 @@ impl<'a, W: Workflow> Engine<'a, W> {
             };
             let result = self.workflow.run_node(&node, &mut state, &mut cx);
             let mut events = std::mem::take(&mut cx.events);
+            if let Some(a) = answered.take()
+                && !matches!(result, Err(NodeError::Cancelled))
+            {
+                answered_event(&mut events, a, self.clock.now_rfc3339());
+            }
             let blobs = cx.take_pending();
             drop(cx);
             if !matches!(

@@ -6,8 +6,8 @@ use gavel_core::{CHECKPOINT_FORMAT, EngineError, EventKind, Outcome, RunStatus, 
 use gavel_store::SqliteStore;
 
 use crate::engine_toy::{
-    Bench, FAILURE, FINISH, GATE, NOW, START, Tally, WORK, answer, gate_waiting, node_event, note,
-    strings,
+    Bench, FAILURE, FINISH, GATE, NOW, START, Tally, WORK, answer, gate_answered, gate_waiting,
+    node_event, note, strings,
 };
 
 on_every_store!(
@@ -70,6 +70,8 @@ fn a_run_checkpoints_every_node_until_it_is_done(store: &dyn Store) {
             note(1),
             node_event(WORK, Some(GATE), 2),
             gate_waiting("gate@2"),
+            // The answer, on the record though the toy records none itself.
+            gate_answered("gate@2", "go"),
             node_event(GATE, Some(FINISH), 3),
             node_event(FINISH, None, 4),
             EventKind::Done {

@@ -10,8 +10,8 @@ use gavel_core::{
 };
 
 use crate::engine_toy::{
-    Bench, FAILURE, FINISH, GATE, HALT_REASON, NOW, SPIN, START, WORK, answer, gate_waiting,
-    holder, node_event, note, strings,
+    Bench, FAILURE, FINISH, GATE, HALT_REASON, NOW, SPIN, START, WORK, answer, gate_answered,
+    gate_waiting, holder, node_event, note, strings,
 };
 
 on_every_store!(
@@ -267,6 +267,7 @@ fn the_observer_sees_each_node_start_and_every_event(store: &dyn Store) {
             started(GATE),
             recorded(gate_waiting("gate@2")),
             started(GATE),
+            recorded(gate_answered("gate@2", "go")),
             recorded(node_event(GATE, Some(FINISH), 3)),
             started(FINISH),
             recorded(node_event(FINISH, None, 4)),

@@ -363,6 +363,15 @@ pub fn gate_waiting(gate: &str) -> EventKind {
     }
 }
 
+/// A person's answer as the engine records it (the toy records none itself).
+pub fn gate_answered(gate: &str, choice: &str) -> EventKind {
+    EventKind::GateAnswered {
+        gate: gate.into(),
+        choice: choice.into(),
+        by: "person".into(),
+    }
+}
+
 pub fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
 }

@@ -31,6 +31,7 @@ pub mod guard;
 mod load;
 mod merge;
 mod prompts;
+mod roles;
 mod step;
 mod stops;
 
@@ -109,6 +110,8 @@ pub struct ImplementSettings {
     pub calls: crate::caller::CallerSettings,
     /// The implementer's provider string.
     pub implementer: String,
+    /// A change run's reviewer's provider string (`None` for an issue's run).
+    pub reviewer: Option<String>,
     /// The diff gate's audit log, repository-relative (written in the worktree, merged with
     /// the code).
     pub audit_log: PathBuf,
@@ -183,6 +186,11 @@ pub struct ImplementState {
     pub file_counter: u32,
     pub scaffold_attempts: u32,
     pub implement_attempts: u32,
+    /// The implementer's provider string, pinned when the run starts and kept on every resume
+    /// (`gavel resume --role implementer=P` changes it, in the timeline). `None` only in runs
+    /// started by a gavel that did not pin it: see [`roles`].
+    #[serde(default)]
+    pub implementer: Option<String>,
     /// Calls made to the implementer so far (the next call's sequence number).
     pub implementer_calls: u32,
     /// What the next model step is told (a refusal, a failing test run), as a blob.
@@ -304,6 +312,7 @@ impl ImplementState {
             file_counter: 0,
             scaffold_attempts: 0,
             implement_attempts: 0,
+            implementer: None,
             implementer_calls: 0,
             feedback: None,
             last_failure: None,
@@ -451,6 +460,7 @@ impl Workflow for ImplementWorkflow {
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
+        self.sync_roles(s, cx);
         match name {
             node::LOAD => self.load(s, cx),
             node::SCAFFOLD => self.model_step(s, cx, guard::Step::Scaffold),

@@ -158,6 +158,7 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
         ctx.clock.now_rfc3339(),
     );
     s.spend.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
+    s.implementer = Some(wf.settings.implementer.clone());
     s.test_command = Some(wf.settings.test.command.clone());
     s.lint_command = wf.settings.lint.as_ref().map(|l| l.command.clone());
     s.change = Some(ChangeTarget {

@@ -83,6 +83,9 @@ pub struct PlanSettings {
     /// Extra attempts of a step whose answer was refused.
     pub retries: u32,
     pub calls: crate::caller::CallerSettings,
+    /// The planner's and the challenger's provider strings this workflow was built with (a
+    /// resume: the run's own, with any `gavel resume --role` change).
+    pub roles: (String, String),
 }
 
 /// The plan workflow with its providers.
@@ -229,6 +232,29 @@ impl PlanWorkflow {
     }
 }
 
+impl PlanWorkflow {
+    /// Pins the roles this workflow was built with in the run, noting a change (`gavel resume
+    /// --role`) in the timeline.
+    fn sync_roles(&self, s: &mut PlanState, cx: &mut NodeCtx<'_>) {
+        let (planner, challenger) = &self.settings.roles;
+        let mut changes = Vec::new();
+        for (role, was, is) in [
+            ("planner", &mut s.planner, planner),
+            ("challenger", &mut s.challenger, challenger),
+        ] {
+            if was != is {
+                changes.push(format!("{role} {was} -> {is}"));
+                was.clone_from(is);
+            }
+        }
+        if !changes.is_empty() {
+            cx.event(EventKind::Note {
+                text: format!("role changed (gavel resume --role): {}", changes.join(", ")),
+            });
+        }
+    }
+}
+
 impl Workflow for PlanWorkflow {
     type State = PlanState;
 
@@ -245,6 +271,7 @@ impl Workflow for PlanWorkflow {
         for text in std::mem::take(&mut s.start_notes) {
             cx.event(EventKind::Note { text });
         }
+        self.sync_roles(s, cx);
         if s.planner_calls == 0
             && s.challenger_calls == 0
             && s.attempts == 0
