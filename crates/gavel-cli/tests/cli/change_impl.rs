@@ -13,7 +13,7 @@ use crate::util::*;
 pub const ID: &str = "add-calc";
 
 /// The fix the reviewer asked for.
-const FIXED: &str = "=== gavel:write calc.py\ndef add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    return a + b\n=== gavel:end\n";
+pub(crate) const FIXED: &str = "=== gavel:write calc.py\ndef add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    return a + b\n=== gavel:end\n";
 pub const DIR: &str = "openspec/changes/add-calc";
 
 pub(crate) fn review(verdict: &str, issues: &[&str]) -> String {
