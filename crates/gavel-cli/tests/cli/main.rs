@@ -29,6 +29,7 @@ mod listing;
 mod lld;
 mod lld_crash;
 mod mcp;
+mod mcp_schemas;
 mod parallel;
 mod platform;
 mod postgres;
