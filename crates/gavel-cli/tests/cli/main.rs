@@ -25,6 +25,7 @@ mod implement;
 mod implement_agents;
 mod implement_crash;
 mod implement_flows;
+mod ledger;
 mod listing;
 mod lld;
 mod lld_crash;
