@@ -198,3 +198,62 @@ fn regression_a_reviewer_that_fails_after_billed_turns_is_in_the_ledger_once_acr
         "recorded once: {raw}"
     );
 }
+
+/// A scripted implementer whose scaffold call fails twice after billed answers and then
+/// answers, and whose implementation call keeps failing with billed answers.
+fn billed_failures_script(implement_fails: Option<u32>) -> String {
+    use crate::implement::{CODE, TESTS, yaml};
+    let implement = match implement_fails {
+        None => {
+            "    - fail: the stream broke after the answer began\n      cost_usd: 0.02\n".to_owned()
+        }
+        Some(n) => format!(
+            "    - fail: the stream broke after the answer began\n      cost_usd: 0.02\n      fail_times: {n}\n      text: {}\n",
+            yaml(CODE)
+        ),
+    };
+    format!(
+        "model: scripted-test\nroles:\n  implementer:\n    - text: {}\n      fail: overloaded after the answer began\n      fail_times: 2\n      cost_usd: 0.01\n{implement}",
+        yaml(TESTS)
+    )
+}
+
+#[test]
+fn regression_retried_and_failed_attempts_are_each_in_the_ledger_and_never_twice() {
+    let env = crate::implement::python_project(&[]);
+    env.script(&billed_failures_script(None));
+    let out = crate::implement::start(&env);
+    let text = show_output(&out);
+    assert_exit(&out, 4);
+    assert!(text.contains("4 answered attempt(s) were billed"), "{text}");
+    let calls = ledger(&env, "1");
+    let cost =
+        |calls: &[(String, Option<u64>, u64)]| -> u64 { calls.iter().filter_map(|c| c.1).sum() };
+    // The scaffold: two billed failures, retried, then the answer; the implementation: four
+    // billed failures (the first attempt and three retries), then the halt.
+    assert_eq!(calls.len(), 7, "{calls:?}");
+    assert!(calls.iter().all(|c| c.0 == "implementer"), "{calls:?}");
+    // (The scripted answer reports the same cost as its failures.)
+    assert_eq!(cost(&calls), 3 * 10_000 + 4 * 20_000, "{calls:?}");
+    let numbers: Vec<u64> = calls.iter().map(|c| c.2).collect();
+    assert_eq!(numbers, (1..=7).collect::<Vec<u64>>());
+    let shown = show(&env, "1");
+    assert!(shown.contains("spend:       $0.1100 (7 calls"), "{shown}");
+
+    // The script now lets the fifth attempt answer: resumed, the run goes on, and the four
+    // failed attempts keep their numbers without being recorded again.
+    env.script(&billed_failures_script(Some(4)));
+    let out = env.gavel(&["resume", "1"]).output().expect("resume");
+    let text = show_output(&out);
+    assert_ne!(out.status.code(), Some(4), "{text}");
+    let after = ledger(&env, "1");
+    assert_eq!(after.len(), 8, "{after:?}");
+    assert_eq!(&after[..7], &calls[..], "{after:?}");
+    let json = env.gavel(&["show", "1", "--json"]).output().expect("show");
+    let raw = String::from_utf8_lossy(&json.stdout).into_owned();
+    assert_eq!(
+        raw.matches("was answered but failed").count(),
+        6,
+        "each billed failure noted once: {raw}"
+    );
+}
