@@ -378,7 +378,7 @@ impl ModelCaller<'_> {
             Err(e) => return Err(NodeError::Failed(e.to_string())),
         };
         for record in billed_on_the_way {
-            ledger.record_earlier(s, cx, attempts::Earlier::Billed(record))?;
+            ledger.record_earlier(s, cx, attempts::Earlier::Billed(Box::new(record)))?;
         }
 
         let requested = if response.requested_model.is_empty() {

@@ -61,7 +61,7 @@ pub(super) enum Earlier {
     /// Started, never answered nor failed: gavel was killed meanwhile (attempt K, 0-based).
     Lost(u32),
     /// Answered and maybe billed, but failed.
-    Billed(BilledRecord),
+    Billed(Box<BilledRecord>),
 }
 
 /// Journals that an attempt at this node visit's call starts (`call-attempt-K`), and returns K.
@@ -125,7 +125,7 @@ pub(super) fn earlier(cx: &NodeCtx<'_>, current: Option<u32>) -> Result<Vec<Earl
                     .unwrap_or_default()
                     .billed
                     .into_iter()
-                    .map(Earlier::Billed),
+                    .map(|r| Earlier::Billed(Box::new(r))),
             ),
             // The attempt made now, or the one whose answer a replay re-uses.
             None if current == Some(k) || (current.is_none() && k + 1 == marked) => {}
@@ -214,7 +214,10 @@ impl<'c> Ledger<'c> {
                 ),
             ),
             Earlier::Billed(record) => {
-                let a = record.attempt;
+                let BilledRecord {
+                    attempt: a,
+                    raw_blob,
+                } = *record;
                 let requested = if a.requested_model.is_empty() {
                     self.model.clone()
                 } else {
@@ -233,7 +236,7 @@ impl<'c> Ledger<'c> {
                     a.output_tokens,
                 );
                 s.spent_micros += cost_micros.unwrap_or(0);
-                let response = match record.raw_blob {
+                let response = match raw_blob {
                     Some(hash) => hash,
                     None => cx.put_blob(b"")?,
                 };
