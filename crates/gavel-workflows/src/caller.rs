@@ -9,7 +9,7 @@
 //! into the spend ledger (tokens, cost as reported or priced, prompt and raw answer
 //! content-addressed in the store) and the answering model is compared with the requested one.
 //! Attempts the provider answered and billed but that failed (retried, or ending the call) go
-//! into the ledger before it, each once ([`attempts`]).
+//! into the ledger before it, each once (`caller/attempts.rs`).
 //!
 //! A workflow embeds [`Spend`] in its state (`#[serde(flatten)]` keeps the field names older
 //! checkpoints used) and calls [`ModelCaller::call`] from its nodes.
