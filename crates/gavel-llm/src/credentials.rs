@@ -168,6 +168,7 @@ mod tests {
             credential: None,
             quota_exhausted: Vec::new(),
             tool_uses: Vec::new(),
+            ended_with: None,
         }
     }
 

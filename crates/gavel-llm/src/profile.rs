@@ -83,6 +83,11 @@ pub struct AgentProfile {
     /// (`None`: unconfined). The CLI provider adds the call's private temporary folder (the
     /// child's `TMPDIR`, `TMP` and `TEMP`) and the CLI's own state files and folders.
     pub confine: Option<Confinement>,
+    /// A file the agent hands its answer in through (an MCP tool writes it, as `create_review`
+    /// writes `REVIEW.md`), absent when the call starts. When it exists after the CLI ends, the
+    /// attempt answered, even if the CLI then ended with an error (a turn limit): the answer
+    /// stands and the call is not retried.
+    pub answer_file: Option<PathBuf>,
 }
 
 impl Default for AgentProfile {
@@ -102,6 +107,7 @@ impl AgentProfile {
             mcp_servers: Vec::new(),
             env: Vec::new(),
             confine: None,
+            answer_file: None,
         }
     }
 
@@ -113,6 +119,12 @@ impl AgentProfile {
             max_turns,
             ..Self::text_only()
         }
+    }
+
+    /// Names the file the agent hands its answer in through (see [`Self::answer_file`]).
+    pub fn with_answer_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.answer_file = Some(path.into());
+        self
     }
 
     /// Adds an MCP server for this call.

@@ -105,6 +105,44 @@ pub enum CallProgress {
     },
     /// The agent used a tool (reported as its CLI streams it, once per use).
     ToolUse(ToolUse),
+    /// An attempt the service answered (and reported usage or cost for, so it may be billed)
+    /// that is not the call's answer: it failed, and is retried or ends the call. Reported once
+    /// per such attempt, so the caller can put it in the spend ledger.
+    Billed(Box<BilledAttempt>),
+}
+
+/// An attempt that was answered and may be billed, but failed (a CLI's error result with its
+/// usage, an API stream cut after its usage was reported).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BilledAttempt {
+    /// The provider kind, e.g. `"claude"`.
+    pub provider: String,
+    /// The model that answered, when the service said (else empty).
+    #[serde(default)]
+    pub model: String,
+    /// The model that was asked for.
+    pub requested_model: String,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+    /// Cost in millionths of a USD when the provider reported it.
+    #[serde(default)]
+    pub cost_micros: Option<u64>,
+    /// Why the attempt is not the call's answer.
+    pub error: String,
+    /// The raw answer as received (a CLI's stdout, an API's stream).
+    #[serde(default)]
+    pub raw: String,
+}
+
+impl BilledAttempt {
+    /// Whether the service reported anything it may charge for.
+    pub fn reported_usage(&self) -> bool {
+        self.input_tokens.unwrap_or(0) > 0
+            || self.output_tokens.unwrap_or(0) > 0
+            || self.cost_micros.unwrap_or(0) > 0
+    }
 }
 
 /// A tool an agent used during a call, as its CLI reported it.
@@ -170,6 +208,11 @@ pub struct Response {
     /// The tools the agent used, in order (empty for a call without tools).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_uses: Vec<ToolUse>,
+    /// The error the CLI ended with after the agent had handed in its answer through the
+    /// profile's [`AgentProfile::answer_file`] (a turn limit reached after `create_review`):
+    /// the handed-in answer stands, and the call is not made again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_with: Option<String>,
 }
 
 fn one() -> u32 {

@@ -199,6 +199,7 @@ mod tests {
                     credential: None,
                     quota_exhausted: Vec::new(),
                     tool_uses: Vec::new(),
+                    ended_with: None,
                 });
             }
             Err(q.remove(0))

@@ -37,7 +37,9 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use crate::provider::{Call, CallProgress, Provider, ProviderError, Request, Response, Role};
+use crate::provider::{
+    BilledAttempt, Call, CallProgress, Provider, ProviderError, Request, Response, Role,
+};
 
 /// Provider name reported in [`Response::provider`] and errors.
 const PROVIDER: &str = "scripted";
@@ -213,6 +215,25 @@ impl Provider for ScriptedProvider {
                 .is_none_or(|times| fails_so_far < usize::try_from(times).unwrap_or(usize::MAX));
             if still_failing {
                 self.log(req, CallEvent::Fail)?;
+                // A failure that reports a cost stands for a billed one (a CLI's error result
+                // with its usage): the caller hears of it as the real providers report it.
+                if let Some(cost) = entry.cost_usd {
+                    let requested = script
+                        .model
+                        .clone()
+                        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+                    (call.progress)(CallProgress::Billed(Box::new(BilledAttempt {
+                        provider: PROVIDER.to_owned(),
+                        model: entry.model.clone().unwrap_or_else(|| requested.clone()),
+                        requested_model: requested,
+                        input_tokens: Some(approximate_tokens(&req.prompt)),
+                        output_tokens: Some(approximate_tokens(failure)),
+                        cached_tokens: None,
+                        cost_micros: crate::price::usd_to_micros(cost),
+                        error: failure.clone(),
+                        raw: failure.clone(),
+                    })));
+                }
                 return Err(if entry.permanent {
                     Self::permanent(failure.clone(), None)
                 } else {
@@ -252,6 +273,7 @@ impl Provider for ScriptedProvider {
             credential: None,
             quota_exhausted: Vec::new(),
             tool_uses: Vec::new(),
+            ended_with: None,
         })
     }
 }
@@ -349,7 +371,8 @@ struct Entry {
     /// The model this answer claims to come from (default: the script's `model`).
     #[serde(default)]
     model: Option<String>,
-    /// The cost this answer reports, in USD (default: none reported).
+    /// The cost this answer reports, in USD (default: none reported). With `fail`, the failed
+    /// attempt reports it (a billed failure, as a CLI's error result with usage).
     #[serde(default)]
     cost_usd: Option<f64>,
 }

@@ -12,6 +12,7 @@ use crate::review::list_item;
 /// The challenger's verdict on a plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[schemars(inline)]
 pub enum ChallengeVerdict {
     Approved,
     NeedsRevision,

@@ -4,14 +4,16 @@
 //! The folder is checked once (absolute, not a symbolic link, a folder) and canonicalized;
 //! every write goes to a file name the server fixes, is refused when that name is a symbolic
 //! link, and lands through a temporary file in the same folder and a rename, so a reader never
-//! sees half a review. Every read ([`read_regular`]) opens without following a symbolic link
-//! and without blocking (a FIFO would hang the open), checks through the opened handle that it
-//! holds a regular file, and reads at most a cap: a FIFO named `tasks.md` once hung every
-//! command, and a symbolic link to `/dev/zero` grew a process to 23 GB.
+//! sees half a review. A replaced file keeps its permissions; a new one gets 0666 less the
+//! umask, as git gives the files it creates. Every read ([`read_regular`]) opens without
+//! following a symbolic link and without blocking (a FIFO would hang the open), checks through
+//! the opened handle that it holds a regular file, and reads at most a cap: a FIFO named
+//! `tasks.md` once hung every command, and a symbolic link to `/dev/zero` grew a process to
+//! 23 GB.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
@@ -210,10 +212,22 @@ impl ChangeDir {
             path: path.clone(),
             source,
         };
+        // A new file is 0666 less the umask, as git creates one; a replaced file keeps its
+        // mode (the temporary file is set to it before it takes the file's place).
+        let existing = fs::symlink_metadata(&path)
+            .ok()
+            .filter(fs::Metadata::is_file)
+            .map(|m| m.permissions().mode() & 0o7777);
         let mut tmp = tempfile::Builder::new()
             .prefix(".gavel-mcp-")
+            .permissions(fs::Permissions::from_mode(0o666))
             .tempfile_in(&self.root)
             .map_err(|e| io("create a temporary file for", e))?;
+        if let Some(mode) = existing {
+            tmp.as_file()
+                .set_permissions(fs::Permissions::from_mode(mode))
+                .map_err(|e| io("set the permissions of", e))?;
+        }
         tmp.write_all(contents.as_bytes())
             .map_err(|e| io("write", e))?;
         tmp.as_file().sync_all().map_err(|e| io("sync", e))?;

@@ -237,3 +237,46 @@ fn a_challenge_on_a_proposal_that_is_a_fifo_fails_at_once_and_writes_nothing() {
     );
     assert!(!tmp.path().join("challenge.json").exists());
 }
+
+/// The process's umask, read without changing it (`/proc/self/status`).
+fn umask() -> u32 {
+    let status = fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .expect("a Umask line");
+    u32::from_str_radix(line.trim(), 8).expect("octal")
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).expect("metadata").permissions().mode() & 0o7777
+}
+
+#[test]
+fn regression_a_rewritten_file_keeps_its_mode_and_a_new_one_is_0666_less_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let proposal = tmp.path().join("proposal.md");
+    // A proposal committed as 0644 (once turned into 0600 by the rewrite), and a group-only
+    // one: each keeps what it had.
+    for kept in [0o644, 0o640] {
+        fs::write(&proposal, "# Proposal\n").expect("proposal");
+        fs::set_permissions(&proposal, fs::Permissions::from_mode(kept)).expect("chmod");
+        let _ = fs::remove_file(tmp.path().join("challenge.json"));
+        server(tmp.path())
+            .write_challenge(&Challenge {
+                verdict: ChallengeVerdict::Approved,
+                findings: vec![],
+            })
+            .expect("written");
+        assert_eq!(mode(&proposal), kept, "proposal.md keeps {kept:o}");
+        // challenge.json is new: created as git creates a file.
+        assert_eq!(
+            mode(&tmp.path().join("challenge.json")),
+            0o666 & !umask(),
+            "a new file is 0666 less the umask {:o}",
+            umask()
+        );
+    }
+}

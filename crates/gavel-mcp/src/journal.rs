@@ -105,6 +105,19 @@ impl Journal {
             .map(|e| e.result))
     }
 
+    /// The recorded result of the first call to `tool`, whatever its request id.
+    pub fn first_result(&self, tool: &str) -> Result<Option<Value>, McpError> {
+        self.still_inside()?;
+        let Some(text) = read_regular(&self.path, MAX_FILE_BYTES)? else {
+            return Ok(None);
+        };
+        Ok(text
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Entry>(line).ok())
+            .find(|e| e.tool == tool)
+            .map(|e| e.result))
+    }
+
     /// Appends the result of the call `id` to `tool`, and syncs it to disk.
     pub fn record(&self, id: Value, tool: &str, result: Value) -> Result<(), McpError> {
         self.still_inside()?;

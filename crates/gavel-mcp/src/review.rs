@@ -18,6 +18,7 @@ use crate::fsafe::{MAX_FILE_BYTES, read_regular};
 /// The reviewer's overall verdict on an implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[schemars(inline)]
 pub enum ReviewVerdict {
     Approved,
     NeedsFix,
@@ -37,6 +38,7 @@ impl ReviewVerdict {
 /// How much an issue matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum Severity {
     Critical,
     Major,
@@ -58,6 +60,7 @@ impl Severity {
 /// One finding of the review.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(inline)]
 pub struct Issue {
     pub severity: Severity,
     /// One line naming the problem.
@@ -78,6 +81,7 @@ pub struct Issue {
 /// What the reviewer saw of the tests.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(inline)]
 pub struct TestResults {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u32")]

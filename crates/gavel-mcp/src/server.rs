@@ -27,7 +27,11 @@ use crate::{McpError, ServerConfig};
 const INSTRUCTIONS: &str = "gavel's review tools for one change. Call get_change to see the \
 change's phase, files and open tasks; submit an implementation review with create_review \
 (writes REVIEW.md) or a planning verdict with submit_challenge (appends to proposal.md). \
-Call the submitting tool once.";
+Call the submitting tool once: a second submission in the same call is refused.";
+
+/// The tools that hand in a verdict: each is accepted once per agent call (the first
+/// submission counts; a later one is refused with a tool error).
+const SUBMITTING: [&str; 2] = ["create_review", "submit_challenge"];
 
 /// `get_change` takes no arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -42,6 +46,8 @@ pub struct GavelMcp {
     journal: Option<Journal>,
     /// One tool call at a time, so a journal lookup and its record cannot interleave.
     lock: Arc<tokio::sync::Mutex<()>>,
+    /// The submitting tools that succeeded in this session, with their confirmations.
+    submitted: Arc<std::sync::Mutex<Vec<(String, String)>>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -74,6 +80,7 @@ impl GavelMcp {
             change_id: config.change_id,
             journal,
             lock: Arc::new(tokio::sync::Mutex::new(())),
+            submitted: Arc::default(),
             tool_router,
         })
     }
@@ -84,6 +91,18 @@ impl GavelMcp {
             .list_all()
             .into_iter()
             .map(|t| t.name.to_string())
+            .collect()
+    }
+
+    /// Each tool's name with its input schema, as `tools/list` serves them.
+    pub fn input_schemas(&self) -> Vec<(String, serde_json::Value)> {
+        self.tool_router
+            .list_all()
+            .into_iter()
+            .map(|t| {
+                let schema = serde_json::Value::Object((*t.input_schema).clone());
+                (t.name.to_string(), schema)
+            })
             .collect()
     }
 
@@ -99,10 +118,44 @@ impl GavelMcp {
         challenge.submit(&self.dir, &self.change_id)
     }
 
+    /// Why a call of `tool` must be refused as a second submission: `tool` already succeeded
+    /// in this session, or (with a journal) in an earlier session of the same agent call.
+    fn already_submitted(&self, tool: &str) -> Result<Option<String>, McpError> {
+        if !SUBMITTING.contains(&tool) {
+            return Ok(None);
+        }
+        let earlier = self
+            .submitted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .find(|(t, _)| t == tool)
+            .map(|(_, confirmation)| confirmation.clone());
+        let earlier = match (earlier, &self.journal) {
+            (Some(c), _) => Some(c),
+            (None, Some(journal)) => journal.first_result(tool)?.map(|v| confirmation_of(&v)),
+            (None, None) => None,
+        };
+        Ok(earlier.map(|confirmation| {
+            format!(
+                "refused: {tool} was already called successfully in this call ({confirmation}); \
+                 the first submission counts and this one was not written. Do not call {tool} again."
+            )
+        }))
+    }
+
     /// `get_change`'s work.
     pub fn change_info(&self) -> Result<ChangeInfo, McpError> {
         ChangeInfo::read(&self.dir, &self.change_id)
     }
+}
+
+/// The text of a recorded tool result (its first text block).
+fn confirmation_of(result: &serde_json::Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or("recorded in the journal")
+        .to_owned()
 }
 
 /// A tool's outcome as MCP content: text on success, an error result the agent can read.
@@ -181,6 +234,10 @@ impl ServerHandler for GavelMcp {
             let result: CallToolResult = serde_json::from_value(recorded).map_err(internal)?;
             return Ok(result.into());
         }
+        if let Some(why) = self.already_submitted(&tool).map_err(internal)? {
+            tracing::warn!(%tool, %id, "second submission refused");
+            return Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into());
+        }
         // The tool's file work runs off the runtime's thread, so that however long it takes,
         // the end of stdin is still seen and ends the session.
         let this = self.clone();
@@ -192,11 +249,19 @@ impl ServerHandler for GavelMcp {
         })
         .await
         .map_err(internal)??;
-        if let (Some(journal), CallToolResponse::Complete(result)) = (&self.journal, &response)
+        if let CallToolResponse::Complete(result) = &response
             && result.is_error != Some(true)
         {
             let value = serde_json::to_value(result).map_err(internal)?;
-            journal.record(id, &tool, value).map_err(internal)?;
+            if SUBMITTING.contains(&tool.as_str()) {
+                self.submitted
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push((tool.clone(), confirmation_of(&value)));
+            }
+            if let Some(journal) = &self.journal {
+                journal.record(id, &tool, value).map_err(internal)?;
+            }
         }
         Ok(response)
     }

@@ -118,6 +118,71 @@ fn the_schema_names_the_verdicts_and_required_fields() {
     assert_eq!(schema["required"], json!(["verdict", "summary", "issues"]));
 }
 
+/// Every place in `schema` where a client that does not follow references would be lost: a
+/// `$ref` or `$defs`, or a property schema without a concrete `type`.
+fn unresolvable(schema: &Value, at: &str, found: &mut Vec<String>) {
+    let Value::Object(map) = schema else {
+        if let Value::Array(items) = schema {
+            for (i, item) in items.iter().enumerate() {
+                unresolvable(item, &format!("{at}[{i}]"), found);
+            }
+        }
+        return;
+    };
+    for key in ["$ref", "$defs", "definitions"] {
+        if map.contains_key(key) {
+            found.push(format!("{at}: {key}"));
+        }
+    }
+    if let Some(Value::Object(props)) = map.get("properties") {
+        for (name, prop) in props {
+            if !prop
+                .get("type")
+                .is_some_and(|t| t.is_string() || t.is_array())
+            {
+                found.push(format!("{at}.properties.{name}: no concrete type"));
+            }
+        }
+    }
+    for (key, value) in map {
+        unresolvable(value, &format!("{at}.{key}"), found);
+    }
+}
+
+#[test]
+fn regression_every_tool_input_schema_is_self_contained_with_concrete_types() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let schemas = server(tmp.path()).input_schemas();
+    assert_eq!(schemas.len(), 3, "{schemas:?}");
+    let mut found = Vec::new();
+    for (name, schema) in &schemas {
+        assert_eq!(schema["type"], "object", "{name}: {schema:#}");
+        unresolvable(schema, name, &mut found);
+    }
+    assert!(found.is_empty(), "{found:#?}");
+    let review = &schemas
+        .iter()
+        .find(|(n, _)| n == "create_review")
+        .expect("create_review")
+        .1;
+    // MCP Inspector 0.15 sent `test_results` as a string: it could not see it is an object.
+    let tests = &review["properties"]["test_results"];
+    assert_eq!(tests["type"], "object", "{tests:#}");
+    assert_eq!(
+        tests["properties"]["passed"]["type"], "integer",
+        "{tests:#}"
+    );
+    let issue = &review["properties"]["issues"]["items"];
+    assert_eq!(
+        issue["properties"]["severity"]["type"], "string",
+        "{issue:#}"
+    );
+    assert_eq!(
+        issue["properties"]["severity"]["enum"],
+        json!(["critical", "major", "minor", "info"])
+    );
+}
+
 #[test]
 fn a_change_dir_that_is_a_symlink_is_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");

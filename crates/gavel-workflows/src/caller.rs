@@ -8,10 +8,13 @@
 //! are stored in one transaction, so a resumed run re-uses its answer. After it, the call goes
 //! into the spend ledger (tokens, cost as reported or priced, prompt and raw answer
 //! content-addressed in the store) and the answering model is compared with the requested one.
+//! Attempts the provider answered and billed but that failed (retried, or ending the call) go
+//! into the ledger before it, each once (`caller/attempts.rs`).
 //!
 //! A workflow embeds [`Spend`] in its state (`#[serde(flatten)]` keeps the field names older
 //! checkpoints used) and calls [`ModelCaller::call`] from its nodes.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use gavel_core::{
@@ -19,9 +22,14 @@ use gavel_core::{
 };
 use gavel_llm::price::usd;
 use gavel_llm::{
-    AgentProfile, Call, CallProgress, Provider, ProviderError, Request, Response, Role,
+    AgentProfile, BilledAttempt, Call, CallProgress, Provider, ProviderError, Request, Response,
+    Role,
 };
 use serde::{Deserialize, Serialize};
+
+mod attempts;
+
+use attempts::{BilledRecord, Ledger};
 
 /// Hears about model calls while they run (the CLI's spinner).
 pub trait CallObserver: Send + Sync {
@@ -54,6 +62,9 @@ enum JournaledCall {
         text_blob: ContentHash,
         /// `None` when the raw answer is the text itself (or empty).
         raw_blob: Option<ContentHash>,
+        /// Attempts answered and maybe billed before this answer, which failed (retried).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        billed_failures: Vec<BilledRecord>,
         /// The response with `text` and `raw` emptied.
         #[serde(flatten)]
         meta: Response,
@@ -61,6 +72,9 @@ enum JournaledCall {
     /// A journal entry written before the answers moved out of line (schema version 1).
     Inline(Response),
 }
+
+/// A journaled call read back: see [`JournaledCall::load`].
+type Loaded = (Response, ContentHash, ContentHash, Vec<BilledRecord>);
 
 /// Why a journaled call step failed.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +86,7 @@ enum CallFailure {
 impl JournaledCall {
     /// The journal entry for `response` and the blobs it names, to be stored with it in one
     /// transaction (only hashing happens here: the answer is paid for and not yet safe).
-    fn prepare(mut response: Response) -> (Self, Vec<Vec<u8>>) {
+    fn prepare(mut response: Response, billed: Vec<BilledAttempt>) -> (Self, Vec<Vec<u8>>) {
         let text = std::mem::take(&mut response.text);
         let raw = std::mem::take(&mut response.raw);
         let text_blob = ContentHash::of(text.as_bytes());
@@ -85,16 +99,26 @@ impl JournaledCall {
             Some(hash)
         };
         blobs.insert(0, text.into_bytes());
+        let billed_failures = billed
+            .into_iter()
+            .map(|attempt| {
+                let (record, raw) = BilledRecord::prepare(attempt);
+                blobs.extend(raw);
+                record
+            })
+            .collect();
         let entry = Self::OutOfLine {
             text_blob,
             raw_blob,
+            billed_failures,
             meta: response,
         };
         (entry, blobs)
     }
 
-    /// The whole response, the blob of its text and the blob of its raw answer.
-    fn load(self, blobs: &Blobs<'_>) -> Result<(Response, ContentHash, ContentHash), NodeError> {
+    /// The whole response, the blob of its text, the blob of its raw answer, and the attempts
+    /// billed before it.
+    fn load(self, blobs: &Blobs<'_>) -> Result<Loaded, NodeError> {
         let text = |hash: &ContentHash| -> Result<String, NodeError> {
             String::from_utf8(blobs.get(hash)?).map_err(|_| {
                 NodeError::Failed(format!("the journaled answer {hash} is not UTF-8 text"))
@@ -104,6 +128,7 @@ impl JournaledCall {
             Self::OutOfLine {
                 text_blob,
                 raw_blob,
+                billed_failures,
                 mut meta,
             } => {
                 meta.text = text(&text_blob)?;
@@ -114,7 +139,7 @@ impl JournaledCall {
                     }
                     None => text_blob.clone(),
                 };
-                Ok((meta, text_blob, raw_blob))
+                Ok((meta, text_blob, raw_blob, billed_failures))
             }
             Self::Inline(response) => {
                 let text_blob = blobs.put(response.text.as_bytes())?;
@@ -123,7 +148,7 @@ impl JournaledCall {
                 } else {
                     blobs.put(response.raw.as_bytes())?
                 };
-                Ok((response, text_blob, raw_blob))
+                Ok((response, text_blob, raw_blob, Vec::new()))
             }
         }
     }
@@ -273,7 +298,12 @@ impl ModelCaller<'_> {
             profile: self.profile.clone(),
         };
         let observer: Option<Arc<dyn CallObserver>> = self.observer.clone();
+        // Attempts the provider reports as answered (and billed) but failed, for the ledger.
+        let billed = RefCell::new(Vec::<BilledAttempt>::new());
         let progress = |p: CallProgress| {
+            if let CallProgress::Billed(b) = &p {
+                billed.borrow_mut().push((**b).clone());
+            }
             if let Some(o) = &observer {
                 o.call_progress(p);
             }
@@ -285,11 +315,10 @@ impl ModelCaller<'_> {
         }
         let blobs = cx.blobs();
         // A replay returns the journaled answer: no new attempt, nothing lost.
-        let (attempt, lost) = if replay {
-            (None, Vec::new())
+        let attempt = if replay {
+            None
         } else {
-            let (k, lost) = mark_attempt(cx)?;
-            (Some(k), lost)
+            Some(attempts::mark_attempt(cx)?)
         };
         tracing::info!(%role, provider = %provider.describe(), step = %request.step_id, replay, "model call");
         let result = cx.step_with_blobs("call", || {
@@ -302,49 +331,26 @@ impl ModelCaller<'_> {
                     },
                 )
                 .map_err(CallFailure::Provider)?;
-            Ok::<_, CallFailure>(JournaledCall::prepare(response))
+            Ok::<_, CallFailure>(JournaledCall::prepare(response, billed.take()))
         });
+        let mut failed_billed = 0;
         if let Err(StepError::Step(CallFailure::Provider(e))) = &result {
             tracing::warn!(%role, error = %e, "model call failed");
             if let Some(k) = attempt {
-                // Failed, not lost: nothing was answered.
-                cx.mark(&format!("call-failed-{k}"))?;
+                // Failed, not lost; what was answered and billed on the way is kept with it.
+                let kept = attempts::keep_billed(cx, billed.take())?;
+                failed_billed = kept.len();
+                attempts::mark_failed(cx, k, kept)?;
             }
-        }
-        for attempt in lost {
-            s.call_count += 1;
-            cx.event(EventKind::ModelCall {
-                role: role.as_str().into(),
-                provider: provider.describe(),
-                model: model.clone(),
-                ledger: Some(Box::new(CallLedger {
-                    n: s.call_count,
-                    requested_model: model.clone(),
-                    input_tokens: None,
-                    output_tokens: None,
-                    cached_tokens: None,
-                    cost_micros: None,
-                    cost_source: "unknown".into(),
-                    prompt: cx.put_blob_sharing(prompt.as_bytes(), parts)?,
-                    response: cx.put_blob(b"")?,
-                    attempts: 1,
-                    warning: None,
-                    lost: true,
-                    credential: None,
-                    quota_exhausted: Vec::new(),
-                })),
-            });
-            cx.event(EventKind::Note {
-                text: format!(
-                    "the {role} call is made again: attempt {} was started, but gavel was killed before its answer was saved (the provider may have charged for it)",
-                    attempt + 1
-                ),
-            });
         }
         if let (Some(o), false) = (&observer, replay) {
             o.call_finished();
         }
-        let (response, text_blob, raw_blob) = match result {
+        let mut ledger = Ledger::new(self, cx, role, provider, &prompt, parts)?;
+        for earlier in attempts::earlier(cx, attempt)? {
+            ledger.record_earlier(s, cx, earlier)?;
+        }
+        let (response, text_blob, raw_blob, billed_on_the_way) = match result {
             Ok(journaled) => journaled.load(&blobs)?,
             Err(StepError::Step(CallFailure::Provider(ProviderError::Cancelled))) => {
                 return Err(NodeError::Cancelled);
@@ -360,13 +366,22 @@ impl ModelCaller<'_> {
                     .hint()
                     .map(|h| format!(" (hint: {h})"))
                     .unwrap_or_default();
+                let billed = match failed_billed {
+                    0 => String::new(),
+                    n => format!(
+                        "; {n} answered attempt(s) were billed and are in the ledger (`gavel show RUN`)"
+                    ),
+                };
                 return Ok(Err(Transition::Halt {
-                    reason: format!("{role} call failed: {e}{hint}"),
+                    reason: format!("{role} call failed: {e}{hint}{billed}"),
                 }));
             }
             Err(StepError::Store(e)) => return Err(NodeError::Store(e)),
             Err(e) => return Err(NodeError::Failed(e.to_string())),
         };
+        for record in billed_on_the_way {
+            ledger.record_earlier(s, cx, attempts::Earlier::Billed(Box::new(record)))?;
+        }
 
         let requested = if response.requested_model.is_empty() {
             model.clone()
@@ -382,25 +397,16 @@ impl ModelCaller<'_> {
                 "model verification failed for the {role} (strict_models = true): {w}"
             )));
         }
-        let (cost_micros, cost_source) =
-            match response.cost_usd.and_then(gavel_llm::price::usd_to_micros) {
-                Some(c) => (Some(c), "reported"),
-                None => match (response.input_tokens, response.output_tokens) {
-                    (Some(i), Some(o)) => match self
-                        .settings
-                        .prices
-                        .cost_micros(&response.model, i, o)
-                        .or_else(|| self.settings.prices.cost_micros(&requested, i, o))
-                    {
-                        Some(c) => (Some(c), "price-table"),
-                        None => (None, "unknown"),
-                    },
-                    _ => (None, "unknown"),
-                },
-            };
+        let (cost_micros, cost_source) = self.cost(
+            response.cost_usd.and_then(gavel_llm::price::usd_to_micros),
+            &response.model,
+            &requested,
+            response.input_tokens,
+            response.output_tokens,
+        );
         s.call_count += 1;
         s.spent_micros += cost_micros.unwrap_or(0);
-        let ledger = CallLedger {
+        let entry = CallLedger {
             n: s.call_count,
             requested_model: requested,
             input_tokens: response.input_tokens,
@@ -416,18 +422,28 @@ impl ModelCaller<'_> {
             credential: response.credential.clone(),
             quota_exhausted: response.quota_exhausted.clone(),
         };
-        cx.event(EventKind::ModelCall {
-            role: role.as_str().into(),
-            provider: response.provider.clone(),
-            model: response.model.clone(),
-            ledger: Some(Box::new(ledger)),
-        });
-        // An agent's tool uses go in the timeline (journaled with the answer, so a replay
-        // repeats them rather than the call).
-        for used in &response.tool_uses {
-            cx.event(EventKind::Note {
-                text: format!("the {role} used {}: {}", used.name, used.summary),
+        // Recorded once: a visit that halted after the call kept this event already.
+        if !ledger.recorded(entry.n) {
+            cx.event(EventKind::ModelCall {
+                role: role.as_str().into(),
+                provider: response.provider.clone(),
+                model: response.model.clone(),
+                ledger: Some(Box::new(entry)),
             });
+            if let Some(error) = &response.ended_with {
+                cx.event(EventKind::Note {
+                    text: format!(
+                        "the {role}'s CLI ended with an error after the answer was handed in: {error}; the handed-in answer is used and the call is not made again"
+                    ),
+                });
+            }
+            // An agent's tool uses go in the timeline (journaled with the answer, so a replay
+            // repeats them rather than the call).
+            for used in &response.tool_uses {
+                cx.event(EventKind::Note {
+                    text: format!("the {role} used {}: {}", used.name, used.summary),
+                });
+            }
         }
         Ok(Ok(Answered {
             response,
@@ -435,20 +451,30 @@ impl ModelCaller<'_> {
             warning,
         }))
     }
-}
 
-/// Journals that an attempt at this node visit's call starts (`call-attempt-K`), and returns K
-/// with the earlier attempts that neither answered nor failed: gavel died while they ran or
-/// before their answers were saved, and the provider may have charged for them.
-fn mark_attempt(cx: &mut NodeCtx<'_>) -> Result<(u32, Vec<u32>), NodeError> {
-    let mut k = 0u32;
-    let mut lost = Vec::new();
-    while cx.has_step(&format!("call-attempt-{k}"))? {
-        if !cx.has_step(&format!("call-failed-{k}"))? {
-            lost.push(k);
+    /// What a call cost, and where the number came from: as reported, else priced from the
+    /// table by the answering (or requested) model, else unknown.
+    fn cost(
+        &self,
+        reported: Option<u64>,
+        answered: &str,
+        requested: &str,
+        input: Option<u64>,
+        output: Option<u64>,
+    ) -> (Option<u64>, &'static str) {
+        if let Some(c) = reported {
+            return (Some(c), "reported");
         }
-        k += 1;
+        let (Some(i), Some(o)) = (input, output) else {
+            return (None, "unknown");
+        };
+        let prices = &self.settings.prices;
+        match prices
+            .cost_micros(answered, i, o)
+            .or_else(|| prices.cost_micros(requested, i, o))
+        {
+            Some(c) => (Some(c), "price-table"),
+            None => (None, "unknown"),
+        }
     }
-    cx.mark(&format!("call-attempt-{k}"))?;
-    Ok((k, lost))
 }

@@ -26,7 +26,7 @@ fn inspector_bin() -> PathBuf {
 
 /// A change folder in the test repository, with a broken gavel.toml beside it: `gavel mcp`
 /// must not read it.
-fn change(env: &Env) -> PathBuf {
+pub(crate) fn change(env: &Env) -> PathBuf {
     env.write("gavel.toml", "this is [not toml");
     env.write("openspec/changes/add-login/proposal.md", "# Add login\n");
     env.write(
@@ -41,7 +41,7 @@ fn change(env: &Env) -> PathBuf {
 }
 
 /// `mcp-inspector --cli ARGS -- gavel mcp --change-dir DIR SERVER_ARGS`.
-fn inspect(env: &Env, dir: &Path, server_args: &[&str], args: &[&str]) -> Output {
+pub(crate) fn inspect(env: &Env, dir: &Path, server_args: &[&str], args: &[&str]) -> Output {
     let mut cmd = Command::new(inspector_bin());
     env.clean_env(&mut cmd);
     cmd.env("MCP_CATALOG_PATH", env.root.join("inspector/mcp.json"))
@@ -61,7 +61,7 @@ fn inspect(env: &Env, dir: &Path, server_args: &[&str], args: &[&str]) -> Output
     cmd.output().expect("run the inspector")
 }
 
-fn stdout_json(out: &Output) -> Value {
+pub(crate) fn stdout_json(out: &Output) -> Value {
     assert!(
         out.status.success(),
         "inspector failed ({:?}):\n{}\n{}",
@@ -245,7 +245,7 @@ fn regression_mcp_refuses_a_change_id_that_is_not_its_folders_name() {
 const PATIENCE: Duration = Duration::from_secs(60);
 
 /// `gavel mcp` on pipes, spoken to line by line; killed when dropped.
-struct Raw {
+pub(crate) struct Raw {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
@@ -282,11 +282,11 @@ impl Raw {
         stdin.flush().expect("flush");
     }
 
-    fn send_json(&mut self, message: Value) {
+    pub(crate) fn send_json(&mut self, message: Value) {
         self.send(format!("{message}\n").as_bytes());
     }
 
-    fn reply(&self) -> Value {
+    pub(crate) fn reply(&self) -> Value {
         let line = self
             .lines
             .recv_timeout(PATIENCE)
@@ -295,7 +295,7 @@ impl Raw {
     }
 
     /// MCP's handshake.
-    fn initialize(&mut self) {
+    pub(crate) fn initialize(&mut self) {
         self.send_json(
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
@@ -327,13 +327,13 @@ impl Drop for Raw {
     }
 }
 
-fn raw(env: &Env, dir: &Path, args: &[&str]) -> Raw {
+pub(crate) fn raw(env: &Env, dir: &Path, args: &[&str]) -> Raw {
     let mut command = env.gavel(&["mcp", "--change-dir", dir.to_str().expect("utf-8")]);
     command.args(args);
     Raw::start(command)
 }
 
-fn call(id: u64, tool: &str, arguments: Value) -> Value {
+pub(crate) fn call(id: u64, tool: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments}})
 }

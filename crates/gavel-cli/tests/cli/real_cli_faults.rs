@@ -82,8 +82,25 @@ pub fn transient(cli: Cli, fault: Reply) {
         2,
         "{cli:?} {fault:?}: the fault, then gavel's retry"
     );
-    let call = &env.show("1")["calls"][0];
+    // The answer is the last call; an attempt the CLI reported usage for before it failed
+    // (Claude Code's error result after a cut stream) is in the ledger before it (issue 32).
+    let shown = env.show("1");
+    let calls: Vec<&serde_json::Value> = shown["calls"]
+        .as_array()
+        .expect("calls")
+        .iter()
+        .filter(|c| c["role"] == "drafter")
+        .collect();
+    let call = calls.last().expect("the answered call");
     assert_eq!(call["attempts"], 2, "{cli:?} {fault:?}: {call}");
+    assert!(calls.len() <= 2, "{cli:?} {fault:?}: {shown}");
+    for billed in &calls[..calls.len() - 1] {
+        assert!(
+            billed["input_tokens"].as_u64().unwrap_or(0) > 0
+                || billed["cost_micros"].as_u64().unwrap_or(0) > 0,
+            "a ledgered failure reported usage: {billed}"
+        );
+    }
 }
 
 /// A permanent fault: no retry, the run halts with a hint and files nothing.

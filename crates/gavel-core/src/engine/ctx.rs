@@ -290,6 +290,23 @@ impl<'a> NodeCtx<'a> {
         Ok(self.store.spent_in_month(month)?)
     }
 
+    /// The ledger numbers of the model calls already recorded for this run: a node visit that
+    /// halted kept its events, and when it runs again it must not record them twice.
+    pub fn recorded_calls(&self) -> Result<std::collections::BTreeSet<u32>, NodeError> {
+        Ok(self
+            .store
+            .events(self.run)?
+            .into_iter()
+            .filter_map(|e| match e.kind {
+                EventKind::ModelCall {
+                    ledger: Some(ledger),
+                    ..
+                } => Some(ledger.n),
+                _ => None,
+            })
+            .collect())
+    }
+
     /// Keeps a diff gate's audit line in a shared store (see [`Store::record_audit`]).
     pub fn record_audit(&self, line: &str) -> Result<(), NodeError> {
         Ok(self.store.record_audit(line)?)

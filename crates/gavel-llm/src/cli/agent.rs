@@ -58,6 +58,11 @@ pub(crate) trait CliAgent: Send + Sync + std::fmt::Debug {
 
     /// The answer in the finished process's output, or the classified error.
     fn answer(&self, model: &str, out: &ProcessOutput) -> Result<Answer, ProviderError>;
+
+    /// What the output of a run that [`Self::answer`] refused still reports of the work done:
+    /// its text, model and usage (an error result carries the usage and cost of the turns it
+    /// took), or `None` when it reports no usage. The provider puts it in the spend ledger.
+    fn usage(&self, model: &str, out: &ProcessOutput) -> Option<Answer>;
 }
 
 /// What an adapter knows when it builds an [`Invocation`].

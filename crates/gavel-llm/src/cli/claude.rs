@@ -220,9 +220,29 @@ impl CliAgent for Claude {
         let text = result["result"].as_str().unwrap_or_default().to_owned();
         if result["is_error"].as_bool().unwrap_or(true) || !out.status.success() {
             let status = result["api_error_status"].as_u64();
-            let message = match status {
-                Some(s) => format!("API status {s}: {text}"),
-                None => text,
+            let subtype = result["subtype"].as_str().unwrap_or_default();
+            if subtype == "error_max_turns" {
+                // The same call would stop at the same limit: not worth paying for again.
+                return Err(ProviderError::Permanent {
+                    provider: "claude".into(),
+                    message: format!(
+                        "Claude Code stopped at its turn limit (error_max_turns) without an answer{}",
+                        if text.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {text}")
+                        }
+                    ),
+                    hint: Some(
+                        "the agent used every turn it was given; see the call in `gavel show RUN`"
+                            .into(),
+                    ),
+                });
+            }
+            let message = match (status, text.is_empty()) {
+                (Some(s), _) => format!("API status {s}: {text}"),
+                (None, true) if !subtype.is_empty() => format!("Claude Code ended with {subtype}"),
+                (None, _) => text,
             };
             return Err(match status {
                 Some(401 | 403) | Some(400) | Some(404) => classify(tool, &message, model),
@@ -234,18 +254,40 @@ impl CliAgent for Claude {
                 },
             });
         }
-        let usage = &result["usage"];
-        let fresh = usage["input_tokens"].as_u64();
-        let cache_read = usage["cache_read_input_tokens"].as_u64();
-        let cache_write = usage["cache_creation_input_tokens"].as_u64();
-        Ok(Answer {
-            text,
-            model: p.answered_model.unwrap_or_default(),
-            input_tokens: fresh.map(|f| f + cache_read.unwrap_or(0) + cache_write.unwrap_or(0)),
-            output_tokens: usage["output_tokens"].as_u64(),
-            cached_tokens: cache_read,
-            cost_usd: result["total_cost_usd"].as_f64(),
-        })
+        Ok(answer_of(text, p.answered_model, &result))
+    }
+
+    fn usage(&self, _model: &str, out: &ProcessOutput) -> Option<Answer> {
+        let p = parse(&out.stdout);
+        let result = p.result?;
+        // An error result (`error_max_turns`, `error_during_execution`) says what went wrong in
+        // its subtype and carries the usage and cost of the turns taken.
+        let text = match (result["result"].as_str(), result["subtype"].as_str()) {
+            (Some(text), _) => text.to_owned(),
+            (None, Some(subtype)) => subtype.to_owned(),
+            (None, None) => String::new(),
+        };
+        let answer = answer_of(text, p.answered_model, &result);
+        let reported = answer.input_tokens.unwrap_or(0) > 0
+            || answer.output_tokens.unwrap_or(0) > 0
+            || answer.cost_usd.unwrap_or(0.0) > 0.0;
+        reported.then_some(answer)
+    }
+}
+
+/// The answer a `result` line reports: its text, the answering model, usage and cost.
+fn answer_of(text: String, model: Option<String>, result: &Value) -> Answer {
+    let usage = &result["usage"];
+    let fresh = usage["input_tokens"].as_u64();
+    let cache_read = usage["cache_read_input_tokens"].as_u64();
+    let cache_write = usage["cache_creation_input_tokens"].as_u64();
+    Answer {
+        text,
+        model: model.unwrap_or_default(),
+        input_tokens: fresh.map(|f| f + cache_read.unwrap_or(0) + cache_write.unwrap_or(0)),
+        output_tokens: usage["output_tokens"].as_u64(),
+        cached_tokens: cache_read,
+        cost_usd: result["total_cost_usd"].as_f64(),
     }
 }
 

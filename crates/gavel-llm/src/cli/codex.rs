@@ -220,6 +220,19 @@ impl CliAgent for Codex {
             }
         }
     }
+
+    fn usage(&self, model: &str, out: &ProcessOutput) -> Option<Answer> {
+        let p = parse(&out.stdout);
+        let reported = p.input_tokens.unwrap_or(0) > 0 || p.output_tokens.unwrap_or(0) > 0;
+        reported.then(|| Answer {
+            text: p.text.or(p.failure).unwrap_or_default(),
+            model: p.rerouted_to.unwrap_or_else(|| model.to_owned()),
+            input_tokens: p.input_tokens,
+            output_tokens: p.output_tokens,
+            cached_tokens: p.cached_tokens,
+            cost_usd: None,
+        })
+    }
 }
 
 /// What the event stream said.

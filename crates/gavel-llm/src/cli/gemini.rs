@@ -206,6 +206,23 @@ impl CliAgent for Gemini {
         vec![(id, ToolUse { name, summary })]
     }
 
+    fn usage(&self, model: &str, out: &ProcessOutput) -> Option<Answer> {
+        let p = parse(&out.stdout);
+        let reported = p.input_tokens.unwrap_or(0) > 0 || p.output_tokens.unwrap_or(0) > 0;
+        reported.then(|| Answer {
+            text: if p.text.is_empty() {
+                p.error.unwrap_or_default()
+            } else {
+                p.text
+            },
+            model: p.models.last().cloned().unwrap_or_else(|| model.to_owned()),
+            input_tokens: p.input_tokens,
+            output_tokens: p.output_tokens,
+            cached_tokens: p.cached_tokens,
+            cost_usd: None,
+        })
+    }
+
     fn answer(&self, model: &str, out: &ProcessOutput) -> Result<Answer, ProviderError> {
         let tool = self.tool();
         let p = parse(&out.stdout);

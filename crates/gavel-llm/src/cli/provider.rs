@@ -4,6 +4,13 @@
 //! gavel's timeouts, rotates logins (`logins.rs`), reports progress and tool uses while the CLI
 //! streams, and builds the [`Response`]. Retries are outside, in [`crate::Retrying`].
 //!
+//! A run the CLI reports as failed but with usage (Claude Code's `error_max_turns` result
+//! carries the tokens and cost of every turn) is reported as [`CallProgress::Billed`] before
+//! its error, so the caller ledgers it. When the profile names an
+//! [`AgentProfile::answer_file`] and the agent wrote it before the CLI failed, the handed-in
+//! answer is the call's answer (with the run's usage, and the error in
+//! [`Response::ended_with`]): it is not retried.
+//!
 //! A profile with a confinement ([`AgentProfile::confine`]) runs the CLI through its Landlock
 //! launcher. The writable paths are the profile's, a private temporary folder made for the
 //! call (the child's `TMPDIR`, `TMP` and `TEMP`; removed with everything in it after the
@@ -19,14 +26,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use gavel_exec::confine::Confinement;
 use serde_json::Value;
 
-use super::agent::{CallFile, CliAgent, Setup};
+use super::agent::{Answer, CallFile, CliAgent, Setup};
 use super::claude::Claude;
 use super::codex::Codex;
 use super::gemini::Gemini;
 use super::{CliSettings, LoginEnv, approx_tokens, logins, not_installed};
 use crate::process::{self, ProcessError, ProcessOutput, ProcessSpec};
 use crate::profile::{AgentProfile, ProfileError};
-use crate::provider::{Call, CallProgress, Provider, ProviderError, Request, Response, ToolUse};
+use crate::provider::{
+    BilledAttempt, Call, CallProgress, Provider, ProviderError, Request, Response, ToolUse,
+};
 use crate::tools::CliTool;
 
 /// An agent CLI as a provider (`claude:`, `gemini:`, `codex:`).
@@ -166,7 +175,37 @@ impl CliProvider {
         if let Some(c) = confined {
             self.launcher_refused(c, &out)?;
         }
-        let answer = self.agent.answer(&self.model, &out)?;
+        let (answer, ended_with) = match self.agent.answer(&self.model, &out) {
+            Ok(answer) => (answer, None),
+            Err(e) => {
+                let usage = self.agent.usage(&self.model, &out);
+                let handed_in = profile.answer_file.as_deref().is_some_and(handed_in);
+                match usage {
+                    // The agent handed its answer in through a tool before the CLI failed:
+                    // that is the call's answer, with the usage of the whole run.
+                    _ if handed_in => (
+                        usage.unwrap_or_else(|| self.no_usage()),
+                        Some(e.to_string()),
+                    ),
+                    Some(usage) => {
+                        let billed = BilledAttempt {
+                            provider: tool.kind.into(),
+                            model: usage.model,
+                            requested_model: self.model.clone(),
+                            input_tokens: usage.input_tokens,
+                            output_tokens: usage.output_tokens,
+                            cached_tokens: usage.cached_tokens,
+                            cost_micros: usage.cost_usd.and_then(crate::price::usd_to_micros),
+                            error: e.to_string(),
+                            raw: out.stdout,
+                        };
+                        (call.progress)(CallProgress::Billed(Box::new(billed)));
+                        return Err(e);
+                    }
+                    None => return Err(e),
+                }
+            }
+        };
         Ok(Response {
             text: answer.text,
             provider: tool.kind.into(),
@@ -181,7 +220,20 @@ impl CliProvider {
             credential: None,
             quota_exhausted: Vec::new(),
             tool_uses,
+            ended_with,
         })
+    }
+
+    /// An answer that reported nothing (the model is the one asked for).
+    fn no_usage(&self) -> Answer {
+        Answer {
+            text: String::new(),
+            model: self.model.clone(),
+            input_tokens: None,
+            output_tokens: None,
+            cached_tokens: None,
+            cost_usd: None,
+        }
     }
 
     /// The folder the CLI runs in and whether it is gavel's own agent folder. gavel's folder
@@ -245,6 +297,11 @@ impl CliProvider {
             ),
         }
     }
+}
+
+/// Whether the agent handed an answer in through `path`: a regular file with something in it.
+fn handed_in(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0)
 }
 
 /// A fresh path for one call's private folder (not created yet).

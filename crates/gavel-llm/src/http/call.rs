@@ -15,7 +15,7 @@ use genai::{ModelIden, ModelSpec, ServiceTarget};
 
 use super::errors::{self, Ctx};
 use super::wire::{Api, FrameLog};
-use crate::provider::{ProviderError, Response};
+use crate::provider::{BilledAttempt, ProviderError, Response};
 
 /// Everything resolved before the call: where to send it, with which key, under which limits.
 #[derive(Debug, Clone)]
@@ -29,13 +29,15 @@ pub(crate) struct Plan {
     pub total_timeout: Duration,
 }
 
-/// Makes exactly one attempt, calling `progress` with the estimated output tokens so far.
+/// Makes exactly one attempt, calling `progress` with the estimated output tokens so far, and
+/// `billed` with an attempt that failed after the service reported its usage.
 pub(crate) async fn run(
     client: genai::Client,
     plan: Plan,
     prompt: String,
     max_output_tokens: u32,
     progress: impl Fn(u64),
+    billed: impl Fn(BilledAttempt),
 ) -> Result<Response, ProviderError> {
     let ctx = &plan.ctx;
     let log = Arc::new(Mutex::new(FrameLog::default()));
@@ -102,8 +104,27 @@ pub(crate) async fn run(
     drop(stream);
 
     let log = std::mem::take(&mut *lock(&log));
+    let (input_tokens, output_tokens, cached_tokens) = tokens(usage.as_ref());
+    // A stream that failed after the service reported usage may still be billed.
+    let failed = |e: ProviderError| {
+        let attempt = BilledAttempt {
+            provider: plan.api.kind.to_owned(),
+            model: log.model.clone().unwrap_or_default(),
+            requested_model: plan.api.model.clone(),
+            input_tokens,
+            output_tokens,
+            cached_tokens,
+            cost_micros: None,
+            error: e.to_string(),
+            raw: log.transcript.clone(),
+        };
+        if attempt.reported_usage() {
+            billed(attempt);
+        }
+        e
+    };
     if let Some(body) = &log.error_event {
-        return Err(errors::from_error_event(body, ctx));
+        return Err(failed(errors::from_error_event(body, ctx)));
     }
     if !log.finished {
         let message = match &log.malformed {
@@ -111,9 +132,8 @@ pub(crate) async fn run(
             None => "the stream ended before the service's final event: the answer is incomplete"
                 .to_owned(),
         };
-        return Err(ctx.transient(message, None));
+        return Err(failed(ctx.transient(message, None)));
     }
-    let (input_tokens, output_tokens, cached_tokens) = tokens(usage.as_ref());
     Ok(Response {
         text,
         provider: plan.api.kind.to_owned(),
@@ -129,6 +149,7 @@ pub(crate) async fn run(
         credential: None,
         quota_exhausted: Vec::new(),
         tool_uses: Vec::new(),
+        ended_with: None,
     })
 }
 

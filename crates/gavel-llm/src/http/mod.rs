@@ -307,9 +307,11 @@ impl HttpProvider {
         let progress_tx = tx.clone();
         // A send fails only when this thread has stopped listening; nothing is lost then.
         let report = move |tokens| drop(progress_tx.send(Event::Progress(tokens)));
+        let billed_tx = tx.clone();
+        let billed = move |b| drop(billed_tx.send(Event::Billed(Box::new(b))));
         let (prompt, max_tokens) = (req.prompt.clone(), req.max_output_tokens);
         let task = runtime.spawn(async move {
-            let result = call::run(client, plan, prompt, max_tokens, report).await;
+            let result = call::run(client, plan, prompt, max_tokens, report, billed).await;
             drop(tx.send(Event::Done(Box::new(result))));
         });
         loop {
@@ -322,6 +324,7 @@ impl HttpProvider {
                     output_tokens,
                     attempt: 1,
                 }),
+                Ok(Event::Billed(attempt)) => (call.progress)(CallProgress::Billed(attempt)),
                 Ok(Event::Done(result)) => return *result,
                 Err(RecvTimeoutError::Timeout) => {}
                 // The task panicked: a bug that retrying the same call would only repeat.
@@ -376,6 +379,7 @@ const CANCEL_POLL: Duration = Duration::from_millis(50);
 /// What the call's task tells the waiting thread.
 enum Event {
     Progress(u64),
+    Billed(Box<crate::provider::BilledAttempt>),
     Done(Box<Result<Response, ProviderError>>),
 }
 

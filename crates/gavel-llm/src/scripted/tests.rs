@@ -94,6 +94,7 @@ fn response_reports_provider_model_and_approximate_tokens() {
             credential: None,
             quota_exhausted: Vec::new(),
             tool_uses: Vec::new(),
+            ended_with: None,
         }
     );
     let f = fixture("model: scripted-model-1\nreviewer:\n  - text: ok\n");

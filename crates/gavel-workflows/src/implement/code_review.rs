@@ -6,7 +6,9 @@
 //! gets gavel's MCP server (`gavel mcp`, for the worktree's change folder, for this call only)
 //! and submits its review with `create_review`, which writes `REVIEW.md`; a text-only
 //! reviewer answers with the same structure as one JSON block, and gavel writes `REVIEW.md`.
-//! `REVIEW.md` is removed before the call, so only this call's review is ever read. No review
+//! `REVIEW.md` is removed before the call, so only this call's review is ever read; once
+//! `create_review` wrote it, it is the call's answer even if the CLI then fails (a turn limit),
+//! and the call is not made again (the server refuses a second submission). No review
 //! (after the retries) halts the run: the phase stays `implementing`, never an approval.
 //! A clean APPROVED (no critical issue) goes on to the diff gate with the phase `complete` in
 //! the worktree's STATE.yaml; NEEDS_FIX goes back to the implementer with the findings, up to
@@ -213,12 +215,16 @@ impl ImplementWorkflow {
                 "--tool".to_owned(),
                 "create_review".to_owned(),
             ]);
-            profile = profile.with_mcp_server(McpServer {
-                name: "gavel".into(),
-                command: launch.program.to_string_lossy().into_owned(),
-                args,
-                env: Vec::new(),
-            });
+            // A review handed in through `create_review` is the call's answer even when the
+            // CLI then stops with an error (a turn limit): it is not asked again.
+            profile = profile
+                .with_mcp_server(McpServer {
+                    name: "gavel".into(),
+                    command: launch.program.to_string_lossy().into_owned(),
+                    args,
+                    env: Vec::new(),
+                })
+                .with_answer_file(&review_path);
         }
         let caller = crate::caller::ModelCaller {
             settings: &self.settings.calls,

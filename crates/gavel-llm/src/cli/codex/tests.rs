@@ -237,3 +237,36 @@ fn a_call_gavel_confines_runs_without_codexs_own_sandbox_and_keeps_its_home() {
     };
     assert_eq!(Codex.state_paths(&own), [StatePath::folder("/c")]);
 }
+
+/// A finished Codex run that printed `stdout` and exited with `code`.
+fn finished(stdout: &str, code: i32) -> crate::process::ProcessOutput {
+    use std::os::unix::process::ExitStatusExt;
+    crate::process::ProcessOutput {
+        status: std::process::ExitStatus::from_raw(code << 8),
+        stdout: stdout.to_owned(),
+        stderr: String::new(),
+        stdin_error: None,
+        elapsed: std::time::Duration::ZERO,
+        stdout_omitted: 0,
+        stderr_omitted: 0,
+    }
+}
+
+#[test]
+fn a_failed_run_that_reported_usage_still_reports_it_for_the_ledger() {
+    let billed = r#"{"type":"turn.completed","usage":{"input_tokens":123,"cached_input_tokens":20,"output_tokens":7}}
+{"type":"error","message":"the agent was stopped"}"#;
+    let out = finished(billed, 1);
+    assert!(Codex.answer("gpt-5", &out).is_err());
+    let usage = Codex.usage("gpt-5", &out).expect("usage");
+    assert_eq!(
+        (usage.input_tokens, usage.output_tokens, usage.cached_tokens),
+        (Some(123), Some(7), Some(20))
+    );
+    let nothing = finished(r#"{"type":"turn.failed","error":{"message":"401"}}"#, 1);
+    assert_eq!(
+        Codex.usage("gpt-5", &nothing),
+        None,
+        "no usage, nothing billed"
+    );
+}

@@ -241,3 +241,29 @@ fn a_confined_call_leaves_the_gemini_cli_its_state_folder() {
     };
     assert_eq!(Gemini.state_paths(&own), [StatePath::folder("/g/.gemini")]);
 }
+
+#[test]
+fn a_failed_run_that_reported_usage_still_reports_it_for_the_ledger() {
+    use std::os::unix::process::ExitStatusExt;
+    let out = |stdout: &str| crate::process::ProcessOutput {
+        status: std::process::ExitStatus::from_raw(1 << 8),
+        stdout: stdout.to_owned(),
+        stderr: String::new(),
+        stdin_error: None,
+        elapsed: std::time::Duration::ZERO,
+        stdout_omitted: 0,
+        stderr_omitted: 0,
+    };
+    let billed = out(
+        r#"{"type":"result","status":"error","error":{"message":"turn limit"},"stats":{"input_tokens":40,"output_tokens":9,"cached":0,"models":{"gemini-2.5-pro":{"total_tokens":49}}}}"#,
+    );
+    assert!(Gemini.answer("gemini-2.5-pro", &billed).is_err());
+    let usage = Gemini.usage("gemini-2.5-pro", &billed).expect("usage");
+    assert_eq!(
+        (usage.input_tokens, usage.output_tokens),
+        (Some(40), Some(9))
+    );
+    assert_eq!(usage.text, "turn limit");
+    let nothing = out(r#"{"type":"result","status":"error"}"#);
+    assert_eq!(Gemini.usage("gemini-2.5-pro", &nothing), None);
+}

@@ -264,3 +264,106 @@ fn the_launchers_refusals_are_permanent_errors_that_say_so() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A fake `claude` that (when `hand_in` is set) writes `answer.md` in its folder, then stops
+/// at its turn limit with the usage and cost of its turns; called with that answer file.
+fn max_turns_call(
+    dir: &Path,
+    hand_in: bool,
+) -> (Result<Response, ProviderError>, Vec<CallProgress>) {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let write = if hand_in {
+        "echo review > \"$ANSWER\"; "
+    } else {
+        ""
+    };
+    script(
+        &bin.join("claude"),
+        &format!(
+            "cat > /dev/null; {write}printf '%s\\n' \
+             '{{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true,\"total_cost_usd\":0.0123,\"usage\":{{\"input_tokens\":100,\"output_tokens\":30}}}}'\nexit 1\n"
+        ),
+    );
+    let answer = dir.join("answer.md");
+    let settings = CliSettings {
+        env: vec![
+            ("PATH".into(), format!("{}:/usr/bin:/bin", bin.display())),
+            ("HOME".into(), dir.display().to_string()),
+            ("ANSWER".into(), answer.display().to_string()),
+        ],
+        ..CliSettings::default()
+    };
+    let provider = CliProvider::claude("m", settings);
+    let request = Request {
+        role: crate::Role::REVIEWER,
+        prompt: "p".into(),
+        seq: 0,
+        step_id: "s".into(),
+        max_output_tokens: 10,
+        profile: AgentProfile::text_only().with_answer_file(&answer),
+    };
+    let heard = std::sync::Mutex::new(Vec::new());
+    let progress = |p: CallProgress| heard.lock().expect("lock").push(p);
+    let call = Call {
+        cancelled: &|| false,
+        progress: &progress,
+    };
+    let result = provider.complete(&request, &call);
+    (result, heard.into_inner().expect("lock"))
+}
+
+#[test]
+fn an_error_result_with_usage_is_reported_as_billed_and_fails_without_a_retry() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (result, heard) = max_turns_call(dir.path(), false);
+    let err = result.expect_err("no answer");
+    assert!(
+        matches!(&err, ProviderError::Permanent { message, .. } if message.contains("error_max_turns")),
+        "a turn limit is not worth retrying: {err:?}"
+    );
+    let billed: Vec<&BilledAttempt> = heard
+        .iter()
+        .filter_map(|p| match p {
+            CallProgress::Billed(b) => Some(&**b),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(billed.len(), 1, "{heard:?}");
+    assert_eq!(
+        (
+            billed[0].input_tokens,
+            billed[0].output_tokens,
+            billed[0].cost_micros
+        ),
+        (Some(100), Some(30), Some(12_300))
+    );
+    assert!(
+        billed[0].error.contains("error_max_turns"),
+        "{:?}",
+        billed[0]
+    );
+}
+
+#[test]
+fn an_answer_handed_in_before_the_cli_failed_is_the_answer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (result, heard) = max_turns_call(dir.path(), true);
+    let response = result.expect("the handed-in answer stands");
+    assert_eq!(response.cost_usd, Some(0.0123));
+    assert_eq!(
+        (response.input_tokens, response.output_tokens),
+        (Some(100), Some(30))
+    );
+    assert!(
+        response
+            .ended_with
+            .as_deref()
+            .is_some_and(|e| e.contains("error_max_turns")),
+        "{response:?}"
+    );
+    assert!(
+        !heard.iter().any(|p| matches!(p, CallProgress::Billed(_))),
+        "the answer is billed as the answer, not as a failure: {heard:?}"
+    );
+}
