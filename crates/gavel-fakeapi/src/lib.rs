@@ -46,7 +46,7 @@ mod reply;
 mod server;
 
 pub use github::{FakeIssue, FakeLabel, FakeRepo, Fault, FaultKind, GitHub, Permission};
-pub use npm::npm_tool_bin;
+pub use npm::{npm_tool_bin, tools_cache};
 pub use reply::{Reply, Rule, ToolCall};
 pub use server::{Api, FakeServer, Recorded};
 

@@ -9,7 +9,7 @@ use gavel_fakeapi::FakeServer;
 
 use crate::util::Env;
 
-/// `tools/agent-clis/node_modules/.bin`, after making sure the pinned CLIs are installed.
+/// The pinned agent CLIs' `.bin` folder in the tools cache, after making sure they are installed.
 pub fn bin_dir() -> PathBuf {
     gavel_fakeapi::npm_tool_bin("agent-clis").expect("the agent CLIs")
 }

@@ -13,7 +13,7 @@ use gavel_workflows::change::merge::{merge, new_living_spec};
 use gavel_workflows::change::spec::{DeltaSpec, Rename, Requirement, render_delta_spec};
 use gavel_workflows::change::tasks::render_tasks;
 
-/// `tools/openspec/node_modules/.bin/openspec`, after making sure the pinned CLI is installed.
+/// The pinned `openspec` (see `gavel_fakeapi::npm_tool_bin`), after making sure it is installed.
 fn openspec_bin() -> PathBuf {
     gavel_fakeapi::npm_tool_bin("openspec")
         .expect("the OpenSpec CLI")
