@@ -122,7 +122,7 @@ pub struct Settings {
     /// `[workflows.NAME] drafter_reads_repo`, per workflow.
     drafter_reads_repo: BTreeMap<String, bool>,
     /// `[context]`: what context files may be given to a model.
-    pub context: gavel_workflows::context::ContextSettings,
+    pub context: gavel_context::ContextSettings,
     /// `[implement]`: test and lint commands, runner, retries, timeouts, sandbox.
     pub implement: ImplementSettingsToml,
     /// `[changes]`: where spec-driven changes live, their rounds and retries.

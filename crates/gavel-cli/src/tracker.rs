@@ -6,11 +6,11 @@
 //! (`GH_TOKEN`, `GITHUB_TOKEN`, `gh auth token`). A missing token is not an error here: the
 //! tracker reports it at pre-flight, with what to do.
 
+use gavel_tracker::github::remote::{self, RemoteRepo};
+use gavel_tracker::github::{GitHubConfig, GitHubTracker, TokenLookup, find_token};
+use gavel_tracker::local::LocalTracker;
+use gavel_tracker::{Tracker, TrackerRef};
 use gavel_workflows::git::Git;
-use gavel_workflows::tracker::github::remote::{self, RemoteRepo};
-use gavel_workflows::tracker::github::{GitHubConfig, GitHubTracker, TokenLookup, find_token};
-use gavel_workflows::tracker::local::LocalTracker;
-use gavel_workflows::tracker::{Tracker, TrackerRef};
 
 use crate::error::CliError;
 use crate::settings::{Settings, TrackerKind};

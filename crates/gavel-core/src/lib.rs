@@ -12,6 +12,7 @@
 mod clock;
 mod engine;
 mod event;
+pub mod fsutil;
 mod gate;
 mod hash;
 mod key;

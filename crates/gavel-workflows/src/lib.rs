@@ -4,16 +4,16 @@
 //! those live: the document workflow ([`document`]: one draft → review → approve graph) with its
 //! kinds brief → issue ([`issue`]) and issue → LLD ([`lld`]), the numbered lineage folder every
 //! artifact goes to ([`lineage`]), structured reviewer verdicts ([`verdict`]), issue trackers
-//! behind a trait ([`tracker`]), spec-driven changes in OpenSpec's layout ([`change`]), and
+//! behind a trait (the `gavel-tracker` crate), spec-driven changes in OpenSpec's layout ([`change`]), and
 //! the git runner ([`git`], re-exported from `gavel-exec`).
 //! Like the engine, nothing here prints or prompts: gates are handed back to the CLI as values.
 
 pub mod brief;
 pub mod caller;
 pub mod change;
-pub mod context;
 pub mod disclosure;
-pub mod fsutil;
+/// Crash-safe file writes, from `gavel-core`; re-exported for the workflows' own paths.
+pub use gavel_core::fsutil;
 pub mod implement;
 /// The one git runner (scrubbed environment, idempotent commits, worktrees, snapshots), from
 /// `gavel-exec`; re-exported so `gavel_workflows::git` keeps working.
@@ -24,7 +24,6 @@ pub mod lineage;
 pub mod lld;
 pub mod review;
 pub mod roles;
-pub mod tracker;
 pub mod verdict;
 /// Finding programs on `PATH`: gavel-llm's one lookup, re-exported for the editor check.
 pub use gavel_llm::which;

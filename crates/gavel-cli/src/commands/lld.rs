@@ -8,9 +8,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use gavel_tracker::{TrackedIssue, TrackerError};
 use gavel_workflows::document::DocState;
 use gavel_workflows::lld::{self, LLD, WORKFLOW, lld_path, slug_for};
-use gavel_workflows::tracker::{TrackedIssue, TrackerError};
 
 use super::start::{self, Clash, Collision, Resolution, RunFlags, collision, resume};
 use crate::context::Context;
@@ -140,13 +140,13 @@ pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
 pub(crate) fn validate_context(
     ctx: &Context,
     paths: &[PathBuf],
-) -> Result<Option<gavel_workflows::context::Context>, CliError> {
+) -> Result<Option<gavel_context::Context>, CliError> {
     if paths.is_empty() {
         return Ok(None);
     }
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::error(format!("cannot read the current folder: {e}")))?;
-    gavel_workflows::context::validate(&ctx.settings.repo_root, &cwd, paths, &ctx.settings.context)
+    gavel_context::validate(&ctx.settings.repo_root, &cwd, paths, &ctx.settings.context)
         .map(Some)
         .map_err(|e| {
             CliError::usage(sanitize(&e.to_string())).hint(

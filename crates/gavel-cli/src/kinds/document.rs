@@ -2,9 +2,9 @@
 //! providers, tracker and settings wired from `gavel.toml`, and how a run of either is resumed
 //! with the roles and tracker it started with. One implementation serves both kinds.
 
+use gavel_tracker::TrackerRef;
 use gavel_workflows::caller::CallerSettings;
 use gavel_workflows::document::{DocKind, DocSettings, DocState, DocWorkflow, Roles};
-use gavel_workflows::tracker::TrackerRef;
 
 use super::{Resume, WorkflowKind, state_of};
 use crate::context::Context;

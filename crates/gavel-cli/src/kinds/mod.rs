@@ -24,7 +24,7 @@ pub use implement::{IMPLEMENT, preflight as implement_preflight, workflow as imp
 pub fn issue_workflow(
     ctx: &crate::context::Context,
     editor_program: Option<String>,
-    tracker: Option<&gavel_workflows::tracker::TrackerRef>,
+    tracker: Option<&gavel_tracker::TrackerRef>,
 ) -> Result<gavel_workflows::document::DocWorkflow, CliError> {
     doc_workflow(ctx, &gavel_workflows::issue::ISSUE, editor_program, tracker)
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use gavel_workflows::context::ContextSettings;
+use gavel_context::ContextSettings;
 use serde::Deserialize;
 
 use crate::error::CliError;

@@ -94,7 +94,7 @@ impl StorageConfig {
 /// every clone of it, whichever form the URL takes (`https://github.com/o/r.git`,
 /// `git@github.com:o/r`, `ssh://git@github.com/o/r`) and without any credentials.
 pub fn project_from_remote(url: &str) -> String {
-    if let Ok(repo) = gavel_workflows::tracker::github::remote::parse_remote(url) {
+    if let Ok(repo) = gavel_tracker::github::remote::parse_remote(url) {
         return format!("{}/{}", repo.host, repo.repo);
     }
     // Another host or a path on this machine: drop credentials, a trailing `/` and `.git`.

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gavel_workflows::tracker::github::RetryPolicy;
+use gavel_tracker::github::RetryPolicy;
 use serde::Deserialize;
 
 use crate::error::CliError;
@@ -85,7 +85,7 @@ impl TrackerConfig {
             })?,
         };
         if let Some(repo) = &self.repo {
-            gavel_workflows::tracker::reference::check_repo(repo)
+            gavel_tracker::reference::check_repo(repo)
                 .map_err(|e| bad(format!("[tracker] repo: {e}")))?;
         }
         if let Some(url) = &self.api_url

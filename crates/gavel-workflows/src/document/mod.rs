@@ -35,8 +35,8 @@ use gavel_llm::Provider;
 use serde::{Deserialize, Serialize};
 
 use crate::lineage::Lineage;
-use crate::tracker::Tracker;
 use crate::verdict::Verdict;
+use gavel_tracker::Tracker;
 
 /// The nodes every kind shares, in graph order (N0 and N6 are the kind's own).
 pub mod node {
@@ -153,7 +153,7 @@ pub struct DocState {
     /// The tracker the run files to, saved at its first node so a resume files there too
     /// (`None` only in runs started by an older gavel: they take gavel.toml's).
     #[serde(default)]
-    pub tracker: Option<crate::tracker::TrackerRef>,
+    pub tracker: Option<gavel_tracker::TrackerRef>,
     /// An LLD run: the issue it designs for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub design_for: Option<DesignFor>,

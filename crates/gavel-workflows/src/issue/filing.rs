@@ -17,7 +17,7 @@ use crate::document::nodes::blob_text;
 use crate::document::{DocState, DocWorkflow, Filed, goto, io_failed};
 use crate::fsutil;
 use crate::lineage::Lineage;
-use crate::tracker::{FiledIssue, NewIssue, TrackerError};
+use gavel_tracker::{FiledIssue, NewIssue, TrackerError};
 
 /// `NNN-filed.json`: the seed's schema plus who filed it and how.
 #[derive(Debug, Serialize)]

@@ -18,7 +18,7 @@ use gavel_core::{NodeCtx, NodeError, StepError, Transition};
 
 use crate::document::nodes::blob_text;
 use crate::document::{ContextRecord, DesignFor, DocKind, DocState, DocWorkflow, goto, io_failed};
-use crate::tracker::TrackedIssue;
+use gavel_tracker::TrackedIssue;
 
 /// The workflow's name as stored with each run.
 pub const WORKFLOW: &str = "lld";
@@ -85,7 +85,7 @@ fn load_issue(
     cx: &mut NodeCtx<'_>,
 ) -> Result<Transition, NodeError> {
     let reference = s.brief_file.clone();
-    let read: Result<TrackedIssue, StepError<crate::tracker::TrackerError>> =
+    let read: Result<TrackedIssue, StepError<gavel_tracker::TrackerError>> =
         cx.step("read-issue", || wf.tracker.get_issue(&reference));
     let issue = match read {
         Ok(i) => i,

@@ -6,11 +6,11 @@
 
 use gavel_core::{Outcome, RunId, Store};
 use gavel_llm::{PriceTable, ScriptedProvider};
+use gavel_tracker::local::LocalTracker;
 use gavel_workflows::caller::CallerSettings;
 use gavel_workflows::document::{DocKind, DocSettings, DocState, DocWorkflow, Roles};
 use gavel_workflows::issue::ISSUE;
 use gavel_workflows::lld::LLD;
-use gavel_workflows::tracker::local::LocalTracker;
 
 use crate::kit::{Kit, answer};
 

@@ -5,6 +5,5 @@
 mod change_archive;
 mod diff_review;
 mod document_routing;
-mod github_tracker;
 mod kit;
 mod openspec;

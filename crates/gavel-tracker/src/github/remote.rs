@@ -5,7 +5,7 @@
 //! A remote URL may carry credentials (`https://user:token@host/...`); they are dropped on
 //! parsing and never appear in a message.
 
-use crate::tracker::reference::check_repo;
+use crate::reference::check_repo;
 
 /// A repository on a GitHub host.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -472,7 +472,7 @@ fn this_repositorys_own_sources_are_accepted() {
     let paths = [
         PathBuf::from("crates/gavel-core/src"),
         PathBuf::from("crates/gavel-llm/src"),
-        PathBuf::from("crates/gavel-workflows/src/context"),
+        PathBuf::from("crates/gavel-context/src"),
     ];
     let settings = ContextSettings {
         max_file_bytes: 1024 * 1024,
@@ -487,6 +487,6 @@ fn this_repositorys_own_sources_are_accepted() {
             .any(|p| p.starts_with("crates/gavel-core/src/"))
     );
     assert!(paths.contains(&"crates/gavel-llm/src/credentials.rs"));
-    assert!(paths.contains(&"crates/gavel-workflows/src/context/rules.rs"));
-    assert!(paths.contains(&"crates/gavel-workflows/src/context/tests_secrets.rs"));
+    assert!(paths.contains(&"crates/gavel-context/src/rules.rs"));
+    assert!(paths.contains(&"crates/gavel-context/src/tests_secrets.rs"));
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{FiledIssue, NewIssue, TrackedIssue, Tracker, TrackerError, TrackerRef};
-use crate::fsutil;
+use gavel_core::fsutil;
 
 /// The front matter gavel writes.
 #[derive(Debug, Serialize)]

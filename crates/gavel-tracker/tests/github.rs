@@ -3,8 +3,8 @@
 //! error.
 
 use gavel_fakeapi::{FakeRepo, FakeServer, Fault, FaultKind};
-use gavel_workflows::tracker::github::{GitHubConfig, GitHubTracker, RetryPolicy, Token};
-use gavel_workflows::tracker::{NewIssue, Tracker, TrackerError};
+use gavel_tracker::github::{GitHubConfig, GitHubTracker, RetryPolicy, Token};
+use gavel_tracker::{NewIssue, Tracker, TrackerError};
 
 const TOKEN: &str = "ghp_libTestToken";
 
@@ -118,10 +118,7 @@ fn labels_are_listed_across_pages_and_only_the_missing_are_created() {
         .find(|l| l.name == "new-one")
         .expect("created")
         .color;
-    assert_eq!(
-        colour,
-        gavel_workflows::tracker::github::DEFAULT_LABEL_COLOR
-    );
+    assert_eq!(colour, gavel_tracker::github::DEFAULT_LABEL_COLOR);
     let pages = fake
         .requests()
         .iter()
@@ -201,7 +198,7 @@ fn a_missing_token_is_reported_by_every_call_with_what_to_do() {
             web_host: "github.com".into(),
             policy: RetryPolicy::default(),
         },
-        Err(gavel_workflows::tracker::github::NoToken {
+        Err(gavel_tracker::github::NoToken {
             tried: vec!["GH_TOKEN (not set)".into()],
         }),
     );
