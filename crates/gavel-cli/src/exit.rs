@@ -1,4 +1,4 @@
-//! Every exit code gavel uses, in one place (mirrored in the README).
+//! Every exit code gavel uses, in one place (mirrored in the book (docs/)).
 
 use std::process::ExitCode;
 
@@ -37,7 +37,7 @@ impl From<Exit> for ExitCode {
     }
 }
 
-/// The exit codes, as `gavel --help` lists them (the README has the same table).
+/// The exit codes, as `gavel --help` lists them (the book has the same table).
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0    success (a run finished, a listing printed, a collision or a selection quit)

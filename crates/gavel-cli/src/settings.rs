@@ -437,7 +437,7 @@ fn relative(key: &str, value: &str) -> Result<PathBuf, CliError> {
 pub fn default_config_text() -> String {
     let audit_log = gavel_diffgate::DEFAULT_AUDIT_LOG;
     format!(
-        r#"# gavel configuration. See the README's configuration section.
+        r#"# gavel configuration. See the book's configuration chapter (docs/configuration.md).
 
 # Fail a call when another model answers than the one requested (default: warn).
 strict_models = false

@@ -2,7 +2,7 @@
 //! policy): which provider receives what for each role, which context files go with it, and
 //! what stays on this machine and for how long. Each workflow builds its [`Sent`] list and
 //! records the statement as timeline notes from the node that precedes its first model call;
-//! the terminal prints them as they happen, and `gavel show` keeps them. The README's "What is
+//! the terminal prints them as they happen, and `gavel show` keeps them. The book's "What is
 //! sent where" says the same for every workflow.
 
 use gavel_core::{EventKind, NodeCtx};
