@@ -8,6 +8,14 @@
 //! commit the repository it was asked about. Every command also gets `GIT_TERMINAL_PROMPT=0`
 //! (nothing prompts) and `LC_ALL=C` (messages gavel reads are not translated).
 //!
+//! Every file in git's own formats (the index, objects, refs, config, a worktree's `.git`
+//! pointer) is written by git, and every question about them (what is tracked, ignored or
+//! configured, which commit `HEAD` names) is answered by git: those formats change between git
+//! versions and repository setups (split and sparse indexes, index v4, SHA-256, filters,
+//! attributes), and keeping a copy of git's rules in step would be a maintenance cost no
+//! saving of a millisecond pays for (ARCHITECTURE.md, "git"). gavel only looks for a `.git`
+//! to find a repository without a process ([`Git::discover`]).
+//!
 //! On top of that runner:
 //! - commits made by workflows are idempotent: each carries a `Gavel-Step:` trailer, and a
 //!   commit whose trailer is already in the history is not made again (a replay after a crash
@@ -19,25 +27,14 @@
 //! - a long-lived git process (the diff gate's `diff` and `cat-file --batch`) is a
 //!   [`GitProcess`] (`child.rs`).
 
-mod cache_tree;
 mod child;
 mod commit;
-mod config;
-mod ignore_rules;
-mod ignore_simple;
-mod index;
 #[cfg(test)]
 mod linked_tests;
-mod maintenance;
-mod objects;
-mod refresh;
 mod remote;
 mod snapshot;
-mod stage;
-mod started;
 #[cfg(test)]
 mod tests;
-mod trees;
 mod worktree;
 
 use std::ffi::OsStr;
@@ -229,24 +226,6 @@ impl Git {
     /// Runs `git args...` in the repository and returns stdout.
     pub fn run(&self, args: &[&str]) -> Result<String, GitError> {
         self.run_env(args, &[])
-    }
-
-    /// Runs `git args...` like [`Self::run`], and `meanwhile` on this thread while git runs
-    /// (told, when it asks, whether git is still running).
-    pub(crate) fn run_meanwhile(
-        &self,
-        args: &[&str],
-        meanwhile: impl FnOnce(&mut dyn FnMut() -> bool),
-    ) -> Result<String, GitError> {
-        let mut cmd = self.command(args);
-        cmd.stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut child = cmd.spawn().map_err(GitError::Spawn)?;
-        meanwhile(&mut || matches!(child.try_wait(), Ok(None)));
-        let out = child.wait_with_output().map_err(GitError::Spawn)?;
-        check(&args.join(" "), out.status, &out.stderr)?;
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// Runs `git args...` with `env` set on top of the scrubbed environment.

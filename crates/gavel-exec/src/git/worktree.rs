@@ -169,12 +169,13 @@ impl Git {
         }
     }
 
-    /// Writes a linked worktree's `.git` pointer back as git made it (a folder or link in its
-    /// place is removed first).
+    /// Has git write a linked worktree's `.git` pointer back (`git worktree repair`, run from
+    /// the main repository); whatever is in its place (a folder, a link, a rewritten file) is
+    /// removed first.
     pub fn restore_linkage(&self) -> Result<(), GitError> {
-        let Some(git_dir) = &self.git_dir else {
+        if self.git_dir.is_none() {
             return Ok(());
-        };
+        }
         let pointer = self.root.join(".git");
         let io = |source| GitError::Io {
             path: pointer.clone(),
@@ -185,7 +186,30 @@ impl Git {
             Ok(_) => std::fs::remove_file(&pointer).map_err(io)?,
             Err(_) => {}
         }
-        std::fs::write(&pointer, format!("gitdir: {}\n", git_dir.display())).map_err(io)
+        // git repairs a missing or broken pointer and still exits 1, having reported the
+        // breakage it found; whether the pointer is right again is checked below.
+        let common = self.common_dir()?;
+        let out = super::command(&common)
+            .arg("--git-dir")
+            .arg(&common)
+            .args(["worktree", "repair", "--"])
+            .arg(&self.root)
+            .output()
+            .map_err(GitError::Spawn)?;
+        if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&out.status) {
+            return Err(GitError::Killed {
+                args: "worktree repair".into(),
+                signal,
+            });
+        }
+        if self.linkage_intact() {
+            Ok(())
+        } else {
+            Err(GitError::Worktree {
+                path: self.root.clone(),
+                detail: "`git worktree repair` did not restore the `.git` pointer".into(),
+            })
+        }
     }
 
     /// gavel's worktrees: those in the worktree home folder.
