@@ -77,25 +77,40 @@ impl Git {
             }
         }
         // Only what exists is added (new files must be); a path that is gone still belongs in
-        // the commit if git tracks it, and `git commit -- PATH` records its deletion.
+        // the commit if git tracks it, and `git commit -- PATH` records its deletion. Parallel
+        // runs commit into the same repository; git's index.lock would make one fail.
+        let _guard = self.lock()?;
+        // New files must be known to git before `git commit -- PATHS` takes them: git adds
+        // them (and records changes and deletions under the named folders), with every
+        // filter, attribute and ignore rule as for the person. Which gone paths git tracks is
+        // asked at the same time: the two git processes touch different paths, and git
+        // replaces the index in one rename, so `ls-files` reads it whole either way.
         let existing = specs.len();
-        specs.extend(self.tracked(&missing)?);
+        let gone = std::thread::scope(|scope| {
+            let gone = (!missing.is_empty()).then(|| scope.spawn(|| self.tracked(&missing)));
+            if existing > 0 {
+                let mut add = vec!["add", "--all", "--"];
+                add.extend(specs.iter().map(String::as_str));
+                self.run(&add)?;
+            }
+            match gone {
+                Some(thread) => thread.join().unwrap_or_else(|_| {
+                    Err(GitError::Failed {
+                        args: "ls-files".into(),
+                        stderr: "the thread asking git panicked".into(),
+                        code: None,
+                    })
+                }),
+                None => Ok(Vec::new()),
+            }
+        })?;
+        specs.extend(gone);
         if specs.is_empty() {
             return Err(GitError::Failed {
                 args: "commit".into(),
                 stderr: "nothing to commit".into(),
                 code: None,
             });
-        }
-        // Parallel runs commit into the same repository; git's index.lock would make one fail.
-        let _guard = self.lock()?;
-        // New files must be known to git before `git commit -- PATHS` takes them: git adds
-        // them (and records changes and deletions under the named folders), with every
-        // filter, attribute and ignore rule as for the person.
-        if existing > 0 {
-            let mut add = vec!["add", "--all", "--"];
-            add.extend(specs[..existing].iter().map(String::as_str));
-            self.run(&add)?;
         }
         // Paths after `--` make it `git commit --only`: exactly these paths are committed,
         // from a temporary index, and whatever else the person staged stays staged.
