@@ -15,6 +15,7 @@ pub mod disclosure;
 /// Crash-safe file writes, from `gavel-core`; re-exported for the workflows' own paths.
 pub use gavel_core::fsutil;
 pub mod implement;
+pub mod kit;
 /// The one git runner (scrubbed environment, idempotent commits, worktrees, snapshots), from
 /// `gavel-exec`; re-exported so `gavel_workflows::git` keeps working.
 pub use gavel_exec::git;
