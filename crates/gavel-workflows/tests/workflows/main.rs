@@ -6,4 +6,5 @@ mod change_archive;
 mod diff_review;
 mod document_routing;
 mod kit;
+mod layering;
 mod openspec;
