@@ -12,15 +12,11 @@ use gavel_workflows::document::{DocKind, DocSettings, DocState, DocWorkflow, Rol
 use gavel_workflows::issue::ISSUE;
 use gavel_workflows::lld::LLD;
 
-use crate::kit::{Kit, answer};
+use crate::kit::{Kit, answer, yaml};
 
 const DRAFT: &str = "# Add dark mode\n\n**Labels:** ui\n\n## Acceptance criteria\n- [ ] dark\n";
 const APPROVED: &str = "```json\n{\"verdict\": \"APPROVED\", \"findings\": []}\n```\n";
 const REVISE: &str = "```json\n{\"verdict\": \"REVISE\", \"findings\": [\"vague\"]}\n```\n";
-
-fn yaml(s: &str) -> String {
-    serde_json::to_string(s).expect("json")
-}
 
 /// Both kinds, for the scenarios that apply to both.
 const KINDS: [&DocKind; 2] = [&ISSUE, &LLD];

@@ -116,10 +116,36 @@ impl Kit {
         self.engine(wf).drive(run, answer)
     }
 
+    /// The run's last checkpointed state.
+    pub fn state<T: serde::de::DeserializeOwned>(&self, run: RunId) -> T {
+        let head = self.store.head(run).expect("head").expect("checkpoint");
+        serde_json::from_slice(&head.state).expect("state")
+    }
+
+    /// Writes a scripted provider's script beside the repository (never in it, so that no
+    /// run sees it in a diff) with each role's answers in order; returns its path.
+    pub fn script(&self, roles: &[(&str, &[&str])]) -> PathBuf {
+        let mut script = String::from("model: gpt-4o\nroles:\n");
+        for (role, answers) in roles {
+            script.push_str(&format!("  {role}:\n"));
+            for a in *answers {
+                script.push_str(&format!("    - text: {}\n", yaml(a)));
+            }
+        }
+        let path = self.repo.with_file_name("script.yaml");
+        std::fs::write(&path, script).expect("write the script");
+        path
+    }
+
     /// Events of a run as text, for `contains` checks.
     pub fn timeline(&self, run: RunId) -> String {
         serde_json::to_string(&self.store.events(run).expect("events")).expect("json")
     }
+}
+
+/// `s` as a YAML (JSON) string, for a script.
+pub fn yaml(s: &str) -> String {
+    serde_json::to_string(s).expect("json")
 }
 
 /// "Answer gate `gate` with `choice`".

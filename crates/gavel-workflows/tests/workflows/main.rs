@@ -5,6 +5,7 @@
 mod change_archive;
 mod diff_review;
 mod document_routing;
+mod implement_routing;
 mod kit;
 mod layering;
 mod openspec;
