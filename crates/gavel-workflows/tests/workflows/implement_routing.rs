@@ -5,6 +5,7 @@
 //! stays red, halt when the retries run out; a `reject` at the diff gate and an `abort` at a
 //! test run's stop gate end the run without merging.
 
+use std::path::Path;
 use std::time::Duration;
 
 use gavel_core::{Outcome, RunId};
@@ -29,17 +30,18 @@ const ALWAYS_PASSES: [&str; 2] = [
     "=== gavel:write tests/check.sh\nexit 0\n=== gavel:end\n",
 ];
 
-/// The pipeline over the kit's repository with `stage`: the scripted roles `script` (the
-/// implementer's answers, and a reviewer's), `retries` for each model step, `tests` timing out
-/// after `timeout`.
+/// The pipeline over the kit's repository: the scripted roles `script` (the implementer's
+/// answers, and a reviewer's), `retries` for each model step, the tests timing out after
+/// `timeout`, and the stage `stage` makes from the script's path.
 pub fn pipeline(
     kit: &Kit,
-    stage: Box<dyn Stage>,
     script: &[(&str, &[&str])],
     retries: u32,
     timeout: Duration,
+    stage: impl FnOnce(&Path) -> Box<dyn Stage>,
 ) -> ImplementWorkflow {
     let script = kit.script(script);
+    let stage = stage(&script);
     ImplementWorkflow {
         settings: ImplementSettings {
             repo_root: kit.root().to_path_buf(),
@@ -108,13 +110,9 @@ fn issue_run(
     retries: u32,
     timeout: Duration,
 ) -> (ImplementWorkflow, RunId) {
-    let wf = pipeline(
-        kit,
-        Box::new(Issue),
-        &[("implementer", answers)],
-        retries,
-        timeout,
-    );
+    let wf = pipeline(kit, &[("implementer", answers)], retries, timeout, |_| {
+        Box::new(Issue)
+    });
     let run = start(
         kit,
         &wf,

@@ -3,6 +3,7 @@
 //! routing, budgets, filing and gates without spawning the binary.
 
 mod change_archive;
+mod change_impl_routing;
 mod diff_review;
 mod document_routing;
 mod implement_routing;
