@@ -16,8 +16,8 @@ use gavel_workflows::change::implement::{
 use crate::implement_routing::{CODE, TESTS, new_state, pipeline, start};
 use crate::kit::{Kit, answer};
 
-const ID: &str = "add-done";
-const CHANGE: &str = "openspec/changes/add-done";
+pub const ID: &str = "add-done";
+pub const CHANGE: &str = "openspec/changes/add-done";
 
 /// Another implementation that keeps the tests green (a fix round must change a file).
 const FIXED: &str = "=== gavel:write done.txt\nok, fixed\n=== gavel:end\n";
@@ -28,8 +28,8 @@ fn review(verdict: &str) -> String {
     )
 }
 
-/// A planned change (phase `challenged`), committed.
-fn planned_change(kit: &Kit) {
+/// A planned change in `phase` (`proposed`, `challenged`), committed.
+pub fn planned_change(kit: &Kit, phase: &str) {
     kit.write(
         &format!("{CHANGE}/proposal.md"),
         "# Change: Add done\n\n## Why\nNothing says done.\n\n## What Changes\n- done.txt\n",
@@ -44,7 +44,9 @@ fn planned_change(kit: &Kit) {
     );
     kit.write(
         &format!("{CHANGE}/STATE.yaml"),
-        "format: 1\nchange_id: add-done\nphase: challenged\nupdated_at: 2026-01-30T14:00:00Z\n",
+        &format!(
+            "format: 1\nchange_id: add-done\nphase: {phase}\nupdated_at: 2026-01-30T14:00:00Z\n"
+        ),
     );
     kit.git(&["add", "-A"]);
     kit.git(&["commit", "-q", "-m", "plan add-done"]);
@@ -57,7 +59,7 @@ fn change_run(
     reviewer: &[&str],
     retries: u32,
 ) -> (ImplementWorkflow, RunId) {
-    planned_change(kit);
+    planned_change(kit, "challenged");
     let script = [("implementer", implementer), ("reviewer", reviewer)];
     let mut wf = pipeline(kit, &script, retries, Duration::from_secs(60), |script| {
         Box::new(CodeReviewer {

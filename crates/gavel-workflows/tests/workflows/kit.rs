@@ -126,7 +126,7 @@ impl Kit {
     /// run sees it in a diff) with each role's answers in order; returns its path.
     pub fn script(&self, roles: &[(&str, &[&str])]) -> PathBuf {
         let mut script = String::from("model: gpt-4o\nroles:\n");
-        for (role, answers) in roles {
+        for (role, answers) in roles.iter().filter(|(_, a)| !a.is_empty()) {
             script.push_str(&format!("  {role}:\n"));
             for a in *answers {
                 script.push_str(&format!("    - text: {}\n", yaml(a)));

@@ -4,6 +4,7 @@
 
 mod change_archive;
 mod change_impl_routing;
+mod change_plan_routing;
 mod diff_review;
 mod document_routing;
 mod implement_routing;
