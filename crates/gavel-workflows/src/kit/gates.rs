@@ -134,7 +134,7 @@ impl ImplementWorkflow {
         }
         match &report.outcome {
             TestOutcome::Passed => {
-                self.stage.at_green(self, s, cx)?;
+                self.stage.at(super::Moment::Green, self, s, cx)?;
                 self.milestone(s, cx, "green")?;
                 s.green = Some(record);
                 goto(node::LINT)

@@ -92,7 +92,7 @@ impl ImplementWorkflow {
                     NodeError::Failed(format!("cannot fingerprint the checkout: {e}"))
                 })?),
             };
-        self.stage.start(self, s, cx)?;
+        self.stage.at(super::Moment::Loaded, self, s, cx)?;
         goto(node::SCAFFOLD)
     }
 

@@ -85,19 +85,10 @@ pub trait Stage: Send + Sync {
         Vec::new()
     }
 
-    /// At the end of N0, once the worktree and lineage exist.
-    fn start(
+    /// What the stage does at `moment` of the run (nothing, by default).
+    fn at(
         &self,
-        _wf: &ImplementWorkflow,
-        _s: &mut ImplementState,
-        _cx: &mut NodeCtx<'_>,
-    ) -> Result<(), NodeError> {
-        Ok(())
-    }
-
-    /// When the tests first pass, before the green milestone.
-    fn at_green(
-        &self,
+        _moment: Moment,
         _wf: &ImplementWorkflow,
         _s: &mut ImplementState,
         _cx: &mut NodeCtx<'_>,
@@ -115,6 +106,15 @@ pub trait Stage: Send + Sync {
     ) -> Option<Result<Transition, NodeError>> {
         None
     }
+}
+
+/// The moments of a run a [`Stage`] may act at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moment {
+    /// The end of N0, once the worktree and lineage exist.
+    Loaded,
+    /// The tests first pass, before the green milestone.
+    Green,
 }
 
 /// A stored artifact read back as text (a draft, an LLD, a plan).

@@ -5,7 +5,7 @@
 use gavel_core::{Outcome, RunId};
 use gavel_workflows::change::archive::{ArchiveState, ArchiveWorkflow, node};
 
-use crate::kit::{Kit, answer};
+use crate::kit::{Kit, aborted, answer, halted};
 
 const ID: &str = "add-passkeys";
 const CHANGE: &str = "openspec/changes/add-passkeys";
@@ -183,10 +183,7 @@ fn a_rejection_writes_nothing() {
     complete_change(&kit);
     let (wf, run) = archive_run(&kit);
     let gate = kit.to_gate(&wf, run, None);
-    let out = kit.drive(&wf, run, answer(&gate, "reject")).expect("drive");
-    let Outcome::Aborted { reason } = out else {
-        panic!("expected an abort, got {out:?}");
-    };
+    let reason = aborted(kit.drive(&wf, run, answer(&gate, "reject")));
     assert!(reason.contains("nothing was merged"), "{reason}");
     assert_eq!(kit.read(LIVING), LIVING_AUTH);
     assert!(
@@ -213,10 +210,7 @@ fn an_open_task_or_a_delta_that_does_not_apply_halts_before_anything_is_merged()
         complete_change(&kit);
         kit.write(&format!("{CHANGE}/{file}"), text);
         let (wf, run) = archive_run(&kit);
-        let out = kit.drive(&wf, run, None).expect("drive");
-        let Outcome::Halted { reason } = out else {
-            panic!("{file}: expected a halt, got {out:?}");
-        };
+        let reason = halted(kit.drive(&wf, run, None));
         assert!(reason.contains(why), "{file}: {reason}");
         assert_eq!(kit.read(LIVING), LIVING_AUTH, "{file}");
     }

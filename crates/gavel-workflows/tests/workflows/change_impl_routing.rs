@@ -14,7 +14,7 @@ use gavel_workflows::change::implement::{
 };
 
 use crate::implement_routing::{CODE, TESTS, new_state, pipeline, start};
-use crate::kit::{Kit, answer};
+use crate::kit::{Kit, answer, halted};
 
 pub const ID: &str = "add-done";
 pub const CHANGE: &str = "openspec/changes/add-done";
@@ -155,10 +155,7 @@ fn major_issues_stop_at_a_gate_and_fix_buys_one_more_round() {
 fn a_review_that_cannot_be_read_halts_once_the_retries_are_used() {
     let kit = Kit::new();
     let (wf, run) = change_run(&kit, &[TESTS, CODE], &["Looks good to me."], 0);
-    let out = kit.drive(&wf, run, None).expect("drive");
-    let Outcome::Halted { reason } = out else {
-        panic!("expected a halt, got {out:?}");
-    };
+    let reason = halted(kit.drive(&wf, run, None));
     assert!(reason.contains("no structured review"), "{reason}");
     assert!(reason.contains("the phase stays implementing"), "{reason}");
     assert!(

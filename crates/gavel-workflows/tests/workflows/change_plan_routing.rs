@@ -6,14 +6,13 @@
 //! cannot be read is asked again, then halts, never approving.
 
 use gavel_core::{GateRequest, Outcome, RunId};
-use gavel_llm::{PriceTable, ScriptedProvider};
-use gavel_workflows::caller::CallerSettings;
+use gavel_llm::ScriptedProvider;
 use gavel_workflows::change::ChangeDir;
 use gavel_workflows::change::plan::{PlanSettings, PlanState, PlanWorkflow, node};
 use gavel_workflows::change::state::{Phase, load_state};
 
 use crate::change_impl_routing::{CHANGE, ID, planned_change};
-use crate::kit::{Kit, answer};
+use crate::kit::{Kit, aborted, answer, halted};
 
 /// The planner's revision of the proposal.
 const REVISED: &str = "=== gavel:write proposal.md\n# Change: Add done\n\n## Why\nNothing says done, and it should.\n\n## What Changes\n- done.txt\n=== gavel:end\n";
@@ -43,13 +42,7 @@ fn plan_run(
         settings: PlanSettings {
             repo_root: kit.root().to_path_buf(),
             retries,
-            calls: CallerSettings {
-                budget_override: None,
-                prices: PriceTable::default(),
-                strict_models: false,
-                max_output_tokens: 1000,
-                team_budget_micros: None,
-            },
+            calls: crate::kit::calls(),
             roles: roles.clone(),
         },
         planner: Box::new(ScriptedProvider::new(script.clone())),
@@ -175,10 +168,7 @@ fn an_approval_with_findings_waits_for_a_person_who_may_accept_it() {
 fn a_rejection_ends_the_run_with_the_phase_rejected() {
     let kit = Kit::new();
     let (wf, run) = plan_run(&kit, &[], &[challenge("REJECTED", &["not needed"])], 0, 3);
-    let out = kit.drive(&wf, run, None).expect("drive");
-    let Outcome::Aborted { reason } = out else {
-        panic!("expected an abort, got {out:?}");
-    };
+    let reason = aborted(kit.drive(&wf, run, None));
     assert!(
         reason.contains("the challenger rejected the plan"),
         "{reason}"
@@ -191,10 +181,7 @@ fn a_verdict_that_cannot_be_read_is_asked_again_then_halts() {
     let kit = Kit::new();
     let verdicts = ["Looks fine.".to_owned(), "APPROVED, I think".to_owned()];
     let (wf, run) = plan_run(&kit, &[], &verdicts, 1, 3);
-    let out = kit.drive(&wf, run, None).expect("drive");
-    let Outcome::Halted { reason } = out else {
-        panic!("expected a halt, got {out:?}");
-    };
+    let reason = halted(kit.drive(&wf, run, None));
     assert!(reason.contains("refused 2 time(s)"), "{reason}");
     assert_eq!(phase(&kit), Phase::Proposed);
 }

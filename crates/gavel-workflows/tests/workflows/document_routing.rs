@@ -5,7 +5,7 @@
 //! halts, and a revision at the draft gate never calls the reviewer.
 
 use gavel_core::{Outcome, RunId, Store};
-use gavel_llm::{PriceTable, ScriptedProvider};
+use gavel_llm::ScriptedProvider;
 use gavel_tracker::local::LocalTracker;
 use gavel_workflows::caller::CallerSettings;
 use gavel_workflows::document::{DocKind, DocSettings, DocState, DocWorkflow, Roles};
@@ -60,10 +60,7 @@ fn setup(
             editor_program: None,
             calls: CallerSettings {
                 budget_override: budget,
-                prices: PriceTable::default(),
-                strict_models: false,
-                max_output_tokens: 1000,
-                team_budget_micros: None,
+                ..crate::kit::calls()
             },
             roles: Roles {
                 drafter: "scripted:script.yaml".into(),

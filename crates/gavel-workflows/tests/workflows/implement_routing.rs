@@ -9,14 +9,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use gavel_core::{Outcome, RunId};
-use gavel_llm::{PriceTable, ScriptedProvider};
-use gavel_workflows::caller::CallerSettings;
+use gavel_llm::ScriptedProvider;
 use gavel_workflows::implement::{
     CommandSettings, ImplementSettings, ImplementState, ImplementWorkflow, Issue, RunnerKind, node,
 };
 use gavel_workflows::kit::Stage;
 
-use crate::kit::{Kit, answer};
+use crate::kit::{Kit, aborted, answer, halted};
 
 /// The test the scaffold step writes: red until `done.txt` says `ok`.
 pub const TESTS: &str = "=== gavel:write tests/check.sh\ngrep -q ok done.txt\n=== gavel:end\n";
@@ -57,13 +56,7 @@ pub fn pipeline(
             implement_retries: retries,
             agent: false,
             confine: None,
-            calls: CallerSettings {
-                budget_override: None,
-                prices: PriceTable::default(),
-                strict_models: false,
-                max_output_tokens: 1000,
-                team_budget_micros: None,
-            },
+            calls: crate::kit::calls(),
             implementer: "scripted:script.yaml".into(),
             reviewer: None,
             audit_log: "docs/audit/diff-gate.jsonl".into(),
@@ -150,10 +143,7 @@ fn red_then_green_reaches_the_diff_gate_and_an_approval_merges() {
 fn tests_that_pass_before_any_code_halt_once_the_retries_are_used() {
     let kit = Kit::new();
     let (wf, run) = issue_run(&kit, &ALWAYS_PASSES, 1, MINUTE);
-    let out = kit.drive(&wf, run, None).expect("drive");
-    let Outcome::Halted { reason } = out else {
-        panic!("expected a halt, got {out:?}");
-    };
+    let reason = halted(kit.drive(&wf, run, None));
     assert!(
         reason.contains("writing the tests failed 2 times"),
         "{reason}"
@@ -169,10 +159,7 @@ fn tests_that_pass_before_any_code_halt_once_the_retries_are_used() {
 fn code_that_stays_red_halts_once_the_retries_are_used() {
     let kit = Kit::new();
     let (wf, run) = issue_run(&kit, &[TESTS, WRONG], 0, MINUTE);
-    let out = kit.drive(&wf, run, None).expect("drive");
-    let Outcome::Halted { reason } = out else {
-        panic!("expected a halt, got {out:?}");
-    };
+    let reason = halted(kit.drive(&wf, run, None));
     assert!(reason.contains("implementing failed 1 times"), "{reason}");
     let s: ImplementState = kit.state(run);
     assert!(s.red.is_some() && s.green.is_none(), "{s:?}");
@@ -183,10 +170,7 @@ fn a_rejection_at_the_diff_gate_ends_the_run_without_merging() {
     let kit = Kit::new();
     let (wf, run) = issue_run(&kit, &[TESTS, CODE], 1, MINUTE);
     let gate = kit.to_gate(&wf, run, None);
-    let out = kit.drive(&wf, run, answer(&gate, "reject")).expect("drive");
-    let Outcome::Aborted { reason } = out else {
-        panic!("expected an abort, got {out:?}");
-    };
+    let reason = aborted(kit.drive(&wf, run, answer(&gate, "reject")));
     assert!(reason.contains("a person rejected the change"), "{reason}");
     assert!(!kit.path("done.txt").exists(), "nothing is merged");
     assert!(
@@ -208,9 +192,6 @@ fn a_test_run_that_times_out_stops_at_a_gate_and_abort_ends_the_run() {
     let gate = kit.to_gate(&wf, run, None);
     let choices: Vec<&str> = gate.choices.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(choices, ["retry", "back", "abort"], "{gate:?}");
-    let out = kit.drive(&wf, run, answer(&gate, "abort")).expect("drive");
-    let Outcome::Aborted { reason } = out else {
-        panic!("expected an abort, got {out:?}");
-    };
+    let reason = aborted(kit.drive(&wf, run, answer(&gate, "abort")));
     assert!(reason.contains("aborted by a person"), "{reason}");
 }

@@ -143,6 +143,33 @@ impl Kit {
     }
 }
 
+/// The reason of a run that halted (anything else fails the test).
+pub fn halted(out: Result<Outcome, EngineError>) -> String {
+    match out {
+        Ok(Outcome::Halted { reason }) => reason,
+        other => panic!("expected a halt, got {other:?}"),
+    }
+}
+
+/// The reason of a run that was aborted (anything else fails the test).
+pub fn aborted(out: Result<Outcome, EngineError>) -> String {
+    match out {
+        Ok(Outcome::Aborted { reason }) => reason,
+        other => panic!("expected an abort, got {other:?}"),
+    }
+}
+
+/// Model-call settings for a test: no budget, no price table, any model.
+pub fn calls() -> gavel_workflows::caller::CallerSettings {
+    gavel_workflows::caller::CallerSettings {
+        budget_override: None,
+        prices: gavel_llm::PriceTable::default(),
+        strict_models: false,
+        max_output_tokens: 1000,
+        team_budget_micros: None,
+    }
+}
+
 /// `s` as a YAML (JSON) string, for a script.
 pub fn yaml(s: &str) -> String {
     serde_json::to_string(s).expect("json")

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use gavel_core::{NodeCtx, NodeError, Transition};
 
-pub use crate::kit::{ChangeTarget, ImplementState, ImplementWorkflow, Stage, node};
+pub use crate::kit::{ChangeTarget, ImplementState, ImplementWorkflow, Moment, Stage, node};
 
 use review::Run;
 
@@ -49,22 +49,18 @@ impl Stage for CodeReviewer {
         }
     }
 
-    fn start(
+    fn at(
         &self,
+        moment: Moment,
         wf: &ImplementWorkflow,
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
     ) -> Result<(), NodeError> {
-        Run { wf, reviewer: self }.start_change(s, cx)
-    }
-
-    fn at_green(
-        &self,
-        wf: &ImplementWorkflow,
-        s: &mut ImplementState,
-        cx: &mut NodeCtx<'_>,
-    ) -> Result<(), NodeError> {
-        Run { wf, reviewer: self }.tick_tasks(s, cx)
+        let run = Run { wf, reviewer: self };
+        match moment {
+            Moment::Loaded => run.start_change(s, cx),
+            Moment::Green => run.tick_tasks(s, cx),
+        }
     }
 
     fn run_node(
