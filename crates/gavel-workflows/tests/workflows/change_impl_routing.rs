@@ -14,7 +14,7 @@ use gavel_workflows::change::implement::{
 };
 
 use crate::implement_routing::{CODE, TESTS, new_state, pipeline, start};
-use crate::kit::{Kit, answer, halted};
+use crate::kit::{Kit, answer, choices, halted};
 
 pub const ID: &str = "add-done";
 pub const CHANGE: &str = "openspec/changes/add-done";
@@ -56,11 +56,12 @@ pub fn planned_change(kit: &Kit, phase: &str) {
 fn change_run(
     kit: &Kit,
     implementer: &[&str],
-    reviewer: &[&str],
+    reviews: &[String],
     retries: u32,
 ) -> (ImplementWorkflow, RunId) {
     planned_change(kit, "challenged");
-    let script = [("implementer", implementer), ("reviewer", reviewer)];
+    let reviewer: Vec<&str> = reviews.iter().map(String::as_str).collect();
+    let script = [("implementer", implementer), ("reviewer", &reviewer)];
     let mut wf = pipeline(kit, &script, retries, Duration::from_secs(60), |script| {
         Box::new(CodeReviewer {
             provider: Box::new(ScriptedProvider::new(script.to_path_buf())),
@@ -92,9 +93,12 @@ fn change_run(
 #[test]
 fn needs_fix_goes_back_to_the_implementer_and_a_clean_approval_merges_the_change() {
     let kit = Kit::new();
-    let reviews = [review("NEEDS_FIX"), review("APPROVED")];
-    let reviews: Vec<&str> = reviews.iter().map(String::as_str).collect();
-    let (wf, run) = change_run(&kit, &[TESTS, CODE, FIXED], &reviews, 1);
+    let (wf, run) = change_run(
+        &kit,
+        &[TESTS, CODE, FIXED],
+        &[review("NEEDS_FIX"), review("APPROVED")],
+        1,
+    );
     let gate = kit.to_gate(&wf, run, None);
     assert!(
         gate.title.starts_with("Change `add-done`: review the code"),
@@ -126,17 +130,19 @@ fn needs_fix_goes_back_to_the_implementer_and_a_clean_approval_merges_the_change
 #[test]
 fn major_issues_stop_at_a_gate_and_fix_buys_one_more_round() {
     let kit = Kit::new();
-    let reviews = [review("MAJOR_ISSUES"), review("APPROVED")];
-    let reviews: Vec<&str> = reviews.iter().map(String::as_str).collect();
-    let (wf, run) = change_run(&kit, &[TESTS, CODE, FIXED], &reviews, 1);
+    let (wf, run) = change_run(
+        &kit,
+        &[TESTS, CODE, FIXED],
+        &[review("MAJOR_ISSUES"), review("APPROVED")],
+        1,
+    );
     let stop = kit.to_gate(&wf, run, None);
     assert!(
         stop.title.contains("the reviewer says MAJOR_ISSUES"),
         "{}",
         stop.title
     );
-    let choices: Vec<&str> = stop.choices.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(choices, ["review", "fix"], "no approval to accept");
+    assert_eq!(choices(&stop), ["review", "fix"], "no approval to accept");
     let gate = kit.to_gate(&wf, run, answer(&stop, "fix"));
     assert_eq!(gate.kind, gavel_workflows::review::KIND, "{gate:?}");
     let s: ImplementState = kit.state(run);
@@ -154,7 +160,7 @@ fn major_issues_stop_at_a_gate_and_fix_buys_one_more_round() {
 #[test]
 fn a_review_that_cannot_be_read_halts_once_the_retries_are_used() {
     let kit = Kit::new();
-    let (wf, run) = change_run(&kit, &[TESTS, CODE], &["Looks good to me."], 0);
+    let (wf, run) = change_run(&kit, &[TESTS, CODE], &["Looks good to me.".into()], 0);
     let reason = halted(kit.drive(&wf, run, None));
     assert!(reason.contains("no structured review"), "{reason}");
     assert!(reason.contains("the phase stays implementing"), "{reason}");

@@ -5,14 +5,14 @@
 //! for a person's acceptance; REJECTED ends the run with the phase `rejected`; a verdict that
 //! cannot be read is asked again, then halts, never approving.
 
-use gavel_core::{GateRequest, Outcome, RunId};
+use gavel_core::{Outcome, RunId};
 use gavel_llm::ScriptedProvider;
 use gavel_workflows::change::ChangeDir;
 use gavel_workflows::change::plan::{PlanSettings, PlanState, PlanWorkflow, node};
 use gavel_workflows::change::state::{Phase, load_state};
 
 use crate::change_impl_routing::{CHANGE, ID, planned_change};
-use crate::kit::{Kit, aborted, answer, halted};
+use crate::kit::{Kit, aborted, answer, choices, halted};
 
 /// The planner's revision of the proposal.
 const REVISED: &str = "=== gavel:write proposal.md\n# Change: Add done\n\n## Why\nNothing says done, and it should.\n\n## What Changes\n- done.txt\n=== gavel:end\n";
@@ -67,8 +67,12 @@ fn plan_run(
     (wf, run)
 }
 
-fn choices(gate: &GateRequest) -> Vec<&str> {
-    gate.choices.iter().map(|c| c.name.as_str()).collect()
+/// The challenger asks for a revision, then approves.
+fn revise_then_approve() -> [String; 2] {
+    [
+        challenge("NEEDS_REVISION", &["say why"]),
+        challenge("APPROVED", &[]),
+    ]
 }
 
 fn phase(kit: &Kit) -> Phase {
@@ -102,11 +106,7 @@ fn a_clean_approval_makes_the_change_challenged_and_implement_ends_the_run() {
 #[test]
 fn needs_revision_goes_back_to_the_planner_while_rounds_are_left() {
     let kit = Kit::new();
-    let verdicts = [
-        challenge("NEEDS_REVISION", &["say why"]),
-        challenge("APPROVED", &[]),
-    ];
-    let (wf, run) = plan_run(&kit, &[REVISED], &verdicts, 0, 3);
+    let (wf, run) = plan_run(&kit, &[REVISED], &revise_then_approve(), 0, 3);
     let gate = kit.to_gate(&wf, run, None);
     assert_eq!(choices(&gate), ["implement", "view"]);
     let s: PlanState = kit.state(run);
@@ -123,11 +123,7 @@ fn needs_revision_goes_back_to_the_planner_while_rounds_are_left() {
 #[test]
 fn needs_revision_with_no_rounds_left_asks_a_person_and_continue_buys_one_more() {
     let kit = Kit::new();
-    let verdicts = [
-        challenge("NEEDS_REVISION", &["say why"]),
-        challenge("APPROVED", &[]),
-    ];
-    let (wf, run) = plan_run(&kit, &[REVISED], &verdicts, 0, 1);
+    let (wf, run) = plan_run(&kit, &[REVISED], &revise_then_approve(), 0, 1);
     let gate = kit.to_gate(&wf, run, None);
     assert_eq!(choices(&gate), ["implement", "view", "continue"]);
     assert!(

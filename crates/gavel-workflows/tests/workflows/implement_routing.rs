@@ -15,7 +15,7 @@ use gavel_workflows::implement::{
 };
 use gavel_workflows::kit::Stage;
 
-use crate::kit::{Kit, aborted, answer, halted};
+use crate::kit::{Kit, aborted, answer, choices, halted};
 
 /// The test the scaffold step writes: red until `done.txt` says `ok`.
 pub const TESTS: &str = "=== gavel:write tests/check.sh\ngrep -q ok done.txt\n=== gavel:end\n";
@@ -190,8 +190,7 @@ fn a_test_run_that_times_out_stops_at_a_gate_and_abort_ends_the_run() {
     let slow = "=== gavel:write tests/check.sh\nsleep 5\n=== gavel:end\n";
     let (wf, run) = issue_run(&kit, &[slow], 1, Duration::from_millis(300));
     let gate = kit.to_gate(&wf, run, None);
-    let choices: Vec<&str> = gate.choices.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(choices, ["retry", "back", "abort"], "{gate:?}");
+    assert_eq!(choices(&gate), ["retry", "back", "abort"], "{gate:?}");
     let reason = aborted(kit.drive(&wf, run, answer(&gate, "abort")));
     assert!(reason.contains("aborted by a person"), "{reason}");
 }

@@ -143,6 +143,11 @@ impl Kit {
     }
 }
 
+/// The names of a gate's choices, in order.
+pub fn choices(gate: &GateRequest) -> Vec<&str> {
+    gate.choices.iter().map(|c| c.name.as_str()).collect()
+}
+
 /// The reason of a run that halted (anything else fails the test).
 pub fn halted(out: Result<Outcome, EngineError>) -> String {
     match out {
