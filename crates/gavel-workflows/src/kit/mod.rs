@@ -5,8 +5,8 @@
 //! folder never imports another's (`tests/workflows/layering.rs` holds the rule). What two of
 //! them share lives here instead:
 //!
-//! - the steps every finishing node takes: a commit made exactly once ([`commit`]) and a
-//!   stored artifact read back as text ([`blob_text`]);
+//! - the steps every finishing node takes: a commit made exactly once (`commit.rs`) and a
+//!   stored artifact read back as text (`blob_text`);
 //! - the test-first implementation pipeline that both `gavel implement ISSUE` (an issue's LLD,
 //!   the `implement` workflow) and `gavel change impl ID` (a change's plan, the `change impl`
 //!   workflow) run, differing only by their [`Stage`]:

@@ -72,7 +72,7 @@ pub struct ImplementState {
     pub implement_attempts: u32,
     /// The implementer's provider string, pinned when the run starts and kept on every resume
     /// (`gavel resume --role implementer=P` changes it, in the timeline). `None` only in runs
-    /// started by a gavel that did not pin it: see [`roles`].
+    /// started by a gavel that did not pin it: see `roles.rs`.
     #[serde(default)]
     pub implementer: Option<String>,
     /// Calls made to the implementer so far (the next call's sequence number).

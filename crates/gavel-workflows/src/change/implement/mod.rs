@@ -1,7 +1,7 @@
 //! `gavel change impl ID`: a spec-driven change's plan implemented test first (seed 003,
 //! WF-R4). The run is the kit's implementation pipeline ([`crate::kit`]) with this workflow's
 //! stage: the change's plan stands in for the LLD, a code review follows the lint
-//! ([`review`]: the reviewer's structured review routes the run back to the implementer, to a
+//! (`review.rs`: the reviewer's structured review routes the run back to the implementer, to a
 //! person, or on to the diff gate), and the change's tasks, `REVIEW.md` and `STATE.yaml` move
 //! with the code. Its runs are stored as `change-impl`.
 
