@@ -1,11 +1,15 @@
 //! gavel's workflows and the plumbing they share.
 //!
 //! The engine in `gavel-core` knows nothing about issues, drafts or git. This crate is where
-//! those live: the document workflow ([`document`]: one draft → review → approve graph) with its
-//! kinds brief → issue ([`issue`]) and issue → LLD ([`lld`]), the numbered lineage folder every
-//! artifact goes to ([`lineage`]), structured reviewer verdicts ([`verdict`]), issue trackers
-//! behind a trait (the `gavel-tracker` crate), spec-driven changes in OpenSpec's layout ([`change`]), and
-//! the git runner ([`git`], re-exported from `gavel-exec`).
+//! those live, one folder per workflow family: the document workflow ([`document`]: one draft →
+//! review → approve graph) with its kinds brief → issue ([`issue`]) and issue → LLD ([`lld`]),
+//! LLD → code ([`implement`]), and spec-driven changes in OpenSpec's layout ([`change`]: plan,
+//! implement, archive). No family imports another's module (`tests/workflows/layering.rs`
+//! holds the rule): what they share is in shared modules, [`kit`] (the implementation pipeline,
+//! the commit made once), the model caller ([`caller`]), the numbered lineage folder
+//! ([`lineage`]), structured reviewer verdicts ([`verdict`]), the diff review ([`review`]) and
+//! the rest; issue trackers are behind a trait (the `gavel-tracker` crate), and the git runner
+//! ([`git`]) is re-exported from `gavel-exec`.
 //! Like the engine, nothing here prints or prompts: gates are handed back to the CLI as values.
 
 pub mod brief;
@@ -15,6 +19,7 @@ pub mod disclosure;
 /// Crash-safe file writes, from `gavel-core`; re-exported for the workflows' own paths.
 pub use gavel_core::fsutil;
 pub mod implement;
+pub mod kit;
 /// The one git runner (scrubbed environment, idempotent commits, worktrees, snapshots), from
 /// `gavel-exec`; re-exported so `gavel_workflows::git` keeps working.
 pub use gavel_exec::git;

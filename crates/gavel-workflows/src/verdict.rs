@@ -260,5 +260,24 @@ fn quoted_from_draft(
     None
 }
 
+/// A reviewer's verdict as a spec-driven change records it: from the planning challenge (WF-R2)
+/// or the implementation review (WF-R4), in `STATE.yaml`'s `last_verdict` and in a change
+/// run's state (`crate::kit::ChangeTarget`). Here, not in `change`, because the implementation
+/// kit keeps it too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ChangeVerdict {
+    /// Plan or implementation accepted.
+    Approved,
+    /// The plan needs another proposal round.
+    NeedsRevision,
+    /// The plan is rejected outright.
+    Rejected,
+    /// The implementation needs an auto-fix round.
+    NeedsFix,
+    /// The implementation needs a person.
+    MajorIssues,
+}
+
 #[cfg(test)]
 mod tests;

@@ -168,7 +168,7 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
             has_changes,
         ),
         (
-            gavel_workflows::implement::CHANGE_WORKFLOW,
+            gavel_workflows::change::implement::WORKFLOW,
             "implementer",
             "reviewer",
             has_changes,
@@ -190,7 +190,7 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
                     problem: Some(e.message.clone()),
                     fix: Some(format!(
                         "set the role in gavel.toml ({} or [workflows.{workflow}.roles])",
-                        if gavel_workflows::implement::CHANGE_WORKFLOW == workflow
+                        if gavel_workflows::change::implement::WORKFLOW == workflow
                             || gavel_workflows::change::plan::WORKFLOW == workflow
                         {
                             "[changes.roles]"

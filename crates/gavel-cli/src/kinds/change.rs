@@ -5,10 +5,10 @@
 
 use gavel_workflows::caller::CallerSettings;
 use gavel_workflows::change::archive::{ArchiveWorkflow, WORKFLOW};
-use gavel_workflows::change::plan::{self, PlanSettings, PlanState, PlanWorkflow};
-use gavel_workflows::implement::{
+use gavel_workflows::change::implement::{
     self, CodeReviewer, ImplementState, ImplementWorkflow, McpLaunch,
 };
+use gavel_workflows::change::plan::{self, PlanSettings, PlanState, PlanWorkflow};
 
 use super::{Resume, WorkflowKind, state_of};
 use crate::context::Context;
@@ -121,7 +121,7 @@ pub static CHANGE_IMPL: ImplKind = ImplKind;
 
 impl WorkflowKind for ImplKind {
     fn name(&self) -> &'static str {
-        implement::CHANGE_WORKFLOW
+        implement::WORKFLOW
     }
 
     fn roles(&self) -> &'static [&'static str] {
@@ -165,8 +165,8 @@ pub fn impl_workflow(
     test: Option<String>,
     lint: Option<String>,
 ) -> Result<ImplementWorkflow, CliError> {
-    let mut wf = super::implement::workflow_for(ctx, implement::CHANGE_WORKFLOW, test, lint)?;
-    let spec = ctx.settings.role(implement::CHANGE_WORKFLOW, "reviewer")?;
+    let mut wf = super::implement::workflow_for(ctx, implement::WORKFLOW, test, lint)?;
+    let spec = ctx.settings.role(implement::WORKFLOW, "reviewer")?;
     let mcp = if gavel_llm::tools::cli_tool(spec.kind()).is_some() {
         let program = std::env::current_exe().map_err(|e| {
             CliError::error(format!(
@@ -181,7 +181,7 @@ pub fn impl_workflow(
         None
     };
     wf.settings.reviewer = Some(spec.to_string());
-    wf.reviewer = Some(CodeReviewer {
+    wf.stage = Box::new(CodeReviewer {
         provider: ctx.provider(&spec),
         mcp,
     });

@@ -198,7 +198,7 @@ pub fn workflow_for(
             },
         },
         implementer: ctx.provider(&spec),
-        reviewer: None,
+        stage: Box::new(gavel_workflows::implement::Issue),
         observer: Some(std::sync::Arc::new(crate::spinner::Spinner::default())),
     })
 }

@@ -38,8 +38,8 @@ use super::read::{read_bytes_optional, read_text, read_text_optional};
 use super::spec::parse_delta_spec;
 use super::state::{Phase, load_state, save_state};
 use super::tasks::parse_tasks;
-use crate::document::commit::commit_once;
 use crate::fsutil;
+use crate::kit::commit::commit_once;
 
 /// The workflow's name as stored with each run.
 pub const WORKFLOW: &str = "change-archive";

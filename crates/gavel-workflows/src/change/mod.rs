@@ -11,6 +11,7 @@
 //! model or prompts: the workflow that does is built on these values.
 
 pub mod archive;
+pub mod implement;
 pub mod merge;
 pub mod order;
 pub mod plan;

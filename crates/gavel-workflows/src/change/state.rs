@@ -101,22 +101,9 @@ impl Phase {
     }
 }
 
-/// A reviewer's verdict, from the planning challenge (WF-R2) or the implementation review
-/// (WF-R4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Verdict {
-    /// Plan or implementation accepted.
-    Approved,
-    /// The plan needs another proposal round.
-    NeedsRevision,
-    /// The plan is rejected outright.
-    Rejected,
-    /// The implementation needs an auto-fix round.
-    NeedsFix,
-    /// The implementation needs a person.
-    MajorIssues,
-}
+/// A reviewer's verdict as `STATE.yaml` records it: shared with a change run's state (see
+/// [`crate::verdict::ChangeVerdict`]), so it lives with the other verdicts.
+pub use crate::verdict::ChangeVerdict as Verdict;
 
 /// The contents of `STATE.yaml`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,7 +18,6 @@
 //! whether pre-flight checks the tracker. A third kind is a new `DocKind`, not new nodes.
 
 pub(crate) mod calls;
-pub(crate) mod commit;
 mod front_matter;
 mod kind;
 pub(crate) mod nodes;

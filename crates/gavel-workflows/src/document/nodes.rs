@@ -11,6 +11,7 @@ use gavel_llm::{ProviderError, Role};
 use super::front_matter::Value;
 use super::prompts::{self, DraftInput};
 use super::{Artifact, DocState, DocWorkflow, VerdictRecord, goto, io_failed, node};
+use crate::kit::blob_text;
 use crate::verdict::{self, Verdict};
 use crate::which;
 
@@ -551,12 +552,4 @@ pub(crate) fn strip_front_matter(text: &str) -> String {
         return rest[end + 5..].trim_start_matches('\n').to_owned();
     }
     text.to_owned()
-}
-
-/// Reads a blob as text.
-pub(crate) fn blob_text(cx: &NodeCtx<'_>, hash: Option<&ContentHash>) -> Result<String, NodeError> {
-    let hash =
-        hash.ok_or_else(|| NodeError::Failed("the run state lost an artifact reference".into()))?;
-    let bytes = cx.get_blob(hash)?;
-    String::from_utf8(bytes).map_err(|_| NodeError::Failed(format!("blob {hash} is not UTF-8")))
 }

@@ -12,10 +12,10 @@ use gavel_core::{Choice, EventKind, NodeCtx, NodeError, StepError, Transition};
 use serde::Serialize;
 
 use super::node;
-use crate::document::commit::{commit_once, step_failed};
-use crate::document::nodes::blob_text;
 use crate::document::{DocState, DocWorkflow, Filed, goto, io_failed};
 use crate::fsutil;
+use crate::kit::blob_text;
+use crate::kit::commit::{commit_once, step_failed};
 use crate::lineage::Lineage;
 use gavel_tracker::{FiledIssue, NewIssue, TrackerError};
 

@@ -19,8 +19,8 @@ pub use crate::document::{
 };
 pub use filing::{parse_labels, parse_title};
 
-use crate::document::nodes::blob_text;
 use crate::document::{DocKind, DocState, DocWorkflow, goto, io_failed};
+use crate::kit::blob_text;
 
 /// The workflow's name as stored with each run.
 pub const WORKFLOW: &str = "issue";

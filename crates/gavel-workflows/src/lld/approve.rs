@@ -4,7 +4,7 @@
 //!
 //! Replays are safe at every point: the approval time is journaled (a replay writes the same
 //! `approved.json`), writes are atomic and the move idempotent, and the commit is made once
-//! (see [`crate::document::commit`]). The commit touches only gavel's artifact folders, so it
+//! (see [`crate::kit::commit`]). The commit touches only gavel's artifact folders, so it
 //! is exempt from the diff gate like the issue workflow's.
 
 use std::path::PathBuf;
@@ -13,9 +13,9 @@ use gavel_core::{EventKind, NodeCtx, NodeError, StepError, Transition};
 use serde::Serialize;
 
 use super::{approved_text, lld_path, number_of};
-use crate::document::commit::{commit_once, step_failed};
 use crate::document::{Approved, DocState, DocWorkflow, io_failed};
 use crate::fsutil;
+use crate::kit::commit::{commit_once, step_failed};
 use crate::lineage::{Lineage, artifact_name};
 
 /// `NNN-approved.json`: what was approved, for whom, by which reviewer, how.

@@ -16,8 +16,8 @@ pub mod prompts;
 
 use gavel_core::{NodeCtx, NodeError, StepError, Transition};
 
-use crate::document::nodes::blob_text;
 use crate::document::{ContextRecord, DesignFor, DocKind, DocState, DocWorkflow, goto, io_failed};
+use crate::kit::blob_text;
 use gavel_tracker::TrackedIssue;
 
 /// The workflow's name as stored with each run.
@@ -97,7 +97,7 @@ fn load_issue(
                 ),
             });
         }
-        Err(e) => return Err(crate::document::commit::step_failed(e)),
+        Err(e) => return Err(crate::kit::commit::step_failed(e)),
     };
     let text = issue_markdown(&issue);
     s.brief = Some(cx.put_blob(text.as_bytes())?);

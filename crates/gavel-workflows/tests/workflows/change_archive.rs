@@ -5,7 +5,7 @@
 use gavel_core::{Outcome, RunId};
 use gavel_workflows::change::archive::{ArchiveState, ArchiveWorkflow, node};
 
-use crate::kit::{Kit, answer};
+use crate::kit::{Kit, aborted, answer, halted};
 
 const ID: &str = "add-passkeys";
 const CHANGE: &str = "openspec/changes/add-passkeys";
@@ -136,4 +136,82 @@ fn a_delta_spec_edited_after_the_approval_before_anything_was_archived_is_asked_
     );
     assert_eq!(kit.read(LIVING), LIVING_AUTH, "nothing written");
     assert!(kit.path(CHANGE).is_dir(), "nothing archived");
+}
+
+/// The archive workflow over the kit's repository, with a run started at A0.
+fn archive_run(kit: &Kit) -> (ArchiveWorkflow, RunId) {
+    let wf = ArchiveWorkflow {
+        repo_root: kit.repo.clone(),
+    };
+    let run = start(kit, &wf, &new_state(kit), node::LOAD);
+    (wf, run)
+}
+
+#[test]
+fn an_approval_merges_the_specs_and_archives_the_change_in_one_commit() {
+    let kit = Kit::new();
+    complete_change(&kit);
+    let (wf, run) = archive_run(&kit);
+    let gate = kit.to_gate(&wf, run, None);
+    assert_eq!(gate.present.confirm, gavel_core::Confirm::Word);
+    let done = kit
+        .drive(&wf, run, answer(&gate, "approve"))
+        .expect("drive");
+    assert!(matches!(done, Outcome::Done { .. }), "{done:?}");
+    assert!(kit.read(LIVING).contains("### Requirement: Passkey"));
+    let archived = "openspec/changes/archive/2026-01-30-add-passkeys";
+    assert!(
+        kit.read(&format!("{archived}/STATE.yaml"))
+            .contains("phase: archived")
+    );
+    assert!(!kit.path(CHANGE).exists());
+    let log = kit.git(&["log", "--format=%s"]);
+    assert_eq!(
+        log.lines().next(),
+        Some("gavel: archive change add-passkeys"),
+        "{log}"
+    );
+    assert!(
+        kit.git(&["status", "--porcelain"]).trim().is_empty(),
+        "all in the commit"
+    );
+}
+
+#[test]
+fn a_rejection_writes_nothing() {
+    let kit = Kit::new();
+    complete_change(&kit);
+    let (wf, run) = archive_run(&kit);
+    let gate = kit.to_gate(&wf, run, None);
+    let reason = aborted(kit.drive(&wf, run, answer(&gate, "reject")));
+    assert!(reason.contains("nothing was merged"), "{reason}");
+    assert_eq!(kit.read(LIVING), LIVING_AUTH);
+    assert!(
+        kit.read(&format!("{CHANGE}/STATE.yaml"))
+            .contains("phase: complete")
+    );
+}
+
+#[test]
+fn an_open_task_or_a_delta_that_does_not_apply_halts_before_anything_is_merged() {
+    for (file, text, why) in [
+        (
+            "tasks.md",
+            "## 1. Logic Layer\n- [ ] 1.1 Passkey check\n",
+            "1 open task(s)",
+        ),
+        (
+            "specs/auth/spec.md",
+            "## MODIFIED Requirements\n### Requirement: Logout\nThe system SHALL sign a user out.\n\n#### Scenario: Out\n- **WHEN** a user signs out\n- **THEN** the session ends\n",
+            "do not merge",
+        ),
+    ] {
+        let kit = Kit::new();
+        complete_change(&kit);
+        kit.write(&format!("{CHANGE}/{file}"), text);
+        let (wf, run) = archive_run(&kit);
+        let reason = halted(kit.drive(&wf, run, None));
+        assert!(reason.contains(why), "{file}: {reason}");
+        assert_eq!(kit.read(LIVING), LIVING_AUTH, "{file}");
+    }
 }

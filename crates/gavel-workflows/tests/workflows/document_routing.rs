@@ -5,22 +5,18 @@
 //! halts, and a revision at the draft gate never calls the reviewer.
 
 use gavel_core::{Outcome, RunId, Store};
-use gavel_llm::{PriceTable, ScriptedProvider};
+use gavel_llm::ScriptedProvider;
 use gavel_tracker::local::LocalTracker;
 use gavel_workflows::caller::CallerSettings;
 use gavel_workflows::document::{DocKind, DocSettings, DocState, DocWorkflow, Roles};
 use gavel_workflows::issue::ISSUE;
 use gavel_workflows::lld::LLD;
 
-use crate::kit::{Kit, answer};
+use crate::kit::{Kit, answer, yaml};
 
 const DRAFT: &str = "# Add dark mode\n\n**Labels:** ui\n\n## Acceptance criteria\n- [ ] dark\n";
 const APPROVED: &str = "```json\n{\"verdict\": \"APPROVED\", \"findings\": []}\n```\n";
 const REVISE: &str = "```json\n{\"verdict\": \"REVISE\", \"findings\": [\"vague\"]}\n```\n";
-
-fn yaml(s: &str) -> String {
-    serde_json::to_string(s).expect("json")
-}
 
 /// Both kinds, for the scenarios that apply to both.
 const KINDS: [&DocKind; 2] = [&ISSUE, &LLD];
@@ -64,10 +60,7 @@ fn setup(
             editor_program: None,
             calls: CallerSettings {
                 budget_override: budget,
-                prices: PriceTable::default(),
-                strict_models: false,
-                max_output_tokens: 1000,
-                team_budget_micros: None,
+                ..crate::kit::calls()
             },
             roles: Roles {
                 drafter: "scripted:script.yaml".into(),

@@ -116,10 +116,68 @@ impl Kit {
         self.engine(wf).drive(run, answer)
     }
 
+    /// The run's last checkpointed state.
+    pub fn state<T: serde::de::DeserializeOwned>(&self, run: RunId) -> T {
+        let head = self.store.head(run).expect("head").expect("checkpoint");
+        serde_json::from_slice(&head.state).expect("state")
+    }
+
+    /// Writes a scripted provider's script beside the repository (never in it, so that no
+    /// run sees it in a diff) with each role's answers in order; returns its path.
+    pub fn script(&self, roles: &[(&str, &[&str])]) -> PathBuf {
+        let mut script = String::from("model: gpt-4o\nroles:\n");
+        for (role, answers) in roles.iter().filter(|(_, a)| !a.is_empty()) {
+            script.push_str(&format!("  {role}:\n"));
+            for a in *answers {
+                script.push_str(&format!("    - text: {}\n", yaml(a)));
+            }
+        }
+        let path = self.repo.with_file_name("script.yaml");
+        std::fs::write(&path, script).expect("write the script");
+        path
+    }
+
     /// Events of a run as text, for `contains` checks.
     pub fn timeline(&self, run: RunId) -> String {
         serde_json::to_string(&self.store.events(run).expect("events")).expect("json")
     }
+}
+
+/// The names of a gate's choices, in order.
+pub fn choices(gate: &GateRequest) -> Vec<&str> {
+    gate.choices.iter().map(|c| c.name.as_str()).collect()
+}
+
+/// The reason of a run that halted (anything else fails the test).
+pub fn halted(out: Result<Outcome, EngineError>) -> String {
+    match out {
+        Ok(Outcome::Halted { reason }) => reason,
+        other => panic!("expected a halt, got {other:?}"),
+    }
+}
+
+/// The reason of a run that was aborted (anything else fails the test).
+pub fn aborted(out: Result<Outcome, EngineError>) -> String {
+    match out {
+        Ok(Outcome::Aborted { reason }) => reason,
+        other => panic!("expected an abort, got {other:?}"),
+    }
+}
+
+/// Model-call settings for a test: no budget, no price table, any model.
+pub fn calls() -> gavel_workflows::caller::CallerSettings {
+    gavel_workflows::caller::CallerSettings {
+        budget_override: None,
+        prices: gavel_llm::PriceTable::default(),
+        strict_models: false,
+        max_output_tokens: 1000,
+        team_budget_micros: None,
+    }
+}
+
+/// `s` as a YAML (JSON) string, for a script.
+pub fn yaml(s: &str) -> String {
+    serde_json::to_string(s).expect("json")
 }
 
 /// "Answer gate `gate` with `choice`".

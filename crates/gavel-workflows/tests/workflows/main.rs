@@ -3,7 +3,11 @@
 //! routing, budgets, filing and gates without spawning the binary.
 
 mod change_archive;
+mod change_impl_routing;
+mod change_plan_routing;
 mod diff_review;
 mod document_routing;
+mod implement_routing;
 mod kit;
+mod layering;
 mod openspec;

@@ -7,10 +7,10 @@
 
 use clap::Args;
 use gavel_workflows::change::ChangeDir;
+use gavel_workflows::change::implement::{ChangeTarget, ImplementState, node};
 use gavel_workflows::change::read::{is_present, read_text, read_text_optional};
 use gavel_workflows::change::state::{Phase, load_state};
 use gavel_workflows::change::tasks::parse_tasks;
-use gavel_workflows::implement::{ChangeTarget, ImplementState, node};
 
 use super::archive::refuse_unfinished;
 use crate::context::Context;
@@ -106,11 +106,7 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
     let wf =
         crate::kinds::change_impl_workflow(&ctx, args.test_cmd.clone(), args.lint_cmd.clone())?;
     let mut problems = crate::kinds::implement_preflight(&ctx, &wf);
-    if let Some(r) = &wf.reviewer
-        && let Err(e) = r.provider.preflight()
-    {
-        problems.push(format!("reviewer {}: {e}", r.provider.describe()));
-    }
+    problems.extend(wf.stage.preflight());
     if !problems.is_empty() {
         return Err(CliError::error(format!(
             "pre-flight failed:\n  - {}",
@@ -133,10 +129,10 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
     refuse_unfinished(&*store, id)?;
     let reviewer = ctx
         .settings
-        .role(gavel_workflows::implement::CHANGE_WORKFLOW, "reviewer")?;
+        .role(gavel_workflows::change::implement::WORKFLOW, "reviewer")?;
     let implementer = ctx
         .settings
-        .role(gavel_workflows::implement::CHANGE_WORKFLOW, "implementer")?;
+        .role(gavel_workflows::change::implement::WORKFLOW, "implementer")?;
     if let Some(w) = gavel_workflows::roles::same_model_warning(
         "reviewer",
         &reviewer.to_string(),

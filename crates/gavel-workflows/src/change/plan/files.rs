@@ -9,7 +9,7 @@ use crate::change::read::{ReadError, read_text_optional};
 use crate::change::spec::{outline, parse_delta_spec};
 use crate::change::tasks::{ChangeIdSource, parse_tasks};
 use crate::change::{ChangeDir, check_name};
-use crate::implement::answer::{self, FileOp};
+use crate::kit::answer::{self, FileOp};
 
 /// Which files a planner step must and may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -83,7 +83,7 @@ pub fn refused_side_effects(worktree: &Path, changes: &[TreeChange]) -> Vec<Refu
 
 /// Why a change breaks the rules every step keeps, if it does.
 fn structural(worktree: &Path, c: &TreeChange) -> Option<String> {
-    if let Err(e) = crate::implement::answer::check_path(&c.path) {
+    if let Err(e) = super::answer::check_path(&c.path) {
         Some(e)
     } else if c.mode == "160000" {
         Some("a submodule (gitlink) may not be added or changed".to_owned())

@@ -1,5 +1,7 @@
-//! The one commit that ends a document run (the filed issue and its lineage, the approved LLD
-//! and its lineage), made exactly once however often the finishing node is replayed.
+//! The one commit that ends a run (a filed issue and its lineage, an approved LLD and its
+//! lineage, an archived change, an implementation), made exactly once however often the
+//! finishing node is replayed; and how a failed git command or journaled step becomes a node's
+//! error. Every workflow finishes this way, so it lives in the kit.
 //!
 //! A marker step is journaled before any commit attempt (a database write, no git process):
 //! when it is new in this visit, no earlier attempt can have committed; when it is replayed,

@@ -6,8 +6,8 @@
 use gavel_core::{NodeCtx, NodeError, StepError, Transition};
 use gavel_exec::git::{Git, GitError};
 
+use super::commit::interrupted;
 use super::{ImplementState, ImplementWorkflow};
-use crate::document::commit::interrupted;
 
 impl ImplementWorkflow {
     /// [`Self::merge_into_base`] once: its result is journaled, so a replay (a kill after the

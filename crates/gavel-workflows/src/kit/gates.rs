@@ -134,7 +134,7 @@ impl ImplementWorkflow {
         }
         match &report.outcome {
             TestOutcome::Passed => {
-                self.tick_tasks(s, cx)?;
+                self.stage.at(super::Moment::Green, self, s, cx)?;
                 self.milestone(s, cx, "green")?;
                 s.green = Some(record);
                 goto(node::LINT)
@@ -320,7 +320,7 @@ impl ImplementWorkflow {
                     settings.command
                 )));
             }
-            Err(e) => return Err(super::super::document::commit::step_failed(e)),
+            Err(e) => return Err(super::commit::step_failed(e)),
         };
         self.refuse_side_effects(s, cx, &wt, (&before, &ignored_before), which)?;
         let text = super::report_text(&report);

@@ -79,7 +79,7 @@ pub fn discard_run(
 
 /// Puts the change's `STATE.yaml` in the person's checkout back to the committed one, when it
 /// is still the one gavel wrote (a person's own edit since is theirs and stays).
-pub(super) fn restore_change_state(root: &Path, c: &ChangeTarget) -> Result<(), String> {
+pub(crate) fn restore_change_state(root: &Path, c: &ChangeTarget) -> Result<(), String> {
     let state_rel = PathBuf::from(&c.changes_root)
         .join("changes")
         .join(&c.id)

@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use gavel_core::{NodeCtx, NodeError, StepError, Transition};
 use gavel_exec::git::{BRANCH_PREFIX, Git, GitError};
 
+use super::commit::{commit_once, interrupted};
 use super::discard::copy_dir;
 use super::{ImplementState, ImplementWorkflow, Merged, goto, io_failed, node};
-use crate::document::commit::{commit_once, interrupted};
 use crate::fsutil;
 use crate::lineage::Lineage;
 use crate::review::{DiffReview, Reviewed, diff_review};

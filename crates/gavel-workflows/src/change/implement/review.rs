@@ -18,34 +18,21 @@
 //! change folder is read as `change::read` reads (a regular file, capped): the worktree is the
 //! model's to write, and a FIFO or a link to `/dev/zero` there must not hang the run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use gavel_core::{Choice, ContentHash, EventKind, NodeCtx, NodeError, Transition};
 use gavel_llm::{AgentProfile, McpServer, Role};
 use gavel_mcp::{Review, ReviewVerdict, Severity, read_review};
 
-use super::{ChangeTarget, ImplementState, ImplementWorkflow, goto, io_failed, node};
 use crate::change::read::{is_present, read_bytes, read_text};
 use crate::change::state::{ChangeState, Phase, Verdict, save_state};
 use crate::change::structured::parse_json_verdict;
 use crate::change::tasks::{check_off_many, parse_tasks};
 use crate::change::{ChangeDir, check_folder_id};
 use crate::fsutil;
+use crate::kit::{ChangeTarget, ImplementState, ImplementWorkflow, goto, io_failed, node};
 
-/// How to start gavel's MCP server for an agent reviewer: the program and the arguments
-/// before `--change-dir` (`gavel`, `["mcp"]`).
-#[derive(Debug, Clone)]
-pub struct McpLaunch {
-    pub program: PathBuf,
-    pub args: Vec<String>,
-}
-
-/// The reviewer of a change run.
-pub struct CodeReviewer {
-    pub provider: Box<dyn gavel_llm::Provider>,
-    /// Set for an agent CLI: it gets the MCP server and calls `create_review`.
-    pub mcp: Option<McpLaunch>,
-}
+use super::CodeReviewer;
 
 /// The most of the diff a reviewer is shown.
 const DIFF_LIMIT: usize = 200 * 1024;
@@ -82,7 +69,13 @@ fn change_of(s: &ImplementState) -> Result<ChangeTarget, NodeError> {
         .ok_or_else(|| NodeError::Failed("this run implements no change".into()))
 }
 
-impl ImplementWorkflow {
+/// A change run's node, with its workflow and reviewer at hand.
+pub(super) struct Run<'a> {
+    pub wf: &'a ImplementWorkflow,
+    pub reviewer: &'a CodeReviewer,
+}
+
+impl Run<'_> {
     fn change_dir(&self, base: &Path, c: &ChangeTarget) -> Result<ChangeDir, NodeError> {
         ChangeDir::new(base.join(&c.changes_root), &c.id)
             .map_err(|e| NodeError::Failed(e.to_string()))
@@ -124,7 +117,7 @@ impl ImplementWorkflow {
         }
         let c2 = c.clone();
         c.checkout_state =
-            Some(self.write_change_state(self.root(), &c2, Phase::Implementing, cx)?);
+            Some(self.write_change_state(self.wf.root(), &c2, Phase::Implementing, cx)?);
         cx.event(EventKind::Note {
             text: format!("change `{}`: phase implementing", c2.id),
         });
@@ -143,7 +136,7 @@ impl ImplementWorkflow {
         if c.tasks_checked {
             return Ok(());
         }
-        let dir = self.change_dir(&self.worktree(s)?, &c)?;
+        let dir = self.change_dir(&self.wf.worktree(s)?, &c)?;
         let path = dir.tasks();
         let text = read_text(&path).map_err(read_failed)?;
         let list = parse_tasks(&text, &c.id).map_err(|e| NodeError::Failed(e.to_string()))?;
@@ -170,10 +163,8 @@ impl ImplementWorkflow {
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
         let c = change_of(s)?;
-        let Some(reviewer) = &self.reviewer else {
-            return Err(NodeError::Failed("a change run needs a reviewer".into()));
-        };
-        let worktree = self.worktree(s)?;
+        let reviewer = self.reviewer;
+        let worktree = self.wf.worktree(s)?;
         let dir = self.change_dir(&worktree, &c)?;
         check_folder_id(&dir.dir(), &c.id).map_err(|e| NodeError::Failed(e.to_string()))?;
         let review_path = dir.review();
@@ -181,6 +172,7 @@ impl ImplementWorkflow {
         // moved out to gavel's own folder once the review is read (the record of the call), so
         // it never enters a commit.
         let kept = self
+            .wf
             .root()
             .join(gavel_exec::git::DEFAULT_WORKTREE_HOME)
             .join(format!(".{}.mcp", s.worktree_name()))
@@ -227,8 +219,8 @@ impl ImplementWorkflow {
                 .with_answer_file(&review_path);
         }
         let caller = crate::caller::ModelCaller {
-            settings: &self.settings.calls,
-            observer: self.observer.clone(),
+            settings: &self.wf.settings.calls,
+            observer: self.wf.observer.clone(),
             profile,
         };
         let answered = match caller.call(
@@ -267,7 +259,7 @@ impl ImplementWorkflow {
             Ok(r) => r,
             Err(why) => {
                 c.review_attempts += 1;
-                let retry = c.review_attempts <= self.settings.implement_retries;
+                let retry = c.review_attempts <= self.wf.settings.implement_retries;
                 s.change = Some(c);
                 cx.event(EventKind::Note {
                     text: format!("the reviewer gave no structured review: {why}"),
@@ -283,7 +275,7 @@ impl ImplementWorkflow {
                 return goto(node::REVIEW_HALT);
             }
         };
-        c.review_artifact = Some(self.artifact(s, cx, "review.md", &text)?);
+        c.review_artifact = Some(self.wf.artifact(s, cx, "review.md", &text)?);
         c.review_attempts = 0;
         c.rounds += 1;
         let verdict = match review.verdict {
@@ -301,7 +293,7 @@ impl ImplementWorkflow {
             ),
         });
         c.checkout_state =
-            Some(self.write_change_state(self.root(), &c, Phase::Implementing, cx)?);
+            Some(self.write_change_state(self.wf.root(), &c, Phase::Implementing, cx)?);
         let critical = critical_issues(&review);
         let next = match review.verdict {
             ReviewVerdict::Approved if !critical.is_empty() => {
@@ -342,7 +334,7 @@ impl ImplementWorkflow {
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
         let mut c = change_of(s)?;
-        let worktree = self.worktree(s)?;
+        let worktree = self.wf.worktree(s)?;
         let review = self.change_dir(&worktree, &c)?.review();
         let approved = c.verdict == Some(Verdict::Approved);
         let Some(answer) = cx.answer()? else {
@@ -453,7 +445,7 @@ impl ImplementWorkflow {
         tools: bool,
     ) -> Result<String, NodeError> {
         let wt = gavel_exec::git::Git::at(worktree);
-        let lineage = self.without_lineage(s)?;
+        let lineage = self.wf.without_lineage(s)?;
         let mut diff = wt
             .run(&["diff", &s.base_commit, "--", ".", &lineage])
             .map_err(|e| NodeError::Failed(format!("cannot diff the worktree: {e}")))?;

@@ -6,8 +6,7 @@ use gavel_core::{EventKind, NodeCtx, NodeError, Transition};
 use gavel_exec::git::{BRANCH_PREFIX, DEFAULT_WORKTREE_HOME, Git};
 
 use super::fingerprint::Fingerprint;
-use super::{ImplementState, ImplementWorkflow, goto, node};
-use crate::document::nodes::blob_text;
+use super::{ImplementState, ImplementWorkflow, blob_text, goto, node};
 
 impl ImplementWorkflow {
     pub(super) fn load(
@@ -93,7 +92,7 @@ impl ImplementWorkflow {
                     NodeError::Failed(format!("cannot fingerprint the checkout: {e}"))
                 })?),
             };
-        self.start_change(s, cx)?;
+        self.stage.at(super::Moment::Loaded, self, s, cx)?;
         goto(node::SCAFFOLD)
     }
 
@@ -112,7 +111,7 @@ impl ImplementWorkflow {
                 "; as an agent it reads and edits the files of its worktree (your repository at the run's base commit, ignored files left out) and runs the test command there",
             );
         }
-        let reviewer = self.reviewer.as_ref().map(|r| r.provider.describe());
+        let reviewer = self.stage.reviewer();
         let mut sent = vec![crate::disclosure::Sent {
             role: "implementer",
             provider: &self.settings.implementer,

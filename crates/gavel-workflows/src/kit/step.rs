@@ -16,9 +16,8 @@ use gavel_llm::Role;
 use super::answer::{self, FileOp};
 use super::fingerprint::Fingerprint;
 use super::guard::{self, Step};
-use super::{ImplementState, ImplementWorkflow, goto, node};
+use super::{ImplementState, ImplementWorkflow, blob_text, goto, node};
 use crate::caller::ModelCaller;
-use crate::document::nodes::blob_text;
 
 /// How an attempt ended.
 enum Attempt {
