@@ -1,11 +1,11 @@
-//! What the pages show, read from a [`Store`]: a run's path through its graph, its timeline,
+//! What the pages show, read from a store ([`RunStore`]; the spend page also [`SpendStore`]): a run's path through its graph, its timeline,
 //! gates, model calls and spend, its lineage files (drafts with their diffs, verdicts), and the
 //! diff-gate decisions it journaled. Only reads; every text here is still untrusted and is
 //! escaped (or rendered by [`crate::markdown`]) by the templates.
 
 use std::collections::BTreeMap;
 
-use gavel_core::{ContentHash, Event, EventKind, RunId, Store};
+use gavel_core::{ContentHash, Event, EventKind, RunId, RunStore, SpendStore};
 use gavel_diffgate::AuditEvent;
 
 use crate::diff::{self, DiffLine};
@@ -109,7 +109,7 @@ pub struct FileView {
 }
 
 /// Reads run `id` for its page; `None` when the store has no such run.
-pub fn run_view(store: &dyn Store, id: RunId) -> Result<Option<RunView>, ReportError> {
+pub fn run_view(store: &dyn RunStore, id: RunId) -> Result<Option<RunView>, ReportError> {
     let Some(record) = store.run(id)? else {
         return Ok(None);
     };
@@ -157,7 +157,7 @@ pub fn run_view(store: &dyn Store, id: RunId) -> Result<Option<RunView>, ReportE
 
 /// `$0.0448 spent of a $0.5000 budget (9%)`: the budget and spend a workflow keeps in its
 /// state (`budget_micros`, `spent_micros`); `None` when the run has no budget.
-fn budget_line(store: &dyn Store, id: RunId) -> Result<Option<String>, ReportError> {
+fn budget_line(store: &dyn RunStore, id: RunId) -> Result<Option<String>, ReportError> {
     let Some(head) = store.head(id)? else {
         return Ok(None);
     };
@@ -187,7 +187,11 @@ fn budget_line(store: &dyn Store, id: RunId) -> Result<Option<String>, ReportErr
 }
 
 /// Reads file `k` of run `id` for its page; `None` when there is no such run or file.
-pub fn file_view(store: &dyn Store, id: RunId, k: usize) -> Result<Option<FileView>, ReportError> {
+pub fn file_view(
+    store: &dyn RunStore,
+    id: RunId,
+    k: usize,
+) -> Result<Option<FileView>, ReportError> {
     let Some(record) = store.run(id)? else {
         return Ok(None);
     };
@@ -202,7 +206,7 @@ pub fn file_view(store: &dyn Store, id: RunId, k: usize) -> Result<Option<FileVi
 
 /// Every file page of the run `view` shows (a report writes them all), from what its page
 /// already read: each file's text is read once, also when it is the next draft's "before".
-pub fn file_views(store: &dyn Store, view: &RunView) -> Result<Vec<FileView>, ReportError> {
+pub fn file_views(store: &dyn RunStore, view: &RunView) -> Result<Vec<FileView>, ReportError> {
     let mut texts: Vec<String> = Vec::with_capacity(view.files.len());
     for f in &view.files {
         texts.push(file_text(store, f)?);
@@ -215,7 +219,7 @@ pub fn file_views(store: &dyn Store, view: &RunView) -> Result<Vec<FileView>, Re
 /// File `k` of `all`: its text, rendered when Markdown, and its diff against the version
 /// before it.
 fn file_view_of(
-    store: &dyn Store,
+    store: &dyn RunStore,
     run: &RunRow,
     all: &[FileItem],
     k: usize,
@@ -297,7 +301,7 @@ fn files(events: &[Event]) -> Vec<FileItem> {
 }
 
 /// A file's bytes, as text (empty when its blob is gone).
-fn file_text(store: &dyn Store, file: &FileItem) -> Result<String, ReportError> {
+fn file_text(store: &dyn RunStore, file: &FileItem) -> Result<String, ReportError> {
     Ok(store
         .get_blob(&file.content)?
         .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -429,7 +433,7 @@ fn timeline(events: &[Event]) -> Vec<TimelineItem> {
 }
 
 /// The diff-gate decisions journaled by the run (`…:diff-audit` steps hold the audit line).
-fn audits(store: &dyn Store, id: RunId) -> Result<Vec<AuditItem>, ReportError> {
+fn audits(store: &dyn RunStore, id: RunId) -> Result<Vec<AuditItem>, ReportError> {
     let mut out = Vec::new();
     for (step, bytes) in store.journal(id)? {
         if !step.ends_with(":diff-audit") {
@@ -471,7 +475,10 @@ pub struct SpendView {
 }
 
 /// Spend over every run of the store (or only the runs `only` names), in micro-USD.
-pub fn spend_view(store: &dyn Store, only: Option<&[RunId]>) -> Result<SpendView, ReportError> {
+pub fn spend_view<S: RunStore + SpendStore + ?Sized>(
+    store: &S,
+    only: Option<&[RunId]>,
+) -> Result<SpendView, ReportError> {
     let mut day: BTreeMap<String, u64> = BTreeMap::new();
     let mut workflow: BTreeMap<String, u64> = BTreeMap::new();
     let mut role: BTreeMap<String, u64> = BTreeMap::new();

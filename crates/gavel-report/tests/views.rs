@@ -1,10 +1,10 @@
 //! The views of a run kept in a store directly (the memory store): what no scripted brief →
 //! issue run produces, such as a diff-gate decision, reaches the run page.
 
-use gavel_core::Store;
+use gavel_core::RunStore;
 use gavel_diffgate::{AuditEvent, Decision};
 use gavel_report::{RunsQuery, Site, SiteMode};
-use gavel_store::MemoryStore;
+use gavel_store_testkit::MemoryStore;
 
 #[test]
 fn a_journaled_diff_gate_decision_is_on_the_run_page() {
@@ -139,7 +139,7 @@ fn more_runs_than_a_page_are_paged_when_served_and_written() {
 #[test]
 fn a_call_recorded_again_by_a_replay_is_spent_once_at_its_last_cost() {
     use gavel_core::RunStatus;
-    let call = gavel_store::conformance::model_call;
+    let call = gavel_store_testkit::conformance::model_call;
     let store = MemoryStore::default();
     let now = "2026-11-25T10:00:00Z";
     let run = store

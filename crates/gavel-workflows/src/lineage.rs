@@ -192,8 +192,8 @@ mod tests {
         assert!(dir.path().join(&rel).is_file());
     }
 
-    use gavel_core::{Event, EventKind, RunStatus, Store};
-    use gavel_store::MemoryStore;
+    use gavel_core::{Event, EventKind, RunStatus, RunStore};
+    use gavel_store_testkit::MemoryStore;
 
     const NOW: &str = "2026-01-30T14:33:20Z";
 

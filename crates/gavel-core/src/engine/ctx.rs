@@ -86,7 +86,7 @@ impl<'a> NodeCtx<'a> {
     }
 
     /// Like [`Self::step`] for a slow side effect outside the store (a git commit): while `f`
-    /// runs, the store may tidy itself on another thread ([`Store::while_waiting`]).
+    /// runs, the store may tidy itself on another thread ([`RunStore::while_waiting`](crate::RunStore::while_waiting)).
     pub fn slow_step<T, E>(
         &mut self,
         name: &str,
@@ -226,7 +226,7 @@ impl<'a> NodeCtx<'a> {
     }
 
     /// Stores bytes by content hash. They reach the store with the node's checkpoint, in its
-    /// transaction ([`Store::commit_with_blobs`]), or before any journal write of this node,
+    /// transaction ([`RunStore::commit_with_blobs`](crate::RunStore::commit_with_blobs)), or before any journal write of this node,
     /// so that nothing in the store names a blob it lacks; [`Self::get_blob`] reads them back
     /// meanwhile. A node that fails or is killed before its checkpoint is run again and
     /// stores them again.
@@ -235,7 +235,7 @@ impl<'a> NodeCtx<'a> {
     }
 
     /// Stores bytes by content hash like [`Self::put_blob`], naming blobs they share content
-    /// with (see [`Store::put_blob_sharing`]).
+    /// with (see [`RunStore::put_blob_sharing`](crate::RunStore::put_blob_sharing)).
     pub fn put_blob_sharing(
         &self,
         bytes: &[u8],
@@ -307,7 +307,7 @@ impl<'a> NodeCtx<'a> {
             .collect())
     }
 
-    /// Keeps a diff gate's audit line in a shared store (see [`Store::record_audit`]).
+    /// Keeps a diff gate's audit line in a shared store (see [`AuditStore::record_audit`](crate::AuditStore::record_audit)).
     pub fn record_audit(&self, line: &str) -> Result<(), NodeError> {
         Ok(self.store.record_audit(line)?)
     }

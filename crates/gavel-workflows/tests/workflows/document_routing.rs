@@ -4,7 +4,7 @@
 //! unparseable or downgraded verdict waits for a person even in auto mode, the iteration cap
 //! halts, and a revision at the draft gate never calls the reviewer.
 
-use gavel_core::{Outcome, RunId, Store};
+use gavel_core::{Outcome, RunId, RunStore};
 use gavel_llm::{PriceTable, ScriptedProvider};
 use gavel_tracker::local::LocalTracker;
 use gavel_workflows::caller::CallerSettings;
