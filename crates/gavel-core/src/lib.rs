@@ -10,6 +10,7 @@
 //! the union of [`RunStore`], [`AuditStore`] and [`SpendStore`] (SQLite and PostgreSQL
 //! implementations live in `gavel-store`, an in-memory one in `gavel-store-testkit`).
 
+mod artifact;
 mod clock;
 mod engine;
 mod event;
@@ -18,8 +19,10 @@ mod gate;
 mod hash;
 mod key;
 mod run;
+mod spend;
 mod store;
 
+pub use artifact::ArtifactKind;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use engine::{
     Blobs, CancelToken, CrashHook, Engine, EngineError, Limits, NodeCtx, NodeError, Observer,
@@ -30,6 +33,7 @@ pub use gate::{Choice, Confirm, GateAnswer, GateRequest, Presentation};
 pub use hash::ContentHash;
 pub use key::random_key;
 pub use run::{CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
+pub use spend::Spend;
 pub use store::{
     AuditStore, LockInfo, NewBlob, RunLock, RunStore, SpendStore, Store, StoreError, check_commit,
     model_call_events_of, month_cost, spent_in_month_of,

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use gavel_core::{ContentHash, Event, EventKind, RunId, RunStore, SpendStore};
+use gavel_core::{ArtifactKind, ContentHash, Event, EventKind, RunId, RunStore, SpendStore};
 use gavel_diffgate::AuditEvent;
 
 use crate::diff::{self, DiffLine};
@@ -53,6 +53,9 @@ pub struct FileItem {
     pub at: String,
     /// The blob holding its bytes.
     pub content: ContentHash,
+    /// What the file is, as its workflow declared it (`None`: a file older gavels wrote
+    /// under a name that says nothing).
+    pub kind: Option<ArtifactKind>,
 }
 
 /// A verdict of the review history.
@@ -124,7 +127,7 @@ pub fn run_view(store: &dyn RunStore, id: RunId) -> Result<Option<RunView>, Repo
     let mut verdicts = Vec::new();
     for f in files
         .iter()
-        .filter(|f| draft_kind(&f.name) == Some("verdict"))
+        .filter(|f| f.kind == Some(ArtifactKind::Verdict))
     {
         let text = file_text(store, f)?;
         verdicts.push(VerdictItem {
@@ -155,25 +158,20 @@ pub fn run_view(store: &dyn RunStore, id: RunId) -> Result<Option<RunView>, Repo
     }))
 }
 
-/// `$0.0448 spent of a $0.5000 budget (9%)`: the budget and spend a workflow keeps in its
-/// state (`budget_micros`, `spent_micros`); `None` when the run has no budget.
+/// `$0.0448 spent of a $0.5000 budget (9%)`: the budget and spend the run's newest checkpoint
+/// keeps ([`gavel_core::Spend`], which every workflow's state embeds); `None` when the run has
+/// no budget.
 fn budget_line(store: &dyn RunStore, id: RunId) -> Result<Option<String>, ReportError> {
     let Some(head) = store.head(id)? else {
         return Ok(None);
     };
-    let Ok(state) = serde_json::from_slice::<serde_json::Value>(&head.state) else {
+    let Some(spend) = gavel_core::Spend::of_state(&head.state) else {
         return Ok(None);
     };
-    let Some(budget) = state
-        .get("budget_micros")
-        .and_then(serde_json::Value::as_u64)
-    else {
+    let Some(budget) = spend.budget_micros else {
         return Ok(None);
     };
-    let spent = state
-        .get("spent_micros")
-        .and_then(serde_json::Value::as_u64)
-        .unwrap_or(0);
+    let spent = spend.spent_micros;
     let share = if budget == 0 {
         String::new()
     } else {
@@ -235,10 +233,8 @@ fn file_view_of(
 
 /// The index of the version of file `k` written before it (drafts and verdicts), if any.
 fn previous_version(all: &[FileItem], k: usize) -> Option<usize> {
-    let kind = draft_kind(&all[k].name)?;
-    (0..k)
-        .rev()
-        .find(|&i| draft_kind(&all[i].name) == Some(kind))
+    let kind = all[k].kind.as_ref().filter(|kind| has_versions(kind))?;
+    (0..k).rev().find(|&i| all[i].kind.as_ref() == Some(kind))
 }
 
 /// File `k`'s page from the texts of `all` (`text(i)`: file `i`'s text).
@@ -269,12 +265,14 @@ fn file_view_from(
     }
 }
 
-/// What a numbered lineage file is (`003-draft.md` → `draft`), for drafts and verdicts, whose
-/// versions are compared with the one before.
-fn draft_kind(name: &str) -> Option<&str> {
-    let stem = name.strip_suffix(".md")?;
-    let kind = stem.split_once('-').map_or(stem, |(_, k)| k);
-    matches!(kind, "draft" | "verdict" | "lld" | "proposal").then_some(kind)
+/// Whether files of `kind` are versions of one document, each compared with the one before:
+/// drafts, verdicts, designs and proposals. (A change's specs are one document per capability,
+/// and the other kinds are not revised.)
+fn has_versions(kind: &ArtifactKind) -> bool {
+    matches!(
+        kind,
+        ArtifactKind::Draft | ArtifactKind::Verdict | ArtifactKind::Design | ArtifactKind::Proposal
+    )
 }
 
 /// The lineage files of a timeline (artifacts with content), numbered in the order they were
@@ -286,16 +284,18 @@ fn files(events: &[Event]) -> Vec<FileItem> {
             EventKind::Artifact {
                 path,
                 content: Some(hash),
-            } => Some((e, path, hash)),
+                kind,
+            } => Some((e, path, hash, kind)),
             _ => None,
         })
         .enumerate()
-        .map(|(k, (e, path, hash))| FileItem {
+        .map(|(k, (e, path, hash, kind))| FileItem {
             k,
             name: path.rsplit('/').next().unwrap_or(path).to_owned(),
             path: path.clone(),
             at: e.at.clone(),
             content: hash.clone(),
+            kind: kind.clone(),
         })
         .collect()
 }
@@ -386,7 +386,7 @@ fn timeline(events: &[Event]) -> Vec<TimelineItem> {
                 EventKind::GateAnswered { gate, choice, by } => {
                     ("answer", format!("gate {gate}: {choice} (by {by})"), None)
                 }
-                EventKind::Artifact { path, content } => {
+                EventKind::Artifact { path, content, .. } => {
                     let link = content.as_ref().map(|_| {
                         file += 1;
                         file - 1

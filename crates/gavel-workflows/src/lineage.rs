@@ -107,14 +107,14 @@ pub enum RestoreError {
 /// nothing at all once the run has moved or committed its lineage (its files are then under
 /// their new names in the clone that did it, where the run ends).
 pub fn restore(
-    store: &dyn gavel_core::Store,
+    store: &dyn gavel_core::RunStore,
     run: gavel_core::RunId,
     repo_root: &Path,
 ) -> Result<Restored, RestoreError> {
     let mut files: Vec<(PathBuf, gavel_core::ContentHash)> = Vec::new();
     let mut moved = false;
     for event in store.events(run)? {
-        let gavel_core::EventKind::Artifact { path, content } = event.kind else {
+        let gavel_core::EventKind::Artifact { path, content, .. } = event.kind else {
             continue;
         };
         let Some(content) = content else {
@@ -203,6 +203,7 @@ mod tests {
             kind: EventKind::Artifact {
                 path: path.into(),
                 content: bytes.map(|b| store.put_blob(b).expect("blob")),
+                kind: None,
             },
         }
     }

@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use super::journal::Journal;
 use super::types::{CancelToken, CrashHook, NodeError, StepError};
 use super::{ANSWER_STEP, step_id};
+use crate::artifact::ArtifactKind;
 use crate::clock::Clock;
 use crate::event::{Event, EventKind};
 use crate::gate::{Choice, GateAnswer, GateRequest};
@@ -267,11 +268,13 @@ impl<'a> NodeCtx<'a> {
         std::mem::take(&mut *self.pending.borrow_mut())
     }
 
-    /// Records that `bytes` were written to the lineage file `path` (repository-relative):
-    /// the bytes go to the blob store (as a delta against `similar` when they repeat it) and
-    /// an [`EventKind::Artifact`] names both, so another clone can write the file again.
+    /// Records that `bytes` were written to the lineage file `path` (repository-relative), a
+    /// file of `kind`: the bytes go to the blob store (as a delta against `similar` when they
+    /// repeat it) and an [`EventKind::Artifact`] names both, so another clone can write the
+    /// file again, and says what the file is, so readers need not guess from its name.
     pub fn artifact(
         &mut self,
+        kind: ArtifactKind,
         path: String,
         bytes: &[u8],
         similar: &[ContentHash],
@@ -280,6 +283,7 @@ impl<'a> NodeCtx<'a> {
         self.event(EventKind::Artifact {
             path,
             content: Some(content),
+            kind: Some(kind),
         });
         Ok(())
     }

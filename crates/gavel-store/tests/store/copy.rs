@@ -84,6 +84,7 @@ fn fill(store: &dyn Store, slug: &str, done: bool) -> RunId {
         kind: EventKind::Artifact {
             path: format!("docs/lineage/active/{slug}/002-draft.md"),
             content: Some(draft),
+            kind: Some(gavel_core::ArtifactKind::Draft),
         },
     };
     let status = if done {

@@ -18,6 +18,7 @@
 //! change folder is read as `change::read` reads (a regular file, capped): the worktree is the
 //! model's to write, and a FIFO or a link to `/dev/zero` there must not hang the run.
 
+use gavel_core::ArtifactKind;
 use std::path::{Path, PathBuf};
 
 use gavel_core::{Choice, ContentHash, EventKind, NodeCtx, NodeError, Transition};
@@ -283,7 +284,7 @@ impl ImplementWorkflow {
                 return goto(node::REVIEW_HALT);
             }
         };
-        c.review_artifact = Some(self.artifact(s, cx, "review.md", &text)?);
+        c.review_artifact = Some(self.artifact(s, cx, ArtifactKind::Review, "review.md", &text)?);
         c.review_attempts = 0;
         c.rounds += 1;
         let verdict = match review.verdict {

@@ -35,6 +35,7 @@ mod roles;
 mod step;
 mod stops;
 
+use gavel_core::ArtifactKind;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -427,6 +428,7 @@ impl ImplementWorkflow {
         &self,
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
+        kind: ArtifactKind,
         suffix: &str,
         bytes: &[u8],
     ) -> Result<String, NodeError> {
@@ -437,7 +439,7 @@ impl ImplementWorkflow {
             .map_err(|e| io_failed("write", &lineage.artifact_rel(n, suffix), e))?;
         s.file_counter = n;
         let path = rel.to_string_lossy().into_owned();
-        cx.artifact(path.clone(), bytes, &[])?;
+        cx.artifact(kind, path.clone(), bytes, &[])?;
         s.keep_lineage_file(crate::lineage::artifact_name(n, suffix), bytes);
         Ok(path)
     }
