@@ -28,7 +28,7 @@ use crate::lock;
 use crate::schema;
 use tx::Tx;
 
-/// A [`Store`] in a SQLite database file.
+/// A [`Store`](gavel_core::Store) in a SQLite database file.
 pub struct SqliteStore {
     path: PathBuf,
     lock_dir: PathBuf,
