@@ -1,7 +1,9 @@
-//! What the pages show, read from a store ([`RunStore`]; the spend page also [`SpendStore`]): a run's path through its graph, its timeline,
-//! gates, model calls and spend, its lineage files (drafts with their diffs, verdicts), and the
-//! diff-gate decisions it journaled. Only reads; every text here is still untrusted and is
-//! escaped (or rendered by [`crate::markdown`]) by the templates.
+//! What the pages show, read from a store (a [`RunStore`]; the spend page also asks for its
+//! [`SpendStore`]): a run's path through its graph, its timeline, gates, model calls and spend,
+//! its lineage files (drafts with their diffs, verdicts: by the [`ArtifactKind`] each file's
+//! workflow declared, never by its name), and the diff-gate decisions it journaled. Only reads;
+//! every text here is still untrusted and is escaped (or rendered by [`crate::markdown`]) by
+//! the templates.
 
 use std::collections::BTreeMap;
 

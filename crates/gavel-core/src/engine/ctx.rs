@@ -87,7 +87,9 @@ impl<'a> NodeCtx<'a> {
     }
 
     /// Like [`Self::step`] for a slow side effect outside the store (a git commit): while `f`
-    /// runs, the store may tidy itself on another thread ([`RunStore::while_waiting`](crate::RunStore::while_waiting)).
+    /// runs, the store may tidy itself on another thread ([`RunStore::while_waiting`]).
+    ///
+    /// [`RunStore::while_waiting`]: crate::RunStore::while_waiting
     pub fn slow_step<T, E>(
         &mut self,
         name: &str,
@@ -227,10 +229,12 @@ impl<'a> NodeCtx<'a> {
     }
 
     /// Stores bytes by content hash. They reach the store with the node's checkpoint, in its
-    /// transaction ([`RunStore::commit_with_blobs`](crate::RunStore::commit_with_blobs)), or before any journal write of this node,
+    /// transaction ([`RunStore::commit_with_blobs`]), or before any journal write of this node,
     /// so that nothing in the store names a blob it lacks; [`Self::get_blob`] reads them back
     /// meanwhile. A node that fails or is killed before its checkpoint is run again and
     /// stores them again.
+    ///
+    /// [`RunStore::commit_with_blobs`]: crate::RunStore::commit_with_blobs
     pub fn put_blob(&self, bytes: &[u8]) -> Result<ContentHash, NodeError> {
         self.put_blob_sharing(bytes, &[])
     }
@@ -311,7 +315,8 @@ impl<'a> NodeCtx<'a> {
             .collect())
     }
 
-    /// Keeps a diff gate's audit line in a shared store (see [`AuditStore::record_audit`](crate::AuditStore::record_audit)).
+    /// Keeps a diff gate's audit line in a shared store (see
+    /// [`AuditStore::record_audit`](crate::AuditStore::record_audit)).
     pub fn record_audit(&self, line: &str) -> Result<(), NodeError> {
         Ok(self.store.record_audit(line)?)
     }
