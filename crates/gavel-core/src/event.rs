@@ -10,6 +10,7 @@
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::artifact::ArtifactKind;
 use crate::hash::ContentHash;
 
 /// One entry in a run's timeline.
@@ -83,11 +84,15 @@ pub enum EventKind {
     },
     /// A file was written into the lineage (or a folder moved, or a file committed). `content`
     /// is the file's bytes as a blob, so another clone resuming the run can write the file
-    /// again (absent for folders, and in events written before it existed).
+    /// again (absent for folders, and in events written before it existed). `kind` is what the
+    /// file is, as its workflow declares it (absent for folders and commits; for a file
+    /// recorded before kinds were, read from its name when the event is loaded).
     Artifact {
         path: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         content: Option<ContentHash>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<ArtifactKind>,
     },
     /// A model was called.
     ModelCall {
@@ -151,6 +156,24 @@ impl EventKind {
     }
 }
 
+impl EventKind {
+    /// A lineage file recorded before artifacts had kinds, given the kind its name meant.
+    fn with_legacy_artifact_kind(self) -> Self {
+        match self {
+            Self::Artifact {
+                path,
+                content: Some(content),
+                kind: None,
+            } => Self::Artifact {
+                kind: ArtifactKind::from_legacy_name(&path),
+                path,
+                content: Some(content),
+            },
+            other => other,
+        }
+    }
+}
+
 impl Serialize for EventKind {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -169,7 +192,9 @@ impl<'de> Deserialize<'de> for EventKind {
                 raw: serde_json::Value::Object(map),
             }),
             // A known kind (or no name at all) must decode: a malformed one is a real error.
-            _ => EventKind::deserialize(serde_json::Value::Object(map)).map_err(D::Error::custom),
+            _ => EventKind::deserialize(serde_json::Value::Object(map))
+                .map(Self::with_legacy_artifact_kind)
+                .map_err(D::Error::custom),
         }
     }
 }
@@ -198,6 +223,7 @@ mod tests {
             EventKind::Artifact {
                 path: text(),
                 content: None,
+                kind: None,
             },
             EventKind::ModelCall {
                 role: text(),
@@ -257,6 +283,35 @@ mod tests {
         assert!(err.to_string().contains("seq"), "{err}");
         let no_name = r#"{"at":"t","text":"x"}"#;
         assert!(serde_json::from_str::<Event>(no_name).is_err());
+    }
+
+    #[test]
+    fn an_artifact_recorded_before_kinds_gets_the_kind_its_name_meant() {
+        let hash = ContentHash::of(b"x").to_string();
+        let old = format!(
+            r#"{{"at":"t","event":"artifact","path":"docs/lineage/active/a/003-verdict.md","content":"{hash}"}}"#
+        );
+        let event: Event = serde_json::from_str(&old).expect("an old artifact loads");
+        let EventKind::Artifact { kind, .. } = &event.kind else {
+            panic!("expected an artifact, got {:?}", event.kind);
+        };
+        assert_eq!(kind, &Some(ArtifactKind::Verdict));
+        // A folder or a commit has no content and gets no kind.
+        let folder = r#"{"at":"t","event":"artifact","path":"docs/lineage/done/a"}"#;
+        let event: Event = serde_json::from_str(folder).expect("loads");
+        assert!(matches!(event.kind, EventKind::Artifact { kind: None, .. }));
+        // A declared kind wins over the name.
+        let declared = format!(
+            r#"{{"at":"t","event":"artifact","path":"l/001-draft.md","content":"{hash}","kind":"feedback"}}"#
+        );
+        let event: Event = serde_json::from_str(&declared).expect("loads");
+        assert!(matches!(
+            event.kind,
+            EventKind::Artifact {
+                kind: Some(ArtifactKind::Feedback),
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! node, and a journal of side effects keyed by deterministic step ids so that a resumed run
 //! re-applies a finished step's stored result instead of running it twice.
 //!
-//! The crate never prints, prompts or reads the terminal; storage is behind the [`Store`] trait
-//! (SQLite and in-memory implementations live in `gavel-store`).
+//! The crate never prints, prompts or reads the terminal; storage is behind the [`Store`] trait,
+//! the union of [`RunStore`], [`AuditStore`] and [`SpendStore`] (SQLite and PostgreSQL
+//! implementations live in `gavel-store`, an in-memory one in `gavel-store-testkit`).
 
+mod artifact;
 mod clock;
 mod engine;
 mod event;
@@ -17,8 +19,10 @@ mod gate;
 mod hash;
 mod key;
 mod run;
+mod spend;
 mod store;
 
+pub use artifact::ArtifactKind;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use engine::{
     Blobs, CancelToken, CrashHook, Engine, EngineError, Limits, NodeCtx, NodeError, Observer,
@@ -29,4 +33,8 @@ pub use gate::{Choice, Confirm, GateAnswer, GateRequest, Presentation};
 pub use hash::ContentHash;
 pub use key::random_key;
 pub use run::{CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
-pub use store::{LockInfo, NewBlob, RunLock, Store, StoreError, month_cost};
+pub use spend::Spend;
+pub use store::{
+    AuditStore, LockInfo, NewBlob, RunLock, RunStore, SpendStore, Store, StoreError, check_commit,
+    model_call_events_of, month_cost, spent_in_month_of,
+};

@@ -1,9 +1,21 @@
-//! The checkpoint-store contract every storage backend implements.
+//! The checkpoint-store contract every storage backend implements, split by concern.
 //!
-//! Stores keep runs, checkpoints (linked to their parents, with a format version), the journal of
-//! finished side-effect steps ("writes", keyed by deterministic step ids), the event timeline and
-//! content-addressed blobs. `gavel-store` provides SQLite, PostgreSQL and in-memory
-//! implementations and one conformance suite that all three pass.
+//! A store keeps three kinds of record, each behind a trait of its own, so that code needing
+//! one asks for only that one:
+//! - [`RunStore`]: runs and what drives them: checkpoints (linked to their parents, with a
+//!   format version), the journal of finished side-effect steps ("writes", keyed by
+//!   deterministic step ids, which resume re-applies), the event timeline, content-addressed
+//!   blobs and run locks. The engine, `gavel show` and the report's run pages need this.
+//! - [`AuditStore`]: the diff gates' decisions (their audit lines), kept where every machine of
+//!   a team can read them. `gavel audit` and the diff gate need this.
+//! - [`SpendStore`]: the spend ledger across runs: every model call with its cost, and a
+//!   month's total. Team budgets and the report's spend page need this.
+//!
+//! [`Store`] is the three together, implemented for every type that implements all three, so
+//! code that needs everything (the engine, copying runs) keeps one bound and a `&dyn Store`
+//! turns into any one part (`&dyn Store as &dyn AuditStore`). `gavel-store` provides SQLite and
+//! PostgreSQL implementations; `gavel-store-testkit` an in-memory one and one conformance suite
+//! that all three pass.
 
 use std::any::Any;
 use std::fmt;
@@ -12,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
 use crate::hash::ContentHash;
-use crate::run::{Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
+use crate::run::{CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
 
 /// What the model calls among `events` made in month `month` (`YYYY-MM`) cost, in micro-USD.
 pub fn month_cost(events: &[Event], month: &str) -> u64 {
@@ -115,17 +127,17 @@ impl StoreError {
     }
 }
 
-/// A blob to store with a checkpoint ([`Store::commit_with_blobs`]): its bytes, and the stored
-/// blobs it shares content with (see [`Store::put_blob_sharing`]).
+/// A blob to store with a checkpoint ([`RunStore::commit_with_blobs`]): its bytes, and the stored
+/// blobs it shares content with (see [`RunStore::put_blob_sharing`]).
 #[derive(Debug, Clone, Copy)]
 pub struct NewBlob<'b> {
     pub bytes: &'b [u8],
     pub similar: &'b [ContentHash],
 }
 
-/// A place to keep runs. Implementations must be safe to share between threads, and the SQLite
-/// one between processes.
-pub trait Store: Send + Sync {
+/// A place to keep runs: their checkpoints, journals, timelines, blobs and locks.
+/// Implementations must be safe to share between threads, and the SQLite one between processes.
+pub trait RunStore: Send + Sync {
     /// Creates a run whose initial checkpoint (seq 0) holds `state` and will run `next` first.
     fn create_run(
         &self,
@@ -169,45 +181,6 @@ pub trait Store: Send + Sync {
             .into_iter()
             .filter(|r| r.slug == slug && workflow.is_none_or(|w| r.workflow == w))
             .collect())
-    }
-
-    /// What the model calls recorded in calendar month `month` (`YYYY-MM`, by their events'
-    /// UTC time) cost, in micro-USD, over every run this store can see: a team's monthly
-    /// spend. The default reads every run's events; a shared store keeps a running total.
-    fn spent_in_month(&self, month: &str) -> Result<u64, StoreError> {
-        let mut total = 0u64;
-        for run in self.runs()? {
-            total = total.saturating_add(month_cost(&self.events(run.id)?, month));
-        }
-        Ok(total)
-    }
-
-    /// Keeps a diff gate's decision (its audit line, JSON) where every machine of the team can
-    /// read it; the same line twice is kept once. A store that is not shared keeps nothing
-    /// (the repository's audit log file is the record).
-    fn record_audit(&self, _line: &str) -> Result<(), StoreError> {
-        Ok(())
-    }
-
-    /// The newest `limit` audit lines [`Self::record_audit`] kept, newest first.
-    fn audit_lines(&self, _limit: usize) -> Result<Vec<String>, StoreError> {
-        Ok(Vec::new())
-    }
-
-    /// Every model call recorded in this store's runs, as `(run, its ModelCall event)`, by run
-    /// then in timeline order (replays included, as in each run's events): what a spend report
-    /// needs without reading every other event. The default reads every run's timeline; a
-    /// store may select the calls in one query.
-    fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
-        let mut out = Vec::new();
-        for run in self.runs()? {
-            for event in self.events(run.id)? {
-                if matches!(event.kind, crate::event::EventKind::ModelCall { .. }) {
-                    out.push((run.id, event));
-                }
-            }
-        }
-        Ok(out)
     }
 
     /// The newest `limit` runs, newest first: what a listing shows without reading every run.
@@ -328,4 +301,102 @@ pub trait Store: Send + Sync {
     /// Who is driving the run now (`None`: nobody), found without taking the run's lock, so
     /// a listing never gets in the way of a process that is about to drive the run.
     fn holder(&self, id: RunId) -> Result<Option<LockInfo>, StoreError>;
+}
+
+/// A place to keep the diff gates' decisions where a team can read them.
+///
+/// A store that is not shared keeps nothing (the repository's audit log file is the record):
+/// that is what the provided methods do, so such a store implements this trait with an empty
+/// `impl`.
+pub trait AuditStore: Send + Sync {
+    /// Keeps a diff gate's decision (its audit line, JSON) where every machine of the team can
+    /// read it; the same line twice is kept once. The default keeps nothing.
+    fn record_audit(&self, _line: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// The newest `limit` audit lines [`Self::record_audit`] kept, newest first.
+    fn audit_lines(&self, _limit: usize) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
+    }
+}
+
+/// The spend ledger across a store's runs: what the model calls cost.
+///
+/// The answers follow from the runs' timelines ([`RunStore::events`]); a store without a
+/// faster way gives [`spent_in_month_of`] and [`model_call_events_of`], which read every run.
+pub trait SpendStore: Send + Sync {
+    /// What the model calls recorded in calendar month `month` (`YYYY-MM`, by their events'
+    /// UTC time) cost, in micro-USD, over every run this store can see: a team's monthly
+    /// spend. A shared store keeps a running total.
+    fn spent_in_month(&self, month: &str) -> Result<u64, StoreError>;
+
+    /// Every model call recorded in this store's runs, as `(run, its ModelCall event)`, by run
+    /// then in timeline order (replays included, as in each run's events): what a spend report
+    /// needs without reading every other event. A store may select the calls in one query.
+    fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError>;
+}
+
+/// Everything a store keeps: runs, audit lines and spend. Implemented for every type that is
+/// all three; code that needs only one part asks for that trait instead.
+pub trait Store: RunStore + AuditStore + SpendStore {}
+
+impl<T: RunStore + AuditStore + SpendStore + ?Sized> Store for T {}
+
+/// [`SpendStore::spent_in_month`] read from every run's timeline.
+pub fn spent_in_month_of(store: &(impl RunStore + ?Sized), month: &str) -> Result<u64, StoreError> {
+    let mut total = 0u64;
+    for run in store.runs()? {
+        total = total.saturating_add(month_cost(&store.events(run.id)?, month));
+    }
+    Ok(total)
+}
+
+/// [`SpendStore::model_call_events`] read from every run's timeline.
+pub fn model_call_events_of(
+    store: &(impl RunStore + ?Sized),
+) -> Result<Vec<(RunId, Event)>, StoreError> {
+    let mut out = Vec::new();
+    for run in store.runs()? {
+        for event in store.events(run.id)? {
+            if matches!(event.kind, crate::event::EventKind::ModelCall { .. }) {
+                out.push((run.id, event));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Checks that `cp` may follow a head at seq `head`, before anything is written: the commit rule
+/// every [`RunStore`] applies (see [`RunStore::commit`]).
+pub fn check_commit(cp: &Checkpoint, head: u64) -> Result<(), StoreError> {
+    if cp.format > CHECKPOINT_FORMAT {
+        return Err(StoreError::NewerFormat {
+            found: cp.format,
+            supported: CHECKPOINT_FORMAT,
+        });
+    }
+    let expected = head.saturating_add(1);
+    if cp.seq != expected {
+        return Err(StoreError::Conflict {
+            run: cp.run,
+            expected,
+            got: cp.seq,
+        });
+    }
+    match cp.parent {
+        Some(parent) if parent == head => Ok(()),
+        Some(parent) => Err(StoreError::Conflict {
+            run: cp.run,
+            expected: head,
+            got: parent,
+        }),
+        None => Err(StoreError::Backend {
+            message: format!(
+                "checkpoint {} of run {} has no parent; only the initial checkpoint may lack one",
+                cp.seq, cp.run
+            ),
+            source: None,
+        }),
+    }
 }

@@ -1,7 +1,7 @@
 //! A run as a listing shows it (`gavel runs`, the runs page): its status in words, where it is
 //! paused or why it stopped, and its spend. One definition for the terminal and the web.
 
-use gavel_core::{Event, RunRecord, RunStatus, Store, StoreError};
+use gavel_core::{Event, RunRecord, RunStatus, RunStore, StoreError};
 use serde::Serialize;
 
 use crate::ledger::{self, Totals};
@@ -25,12 +25,16 @@ pub struct RunRow {
 }
 
 /// A run as listed; a `running` run whose lock is free was interrupted (its process died).
-pub fn row(store: &dyn Store, r: &RunRecord) -> Result<RunRow, StoreError> {
+pub fn row(store: &dyn RunStore, r: &RunRecord) -> Result<RunRow, StoreError> {
     row_from(store, r, &store.events(r.id)?)
 }
 
 /// [`row`] with the run's timeline already read.
-pub fn row_from(store: &dyn Store, r: &RunRecord, events: &[Event]) -> Result<RunRow, StoreError> {
+pub fn row_from(
+    store: &dyn RunStore,
+    r: &RunRecord,
+    events: &[Event],
+) -> Result<RunRow, StoreError> {
     let (status, detail, gate) = match &r.status {
         RunStatus::Running => match store.holder(r.id)? {
             None => (

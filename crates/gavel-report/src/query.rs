@@ -1,7 +1,7 @@
 //! The runs page's filters (workflow, status, creation dates) and paging, checked before
 //! anything is read: a bad value is refused with what was expected.
 
-use gavel_core::{RunRecord, Store};
+use gavel_core::{RunRecord, RunStore};
 use serde::Deserialize;
 
 use crate::error::ReportError;
@@ -74,7 +74,7 @@ impl RunsQuery {
     }
 
     /// The page of runs this query selects.
-    pub fn select(&self, store: &dyn Store) -> Result<RunsPage, ReportError> {
+    pub fn select(&self, store: &dyn RunStore) -> Result<RunsPage, ReportError> {
         let workflow = nonempty(&self.workflow);
         let status = nonempty(&self.status);
         if let Some(s) = status
@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn bad_filters_are_refused_by_name() {
-        let store = gavel_store::MemoryStore::default();
+        let store = gavel_store_testkit::MemoryStore::default();
         let q = RunsQuery {
             since: Some("yesterday".into()),
             ..RunsQuery::default()

@@ -1,11 +1,13 @@
-//! What the pages show, read from a [`Store`]: a run's path through its graph, its timeline,
-//! gates, model calls and spend, its lineage files (drafts with their diffs, verdicts), and the
-//! diff-gate decisions it journaled. Only reads; every text here is still untrusted and is
-//! escaped (or rendered by [`crate::markdown`]) by the templates.
+//! What the pages show, read from a store (a [`RunStore`]; the spend page also asks for its
+//! [`SpendStore`]): a run's path through its graph, its timeline, gates, model calls and spend,
+//! its lineage files (drafts with their diffs, verdicts: by the [`ArtifactKind`] each file's
+//! workflow declared, never by its name), and the diff-gate decisions it journaled. Only reads;
+//! every text here is still untrusted and is escaped (or rendered by [`crate::markdown`]) by
+//! the templates.
 
 use std::collections::BTreeMap;
 
-use gavel_core::{ContentHash, Event, EventKind, RunId, Store};
+use gavel_core::{ArtifactKind, ContentHash, Event, EventKind, RunId, RunStore, SpendStore};
 use gavel_diffgate::AuditEvent;
 
 use crate::diff::{self, DiffLine};
@@ -53,6 +55,9 @@ pub struct FileItem {
     pub at: String,
     /// The blob holding its bytes.
     pub content: ContentHash,
+    /// What the file is, as its workflow declared it (`None`: a file older gavels wrote
+    /// under a name that says nothing).
+    pub kind: Option<ArtifactKind>,
 }
 
 /// A verdict of the review history.
@@ -109,7 +114,7 @@ pub struct FileView {
 }
 
 /// Reads run `id` for its page; `None` when the store has no such run.
-pub fn run_view(store: &dyn Store, id: RunId) -> Result<Option<RunView>, ReportError> {
+pub fn run_view(store: &dyn RunStore, id: RunId) -> Result<Option<RunView>, ReportError> {
     let Some(record) = store.run(id)? else {
         return Ok(None);
     };
@@ -124,7 +129,7 @@ pub fn run_view(store: &dyn Store, id: RunId) -> Result<Option<RunView>, ReportE
     let mut verdicts = Vec::new();
     for f in files
         .iter()
-        .filter(|f| draft_kind(&f.name) == Some("verdict"))
+        .filter(|f| f.kind == Some(ArtifactKind::Verdict))
     {
         let text = file_text(store, f)?;
         verdicts.push(VerdictItem {
@@ -155,25 +160,20 @@ pub fn run_view(store: &dyn Store, id: RunId) -> Result<Option<RunView>, ReportE
     }))
 }
 
-/// `$0.0448 spent of a $0.5000 budget (9%)`: the budget and spend a workflow keeps in its
-/// state (`budget_micros`, `spent_micros`); `None` when the run has no budget.
-fn budget_line(store: &dyn Store, id: RunId) -> Result<Option<String>, ReportError> {
+/// `$0.0448 spent of a $0.5000 budget (9%)`: the budget and spend the run's newest checkpoint
+/// keeps ([`gavel_core::Spend`], which every workflow's state embeds); `None` when the run has
+/// no budget.
+fn budget_line(store: &dyn RunStore, id: RunId) -> Result<Option<String>, ReportError> {
     let Some(head) = store.head(id)? else {
         return Ok(None);
     };
-    let Ok(state) = serde_json::from_slice::<serde_json::Value>(&head.state) else {
+    let Some(spend) = gavel_core::Spend::of_state(&head.state) else {
         return Ok(None);
     };
-    let Some(budget) = state
-        .get("budget_micros")
-        .and_then(serde_json::Value::as_u64)
-    else {
+    let Some(budget) = spend.budget_micros else {
         return Ok(None);
     };
-    let spent = state
-        .get("spent_micros")
-        .and_then(serde_json::Value::as_u64)
-        .unwrap_or(0);
+    let spent = spend.spent_micros;
     let share = if budget == 0 {
         String::new()
     } else {
@@ -187,7 +187,11 @@ fn budget_line(store: &dyn Store, id: RunId) -> Result<Option<String>, ReportErr
 }
 
 /// Reads file `k` of run `id` for its page; `None` when there is no such run or file.
-pub fn file_view(store: &dyn Store, id: RunId, k: usize) -> Result<Option<FileView>, ReportError> {
+pub fn file_view(
+    store: &dyn RunStore,
+    id: RunId,
+    k: usize,
+) -> Result<Option<FileView>, ReportError> {
     let Some(record) = store.run(id)? else {
         return Ok(None);
     };
@@ -202,7 +206,7 @@ pub fn file_view(store: &dyn Store, id: RunId, k: usize) -> Result<Option<FileVi
 
 /// Every file page of the run `view` shows (a report writes them all), from what its page
 /// already read: each file's text is read once, also when it is the next draft's "before".
-pub fn file_views(store: &dyn Store, view: &RunView) -> Result<Vec<FileView>, ReportError> {
+pub fn file_views(store: &dyn RunStore, view: &RunView) -> Result<Vec<FileView>, ReportError> {
     let mut texts: Vec<String> = Vec::with_capacity(view.files.len());
     for f in &view.files {
         texts.push(file_text(store, f)?);
@@ -215,7 +219,7 @@ pub fn file_views(store: &dyn Store, view: &RunView) -> Result<Vec<FileView>, Re
 /// File `k` of `all`: its text, rendered when Markdown, and its diff against the version
 /// before it.
 fn file_view_of(
-    store: &dyn Store,
+    store: &dyn RunStore,
     run: &RunRow,
     all: &[FileItem],
     k: usize,
@@ -231,10 +235,8 @@ fn file_view_of(
 
 /// The index of the version of file `k` written before it (drafts and verdicts), if any.
 fn previous_version(all: &[FileItem], k: usize) -> Option<usize> {
-    let kind = draft_kind(&all[k].name)?;
-    (0..k)
-        .rev()
-        .find(|&i| draft_kind(&all[i].name) == Some(kind))
+    let kind = all[k].kind.as_ref().filter(|kind| has_versions(kind))?;
+    (0..k).rev().find(|&i| all[i].kind.as_ref() == Some(kind))
 }
 
 /// File `k`'s page from the texts of `all` (`text(i)`: file `i`'s text).
@@ -265,12 +267,14 @@ fn file_view_from(
     }
 }
 
-/// What a numbered lineage file is (`003-draft.md` → `draft`), for drafts and verdicts, whose
-/// versions are compared with the one before.
-fn draft_kind(name: &str) -> Option<&str> {
-    let stem = name.strip_suffix(".md")?;
-    let kind = stem.split_once('-').map_or(stem, |(_, k)| k);
-    matches!(kind, "draft" | "verdict" | "lld" | "proposal").then_some(kind)
+/// Whether files of `kind` are versions of one document, each compared with the one before:
+/// drafts, verdicts, designs and proposals. (A change's specs are one document per capability,
+/// and the other kinds are not revised.)
+fn has_versions(kind: &ArtifactKind) -> bool {
+    matches!(
+        kind,
+        ArtifactKind::Draft | ArtifactKind::Verdict | ArtifactKind::Design | ArtifactKind::Proposal
+    )
 }
 
 /// The lineage files of a timeline (artifacts with content), numbered in the order they were
@@ -282,22 +286,24 @@ fn files(events: &[Event]) -> Vec<FileItem> {
             EventKind::Artifact {
                 path,
                 content: Some(hash),
-            } => Some((e, path, hash)),
+                kind,
+            } => Some((e, path, hash, kind)),
             _ => None,
         })
         .enumerate()
-        .map(|(k, (e, path, hash))| FileItem {
+        .map(|(k, (e, path, hash, kind))| FileItem {
             k,
             name: path.rsplit('/').next().unwrap_or(path).to_owned(),
             path: path.clone(),
             at: e.at.clone(),
             content: hash.clone(),
+            kind: kind.clone(),
         })
         .collect()
 }
 
 /// A file's bytes, as text (empty when its blob is gone).
-fn file_text(store: &dyn Store, file: &FileItem) -> Result<String, ReportError> {
+fn file_text(store: &dyn RunStore, file: &FileItem) -> Result<String, ReportError> {
     Ok(store
         .get_blob(&file.content)?
         .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -382,7 +388,7 @@ fn timeline(events: &[Event]) -> Vec<TimelineItem> {
                 EventKind::GateAnswered { gate, choice, by } => {
                     ("answer", format!("gate {gate}: {choice} (by {by})"), None)
                 }
-                EventKind::Artifact { path, content } => {
+                EventKind::Artifact { path, content, .. } => {
                     let link = content.as_ref().map(|_| {
                         file += 1;
                         file - 1
@@ -429,7 +435,7 @@ fn timeline(events: &[Event]) -> Vec<TimelineItem> {
 }
 
 /// The diff-gate decisions journaled by the run (`…:diff-audit` steps hold the audit line).
-fn audits(store: &dyn Store, id: RunId) -> Result<Vec<AuditItem>, ReportError> {
+fn audits(store: &dyn RunStore, id: RunId) -> Result<Vec<AuditItem>, ReportError> {
     let mut out = Vec::new();
     for (step, bytes) in store.journal(id)? {
         if !step.ends_with(":diff-audit") {
@@ -471,7 +477,10 @@ pub struct SpendView {
 }
 
 /// Spend over every run of the store (or only the runs `only` names), in micro-USD.
-pub fn spend_view(store: &dyn Store, only: Option<&[RunId]>) -> Result<SpendView, ReportError> {
+pub fn spend_view<S: RunStore + SpendStore + ?Sized>(
+    store: &S,
+    only: Option<&[RunId]>,
+) -> Result<SpendView, ReportError> {
     let mut day: BTreeMap<String, u64> = BTreeMap::new();
     let mut workflow: BTreeMap<String, u64> = BTreeMap::new();
     let mut role: BTreeMap<String, u64> = BTreeMap::new();

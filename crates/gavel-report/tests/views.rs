@@ -1,10 +1,10 @@
 //! The views of a run kept in a store directly (the memory store): what no scripted brief →
 //! issue run produces, such as a diff-gate decision, reaches the run page.
 
-use gavel_core::Store;
+use gavel_core::RunStore;
 use gavel_diffgate::{AuditEvent, Decision};
 use gavel_report::{RunsQuery, Site, SiteMode};
-use gavel_store::MemoryStore;
+use gavel_store_testkit::MemoryStore;
 
 #[test]
 fn a_journaled_diff_gate_decision_is_on_the_run_page() {
@@ -139,7 +139,7 @@ fn more_runs_than_a_page_are_paged_when_served_and_written() {
 #[test]
 fn a_call_recorded_again_by_a_replay_is_spent_once_at_its_last_cost() {
     use gavel_core::RunStatus;
-    let call = gavel_store::conformance::model_call;
+    let call = gavel_store_testkit::conformance::model_call;
     let store = MemoryStore::default();
     let now = "2026-11-25T10:00:00Z";
     let run = store
@@ -156,4 +156,122 @@ fn a_call_recorded_again_by_a_replay_is_spent_once_at_its_last_cost() {
     let spend = gavel_report::view::spend_view(&store, None).expect("spend");
     assert_eq!((spend.calls, spend.total_micros), (2, 350));
     assert_eq!(spend.by_day, [("2026-11-25".to_owned(), 350)]);
+}
+
+/// A run whose lineage files are `(path, text, stored JSON kind or none)`, recorded as the
+/// stored events are read back (an absent kind is an event from before kinds were recorded).
+fn run_with_files(
+    store: &MemoryStore,
+    state: &[u8],
+    files: &[(&str, &str, Option<&str>)],
+) -> gavel_core::RunId {
+    let now = "2026-11-25T10:00:00Z";
+    let run = store
+        .create_run("issue", "s", state, "N0", now)
+        .expect("run");
+    let events: Vec<gavel_core::Event> = files
+        .iter()
+        .map(|(path, text, kind)| {
+            let hash = store.put_blob(text.as_bytes()).expect("blob");
+            let mut json = serde_json::json!({
+                "at": now, "event": "artifact", "path": path, "content": hash.to_string(),
+            });
+            if let Some(kind) = kind {
+                json["kind"] = serde_json::Value::from(*kind);
+            }
+            serde_json::from_value(json).expect("an artifact event loads")
+        })
+        .collect();
+    store
+        .set_status(run, &gavel_core::RunStatus::Running, &events, now)
+        .expect("events");
+    run
+}
+
+#[test]
+fn a_run_recorded_before_artifact_kinds_still_shows_its_verdicts_and_draft_diffs() {
+    let store = MemoryStore::default();
+    let l = "docs/lineage/active/s";
+    let run = run_with_files(
+        &store,
+        br#"{"slug":"s","spent_micros":448,"budget_micros":5000}"#,
+        &[
+            (&format!("{l}/001-brief.md"), "# Brief\n", None),
+            (&format!("{l}/002-draft.md"), "# Title\nold line\n", None),
+            (
+                &format!("{l}/003-verdict.md"),
+                "REVISE: **no criteria**\n",
+                None,
+            ),
+            (&format!("{l}/004-draft.md"), "# Title\nnew line\n", None),
+        ],
+    );
+    let view = gavel_report::view::run_view(&store, run)
+        .expect("read")
+        .expect("the run");
+    let verdicts: Vec<&str> = view.verdicts.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(verdicts, ["003-verdict.md"]);
+    assert!(
+        view.verdicts[0]
+            .html
+            .contains("<strong>no criteria</strong>")
+    );
+    assert_eq!(
+        view.budget.as_deref().map(|b| b.ends_with("budget (8%)")),
+        Some(true),
+        "{:?}",
+        view.budget
+    );
+    let second = gavel_report::view::file_view(&store, run, 3)
+        .expect("read")
+        .expect("the file");
+    assert_eq!(
+        second.previous.map(|p| p.k),
+        Some(1),
+        "compared with the draft before"
+    );
+    assert!(!second.diff.is_empty());
+    let brief = gavel_report::view::file_view(&store, run, 0)
+        .expect("read")
+        .expect("the file");
+    assert!(brief.previous.is_none() && brief.diff.is_empty());
+}
+
+#[test]
+fn the_kinds_workflows_declare_decide_what_is_a_version_of_what_not_file_names() {
+    let store = MemoryStore::default();
+    let run = run_with_files(
+        &store,
+        b"{}",
+        &[
+            ("l/001-proposal.md", "first\n", Some("proposal")),
+            ("l/002-spec-draft.md", "spec\n", Some("spec")),
+            ("l/003-proposal.md", "second\n", Some("proposal")),
+            // Named like a draft, declared as feedback: not a draft's version.
+            ("l/004-draft.md", "feedback\n", Some("feedback")),
+            ("l/005-notes.md", "approve\n", Some("verdict")),
+            ("l/006-notes.md", "revise\n", Some("verdict")),
+        ],
+    );
+    let view = gavel_report::view::run_view(&store, run)
+        .expect("read")
+        .expect("the run");
+    let verdicts: Vec<&str> = view.verdicts.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(verdicts, ["005-notes.md", "006-notes.md"]);
+    assert_eq!(view.budget, None, "no budget in the state");
+    let previous = |k| {
+        gavel_report::view::file_view(&store, run, k)
+            .expect("read")
+            .expect("the file")
+            .previous
+            .map(|p| p.k)
+    };
+    assert_eq!(
+        previous(2),
+        Some(0),
+        "a proposal follows the proposal before"
+    );
+    assert_eq!(previous(1), None, "a spec is no proposal's version");
+    assert_eq!(previous(3), None, "feedback has no versions");
+    assert_eq!(previous(5), Some(4), "a verdict follows the verdict before");
 }

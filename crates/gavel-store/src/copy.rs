@@ -1,5 +1,5 @@
 //! Copying every run from one store to another (SQLite to PostgreSQL when a team moves to a
-//! shared database, and back), through the [`Store`] contract alone, so any pair of backends
+//! shared database, and back), through the [`RunStore`] contract alone, so any pair of backends
 //! works.
 //!
 //! A run is copied whole: its checkpoints in order (states byte for byte), its journal, every
@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use gavel_core::{Checkpoint, ContentHash, RunId, RunRecord, Store, StoreError};
+use gavel_core::{Checkpoint, ContentHash, RunId, RunRecord, RunStore, StoreError};
 
 /// What a copy did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub enum CopyError {
 }
 
 /// Copies every run of `from` that `to` lacks, then verifies every run on both sides.
-pub fn copy_runs(from: &dyn Store, to: &dyn Store) -> Result<CopyReport, CopyError> {
+pub fn copy_runs(from: &dyn RunStore, to: &dyn RunStore) -> Result<CopyReport, CopyError> {
     let runs = from.runs()?;
     for r in &runs {
         if let Some(holder) = from.holder(r.id)? {
@@ -78,7 +78,7 @@ pub fn copy_runs(from: &dyn Store, to: &dyn Store) -> Result<CopyReport, CopyErr
 }
 
 /// What identifies a run in any store: its workflow, slug, creation time and initial state.
-fn fingerprint(store: &dyn Store, r: &RunRecord) -> Result<String, StoreError> {
+fn fingerprint(store: &dyn RunStore, r: &RunRecord) -> Result<String, StoreError> {
     let first = store
         .checkpoints(r.id)?
         .into_iter()
@@ -92,8 +92,8 @@ fn fingerprint(store: &dyn Store, r: &RunRecord) -> Result<String, StoreError> {
 }
 
 fn copy_run(
-    from: &dyn Store,
-    to: &dyn Store,
+    from: &dyn RunStore,
+    to: &dyn RunStore,
     r: &RunRecord,
     report: &mut CopyReport,
 ) -> Result<RunId, CopyError> {
@@ -161,7 +161,12 @@ fn copy_run(
 }
 
 /// Checks that run `source` of `from` and run `target` of `to` hold the same run.
-fn verify(from: &dyn Store, to: &dyn Store, source: RunId, target: RunId) -> Result<(), CopyError> {
+fn verify(
+    from: &dyn RunStore,
+    to: &dyn RunStore,
+    source: RunId,
+    target: RunId,
+) -> Result<(), CopyError> {
     let differ = |what| CopyError::Mismatch {
         from: source,
         to: target,

@@ -12,7 +12,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use gavel_core::{
     Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, NewBlob, RunId, RunLock, RunRecord,
-    RunStatus, Store, StoreError,
+    RunStatus, RunStore, StoreError,
 };
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
@@ -28,7 +28,7 @@ use crate::lock;
 use crate::schema;
 use tx::Tx;
 
-/// A [`Store`] in a SQLite database file.
+/// A [`Store`](gavel_core::Store) in a SQLite database file.
 pub struct SqliteStore {
     path: PathBuf,
     lock_dir: PathBuf,
@@ -293,7 +293,7 @@ fn encode_status(status: &RunStatus) -> Result<String, StoreError> {
     serde_json::to_string(status).map_err(|e| StoreError::backend("encoding a run status", e))
 }
 
-impl Store for SqliteStore {
+impl RunStore for SqliteStore {
     fn create_run(
         &self,
         workflow: &str,
@@ -348,10 +348,6 @@ impl Store for SqliteStore {
             })
             .map_err(self.err("looking for runs by name"))?;
         raws.into_iter().map(|raw| self.record(raw)).collect()
-    }
-
-    fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
-        self.select_model_calls()
     }
 
     fn recent_runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
@@ -412,7 +408,7 @@ impl Store for SqliteStore {
         let mut conn = self.conn();
         let tx = self.write_tx(&mut conn)?;
         let head = self.head_seq(&tx, cp.run)?;
-        crate::check_commit(cp, head)?;
+        gavel_core::check_commit(cp, head)?;
         for blob in blobs {
             self.insert_blob(&tx, blob.bytes, blob.similar)?;
         }

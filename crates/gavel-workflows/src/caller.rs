@@ -155,19 +155,8 @@ impl JournaledCall {
 }
 
 /// What a workflow's state keeps of its model calls: their count (the ledger's numbering), what
-/// they cost, and the run's budget.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Spend {
-    /// Model calls made so far (the spend ledger's numbering).
-    #[serde(default)]
-    pub call_count: u32,
-    /// What the calls cost so far, in micro-USD.
-    #[serde(default)]
-    pub spent_micros: u64,
-    /// The run's budget in micro-USD, if it has one.
-    #[serde(default)]
-    pub budget_micros: Option<u64>,
-}
+/// they cost, and the run's budget (defined in `gavel-core`, which lets the report read it).
+pub use gavel_core::Spend;
 
 /// How calls are made and accounted, the same for every workflow.
 #[derive(Debug, Clone)]

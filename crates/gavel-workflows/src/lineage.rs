@@ -107,14 +107,14 @@ pub enum RestoreError {
 /// nothing at all once the run has moved or committed its lineage (its files are then under
 /// their new names in the clone that did it, where the run ends).
 pub fn restore(
-    store: &dyn gavel_core::Store,
+    store: &dyn gavel_core::RunStore,
     run: gavel_core::RunId,
     repo_root: &Path,
 ) -> Result<Restored, RestoreError> {
     let mut files: Vec<(PathBuf, gavel_core::ContentHash)> = Vec::new();
     let mut moved = false;
     for event in store.events(run)? {
-        let gavel_core::EventKind::Artifact { path, content } = event.kind else {
+        let gavel_core::EventKind::Artifact { path, content, .. } = event.kind else {
             continue;
         };
         let Some(content) = content else {
@@ -192,8 +192,8 @@ mod tests {
         assert!(dir.path().join(&rel).is_file());
     }
 
-    use gavel_core::{Event, EventKind, RunStatus, Store};
-    use gavel_store::MemoryStore;
+    use gavel_core::{Event, EventKind, RunStatus, RunStore};
+    use gavel_store_testkit::MemoryStore;
 
     const NOW: &str = "2026-01-30T14:33:20Z";
 
@@ -203,6 +203,7 @@ mod tests {
             kind: EventKind::Artifact {
                 path: path.into(),
                 content: bytes.map(|b| store.put_blob(b).expect("blob")),
+                kind: None,
             },
         }
     }

@@ -7,6 +7,7 @@
 //! the runs' journals, where a line written in a worktree that a `reject` then removed is kept.
 
 use clap::Args;
+use gavel_core::AuditStore;
 use gavel_diffgate::AuditEvent;
 
 use crate::context::Context;
@@ -40,7 +41,9 @@ pub fn cmd_audit(args: &AuditArgs, ctx: Context) -> Result<Exit, CliError> {
             };
             let store =
                 store.ok_or_else(|| CliError::error("the shared store could not be opened"))?;
-            let mut lines = store.audit_lines(limit)?;
+            // The diff gates' lines are the store's audit part; the runs' decisions its runs.
+            let shared: &dyn AuditStore = &*store;
+            let mut lines = shared.audit_lines(limit)?;
             lines.extend(super::audit_runs::decisions(&*store)?);
             (lines, store.describe())
         }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use gavel_core::{EventKind, Store};
+use gavel_core::{EventKind, RunStore};
 use serde::{Deserialize, Serialize};
 
 use crate::error::CliError;
@@ -54,7 +54,7 @@ fn decision_of(choice: &str) -> String {
 }
 
 /// Every decision in `store`'s runs, as JSON lines (see the module doc).
-pub fn decisions(store: &dyn Store) -> Result<Vec<String>, CliError> {
+pub fn decisions(store: &dyn RunStore) -> Result<Vec<String>, CliError> {
     let mut lines = Vec::new();
     for run in store.runs()? {
         // The diff gates' own lines, and the gates they answered (not listed twice).

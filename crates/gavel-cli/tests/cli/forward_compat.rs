@@ -2,7 +2,7 @@
 //! statuses and event kinds as unknown (never as a corrupt store whose hint says to move the
 //! file aside), and `resume`/`abort` refuse such a run with an error that names the status.
 
-use gavel_core::{Event, RunId, RunStatus, Store};
+use gavel_core::{Event, RunId, RunStatus, RunStore};
 use gavel_store::SqliteStore;
 
 use crate::util::*;

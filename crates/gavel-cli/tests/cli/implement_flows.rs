@@ -308,7 +308,7 @@ fn doctor_reports_a_worktree_no_unfinished_run_uses() {
     );
     // A run that ended without cleaning up (an older gavel, a crash in abort).
     let store = gavel_store::SqliteStore::open(&env.state_db()).expect("store");
-    gavel_core::Store::set_status(
+    gavel_core::RunStore::set_status(
         &store,
         gavel_core::RunId(1),
         &gavel_core::RunStatus::Aborted {

@@ -1,7 +1,7 @@
 //! The workflow-neutral platform (issue 11): commands that serve every workflow never assume
 //! the issue workflow, and a run's state is read strictly.
 
-use gavel_core::Store;
+use gavel_core::RunStore;
 use gavel_store::SqliteStore;
 
 use crate::util::*;

@@ -5,7 +5,7 @@
 use std::process::{Command, Output, Stdio};
 
 use gavel_llm::Role;
-use gavel_store::testing::TempPostgres;
+use gavel_store_testkit::TempPostgres;
 
 use crate::util::*;
 

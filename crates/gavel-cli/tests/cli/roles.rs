@@ -277,7 +277,7 @@ fn regression_real_claude_code_given_with_implementer_implements_after_a_kill_an
 
 #[test]
 fn a_run_stored_without_a_pinned_implementer_resumes_with_the_configurations_and_says_so() {
-    use gavel_core::Store;
+    use gavel_core::RunStore;
     let env = python_project(&[]);
     ignore_scripts(&env);
     implementer_script(&env, "script-a.yaml", &[TESTS, CODE]);

@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use super::journal::Journal;
 use super::types::{CancelToken, CrashHook, NodeError, StepError};
 use super::{ANSWER_STEP, step_id};
+use crate::artifact::ArtifactKind;
 use crate::clock::Clock;
 use crate::event::{Event, EventKind};
 use crate::gate::{Choice, GateAnswer, GateRequest};
@@ -86,7 +87,9 @@ impl<'a> NodeCtx<'a> {
     }
 
     /// Like [`Self::step`] for a slow side effect outside the store (a git commit): while `f`
-    /// runs, the store may tidy itself on another thread ([`Store::while_waiting`]).
+    /// runs, the store may tidy itself on another thread ([`RunStore::while_waiting`]).
+    ///
+    /// [`RunStore::while_waiting`]: crate::RunStore::while_waiting
     pub fn slow_step<T, E>(
         &mut self,
         name: &str,
@@ -226,16 +229,18 @@ impl<'a> NodeCtx<'a> {
     }
 
     /// Stores bytes by content hash. They reach the store with the node's checkpoint, in its
-    /// transaction ([`Store::commit_with_blobs`]), or before any journal write of this node,
+    /// transaction ([`RunStore::commit_with_blobs`]), or before any journal write of this node,
     /// so that nothing in the store names a blob it lacks; [`Self::get_blob`] reads them back
     /// meanwhile. A node that fails or is killed before its checkpoint is run again and
     /// stores them again.
+    ///
+    /// [`RunStore::commit_with_blobs`]: crate::RunStore::commit_with_blobs
     pub fn put_blob(&self, bytes: &[u8]) -> Result<ContentHash, NodeError> {
         self.put_blob_sharing(bytes, &[])
     }
 
     /// Stores bytes by content hash like [`Self::put_blob`], naming blobs they share content
-    /// with (see [`Store::put_blob_sharing`]).
+    /// with (see [`RunStore::put_blob_sharing`](crate::RunStore::put_blob_sharing)).
     pub fn put_blob_sharing(
         &self,
         bytes: &[u8],
@@ -267,11 +272,13 @@ impl<'a> NodeCtx<'a> {
         std::mem::take(&mut *self.pending.borrow_mut())
     }
 
-    /// Records that `bytes` were written to the lineage file `path` (repository-relative):
-    /// the bytes go to the blob store (as a delta against `similar` when they repeat it) and
-    /// an [`EventKind::Artifact`] names both, so another clone can write the file again.
+    /// Records that `bytes` were written to the lineage file `path` (repository-relative), a
+    /// file of `kind`: the bytes go to the blob store (as a delta against `similar` when they
+    /// repeat it) and an [`EventKind::Artifact`] names both, so another clone can write the
+    /// file again, and says what the file is, so readers need not guess from its name.
     pub fn artifact(
         &mut self,
+        kind: ArtifactKind,
         path: String,
         bytes: &[u8],
         similar: &[ContentHash],
@@ -280,6 +287,7 @@ impl<'a> NodeCtx<'a> {
         self.event(EventKind::Artifact {
             path,
             content: Some(content),
+            kind: Some(kind),
         });
         Ok(())
     }
@@ -307,7 +315,8 @@ impl<'a> NodeCtx<'a> {
             .collect())
     }
 
-    /// Keeps a diff gate's audit line in a shared store (see [`Store::record_audit`]).
+    /// Keeps a diff gate's audit line in a shared store (see
+    /// [`AuditStore::record_audit`](crate::AuditStore::record_audit)).
     pub fn record_audit(&self, line: &str) -> Result<(), NodeError> {
         Ok(self.store.record_audit(line)?)
     }

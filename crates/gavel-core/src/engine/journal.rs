@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
 use crate::run::RunId;
-use crate::store::{Store, StoreError};
+use crate::store::{RunStore, StoreError};
 
 /// The step ids of one run's journal, as far as this process knows them (`None`: it does not,
 /// ask the store).
@@ -26,7 +26,7 @@ pub(crate) struct Journal {
 impl Journal {
     /// Reads the run's step ids, for a process that has just taken the run's lock. A failed
     /// read leaves every question to the store.
-    pub(crate) fn load(store: &dyn Store, run: RunId) -> Self {
+    pub(crate) fn load(store: &dyn RunStore, run: RunId) -> Self {
         let steps = store
             .journal_steps(run)
             .ok()
@@ -38,7 +38,11 @@ impl Journal {
     }
 
     /// The journaled result of `step`.
-    pub(crate) fn get(&self, store: &dyn Store, step: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    pub(crate) fn get(
+        &self,
+        store: &dyn RunStore,
+        step: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
         let absent = self
             .steps
             .lock()
@@ -51,10 +55,10 @@ impl Journal {
         store.get_write(self.run, step)
     }
 
-    /// Journals `step`'s result ([`Store::put_write`]).
+    /// Journals `step`'s result ([`RunStore::put_write`]).
     pub(crate) fn put(
         &self,
-        store: &dyn Store,
+        store: &dyn RunStore,
         step: &str,
         value: &[u8],
         now: &str,
@@ -62,10 +66,10 @@ impl Journal {
         self.note(step, store.put_write(self.run, step, value, now))
     }
 
-    /// Journals `step`'s result with the blobs it names ([`Store::put_write_with_blobs`]).
+    /// Journals `step`'s result with the blobs it names ([`RunStore::put_write_with_blobs`]).
     pub(crate) fn put_with_blobs(
         &self,
-        store: &dyn Store,
+        store: &dyn RunStore,
         step: &str,
         value: &[u8],
         blobs: &[&[u8]],
@@ -110,7 +114,7 @@ mod tests {
         reads: AtomicUsize,
     }
 
-    impl Store for JournalOnly {
+    impl RunStore for JournalOnly {
         fn get_write(&self, _: RunId, step: &str) -> Result<Option<Vec<u8>>, StoreError> {
             self.reads.fetch_add(1, Ordering::SeqCst);
             Ok(self.steps.lock().expect("lock").get(step).cloned())

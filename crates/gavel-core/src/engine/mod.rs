@@ -149,7 +149,8 @@ impl<'a, W: Workflow> Engine<'a, W> {
     }
 
     /// Like [`Self::start`], claiming `slug`: no other unfinished run of this workflow may use
-    /// it, checked atomically with the creation ([`Store::create_run_claiming_slug`]).
+    /// it, checked atomically with the creation
+    /// ([`RunStore::create_run_claiming_slug`](crate::RunStore::create_run_claiming_slug)).
     pub fn start_claiming_slug(
         &self,
         slug: &str,

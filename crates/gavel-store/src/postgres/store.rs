@@ -1,9 +1,9 @@
-//! [`Store`] on PostgreSQL: the same rows as SQLite's store, each write one transaction that
+//! [`RunStore`] on PostgreSQL: the same rows as SQLite's store, each write one transaction that
 //! begins by locking its run's row.
 
 use gavel_core::{
     CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, NewBlob, RunId,
-    RunLock, RunRecord, RunStatus, Store, StoreError,
+    RunLock, RunRecord, RunStatus, RunStore, StoreError,
 };
 use postgres::Row;
 
@@ -224,7 +224,7 @@ fn sql_seq(seq: u64) -> Result<i64, StoreError> {
         .map_err(|e| StoreError::backend(format!("sequence number {seq} is too large"), e))
 }
 
-impl Store for PgStore {
+impl RunStore for PgStore {
     fn create_run(
         &self,
         workflow: &str,
@@ -269,49 +269,6 @@ impl Store for PgStore {
             )
         })?;
         rows.iter().map(|row| self.record(row)).collect()
-    }
-
-    fn spent_in_month(&self, month: &str) -> Result<u64, StoreError> {
-        let row = self.read("reading the month's spend", |tx| {
-            tx.query_opt(
-                "reading the month's spend",
-                "SELECT COALESCE(SUM(micros), 0)::BIGINT FROM spend WHERE month = $1",
-                &[&month],
-            )
-        })?;
-        let micros: i64 = row.map_or(0, |r| r.get(0));
-        Ok(u64::try_from(micros).unwrap_or(0))
-    }
-
-    fn record_audit(&self, line: &str) -> Result<(), StoreError> {
-        let project = self.project().unwrap_or_default();
-        let key = ContentHash::of(line.as_bytes());
-        self.tx("recording a diff-gate decision", |tx| {
-            tx.execute(
-                "recording a diff-gate decision",
-                "INSERT INTO audit (key, project, line) VALUES ($1, $2, $3)
-                 ON CONFLICT (key) DO NOTHING",
-                &[&key.as_str(), &project, &line.trim_end()],
-            )
-        })?;
-        Ok(())
-    }
-
-    fn audit_lines(&self, limit: usize) -> Result<Vec<String>, StoreError> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = self.read("reading diff-gate decisions", |tx| {
-            tx.query(
-                "reading diff-gate decisions",
-                "SELECT line FROM audit WHERE ($1::text IS NULL OR project = $1)
-                 ORDER BY id DESC LIMIT $2",
-                &[&self.project(), &limit],
-            )
-        })?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
-    }
-
-    fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
-        self.select_model_calls()
     }
 
     fn runs_with_slug(
@@ -379,7 +336,7 @@ impl Store for PgStore {
         })?;
         self.tx("committing a checkpoint", |tx| {
             let (head, head_state) = self.lock_head_and_state(tx, cp.run)?;
-            crate::check_commit(cp, head)?;
+            gavel_core::check_commit(cp, head)?;
             for blob in blobs {
                 self.blobs().insert(tx, blob.bytes, blob.similar)?;
             }

@@ -1,12 +1,27 @@
-//! Every model call of the store in one query, for the spend report: the events whose JSON
-//! names the `model_call` kind, read without decoding the rest of every timeline.
+//! The spend and audit parts of the SQLite store. Every model call of the store comes in one
+//! query, for the spend report: the events whose JSON names the `model_call` kind, read
+//! without decoding the rest of every timeline. A repository's store is nobody else's, so it
+//! keeps no audit lines: the repository's audit log file is the record.
 
-use gavel_core::{Event, EventKind, RunId, StoreError};
+use gavel_core::{AuditStore, Event, EventKind, RunId, SpendStore, StoreError};
 
 use super::{SqliteStore, get_u64};
 
+/// Keeps nothing: see the module's doc.
+impl AuditStore for SqliteStore {}
+
+impl SpendStore for SqliteStore {
+    fn spent_in_month(&self, month: &str) -> Result<u64, StoreError> {
+        gavel_core::spent_in_month_of(self, month)
+    }
+
+    fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
+        self.select_model_calls()
+    }
+}
+
 impl SqliteStore {
-    pub(super) fn select_model_calls(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
+    fn select_model_calls(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
         let mut conn = self.conn();
         let tx = self.read_tx(&mut conn)?;
         // Events are stored as compact JSON with their kind's tag; the LIKE only narrows what

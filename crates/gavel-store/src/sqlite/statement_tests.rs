@@ -2,7 +2,7 @@
 //! per commit (what `sqlite3_stmt_status(SQLITE_STMTSTATUS_REPREPARE)` counts). And the
 //! statements a run's start uses read an index, not every run.
 
-use gavel_core::{CHECKPOINT_FORMAT, Checkpoint, Event, EventKind, RunStatus, Store};
+use gavel_core::{CHECKPOINT_FORMAT, Checkpoint, Event, EventKind, RunStatus, RunStore};
 use rusqlite::StatementStatus;
 
 use super::create::SLUG_HOLDERS;

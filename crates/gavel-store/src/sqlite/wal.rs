@@ -44,7 +44,7 @@ fn rewrite_schema_version(conn: &mut Connection) -> rusqlite::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use gavel_core::Store;
+    use gavel_core::RunStore;
 
     use super::super::SqliteStore;
 

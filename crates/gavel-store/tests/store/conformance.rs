@@ -11,9 +11,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use gavel_core::{
-    CHECKPOINT_FORMAT, Checkpoint, Event, EventKind, LockInfo, RunId, RunStatus, Store, StoreError,
+    CHECKPOINT_FORMAT, Checkpoint, Event, EventKind, LockInfo, RunId, RunStatus, RunStore,
+    StoreError,
 };
-use gavel_store::{MemoryStore, SqliteStore, conformance};
+use gavel_store::SqliteStore;
+use gavel_store_testkit::{MemoryStore, conformance};
 
 const NOW: &str = "2026-01-30T14:33:20Z";
 
@@ -52,7 +54,7 @@ fn memory_store_passes_the_conformance_suite() {
 
 #[test]
 fn postgres_store_passes_the_conformance_suite() {
-    let pg = gavel_store::testing::TempPostgres::shared();
+    let pg = gavel_store_testkit::TempPostgres::shared();
     conformance::run_all(&|| {
         Box::new(
             gavel_store::PgStore::open(&pg.fresh_database()).expect("open the PostgreSQL store"),

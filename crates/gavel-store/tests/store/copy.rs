@@ -2,11 +2,13 @@
 //! second copy that copies nothing twice.
 
 use gavel_core::{
-    CHECKPOINT_FORMAT, CallLedger, Checkpoint, Event, EventKind, RunId, RunStatus, Store,
+    CHECKPOINT_FORMAT, CallLedger, Checkpoint, Event, EventKind, RunId, RunStatus, RunStore,
+    SpendStore, Store,
 };
 use gavel_store::copy::{CopyError, copy_runs};
-use gavel_store::testing::TempPostgres;
-use gavel_store::{MemoryStore, PgStore, SqliteStore};
+use gavel_store::{PgStore, SqliteStore};
+use gavel_store_testkit::MemoryStore;
+use gavel_store_testkit::TempPostgres;
 
 const NOW: &str = "2026-01-30T14:33:20Z";
 const LATER: &str = "2026-01-30T15:00:00Z";
@@ -82,6 +84,7 @@ fn fill(store: &dyn Store, slug: &str, done: bool) -> RunId {
         kind: EventKind::Artifact {
             path: format!("docs/lineage/active/{slug}/002-draft.md"),
             content: Some(draft),
+            kind: Some(gavel_core::ArtifactKind::Draft),
         },
     };
     let status = if done {

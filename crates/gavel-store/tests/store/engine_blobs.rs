@@ -25,7 +25,12 @@ impl Workflow for Keeper {
         _: &mut (),
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
-        cx.artifact(format!("{node}.md"), content(node).as_bytes(), &[])?;
+        cx.artifact(
+            gavel_core::ArtifactKind::Draft,
+            format!("{node}.md"),
+            content(node).as_bytes(),
+            &[],
+        )?;
         // Read back before any store write: the kept bytes serve it.
         assert_eq!(cx.get_blob(&hash(node))?, content(node).as_bytes());
         match node {

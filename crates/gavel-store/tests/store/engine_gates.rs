@@ -5,8 +5,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use gavel_core::{
-    Checkpoint, CheckpointMeta, ContentHash, EngineError, Event, GateAnswer, LockInfo, NewBlob,
-    Outcome, RunId, RunLock, RunRecord, RunStatus, Store, StoreError,
+    AuditStore, Checkpoint, CheckpointMeta, ContentHash, EngineError, Event, GateAnswer, LockInfo,
+    NewBlob, Outcome, RunId, RunLock, RunRecord, RunStatus, RunStore, SpendStore, Store,
+    StoreError,
 };
 
 use crate::engine_toy::{
@@ -215,7 +216,19 @@ impl<'s> DiesOnSetStatus<'s> {
     }
 }
 
-impl Store for DiesOnSetStatus<'_> {
+impl AuditStore for DiesOnSetStatus<'_> {}
+
+impl SpendStore for DiesOnSetStatus<'_> {
+    fn spent_in_month(&self, month: &str) -> Result<u64, StoreError> {
+        gavel_core::spent_in_month_of(self, month)
+    }
+
+    fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
+        gavel_core::model_call_events_of(self)
+    }
+}
+
+impl RunStore for DiesOnSetStatus<'_> {
     fn create_run(
         &self,
         workflow: &str,

@@ -46,7 +46,7 @@ macro_rules! on_every_store {
                 $(#[$attr])*
                 #[test]
                 fn $name() {
-                    super::$name(&gavel_store::MemoryStore::new());
+                    super::$name(&gavel_store_testkit::MemoryStore::new());
                 }
             )*
         }
@@ -67,7 +67,7 @@ macro_rules! on_every_store {
                 $(#[$attr])*
                 #[test]
                 fn $name() {
-                    let pg = gavel_store::testing::TempPostgres::shared();
+                    let pg = gavel_store_testkit::TempPostgres::shared();
                     let store = gavel_store::PgStore::open(&pg.fresh_database())
                         .expect("open the PostgreSQL store");
                     super::$name(&store);

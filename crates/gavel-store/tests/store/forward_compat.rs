@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use gavel_core::{EngineError, EventKind, RunId, RunStatus, Store, StoreError};
+use gavel_core::{EngineError, EventKind, RunId, RunStatus, RunStore, StoreError};
 use gavel_store::SqliteStore;
 
 use crate::engine_toy::{Bench, NOW, START};

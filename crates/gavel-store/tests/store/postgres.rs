@@ -10,10 +10,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use gavel_core::{
-    CHECKPOINT_FORMAT, Checkpoint, Event, EventKind, LockInfo, RunId, RunStatus, Store, StoreError,
+    CHECKPOINT_FORMAT, Checkpoint, Event, EventKind, LockInfo, RunId, RunStatus, RunStore,
+    SpendStore, StoreError,
 };
 use gavel_store::PgStore;
-use gavel_store::testing::TempPostgres;
+use gavel_store_testkit::TempPostgres;
 
 const NOW: &str = "2026-01-30T14:33:20Z";
 

@@ -2,9 +2,9 @@
 //! means what it means to libpq, certificates are checked against `sslrootcert`, and a client
 //! certificate logs in a user who has no other way in.
 
-use gavel_core::Store;
-use gavel_store::testing::TempPostgres;
+use gavel_core::RunStore;
 use gavel_store::{PgEnv, PgStore};
+use gavel_store_testkit::TempPostgres;
 
 const NOW: &str = "2026-01-30T14:33:20Z";
 

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Barrier};
 
-use gavel_core::Store;
+use gavel_core::RunStore;
 use gavel_store::SqliteStore;
 
 #[test]

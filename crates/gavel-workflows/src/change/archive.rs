@@ -19,6 +19,7 @@
 //! rewritten, a move that already happened, the commit found by its trailer), so a kill -9
 //! anywhere in it is finished by `gavel resume` without a second commit.
 
+use gavel_core::ArtifactKind;
 use std::path::{Path, PathBuf};
 
 use gavel_core::{
@@ -260,7 +261,7 @@ impl ArchiveWorkflow {
             .map_err(|e| NodeError::Failed(format!("cannot write {}: {e}", rel.display())))?;
         s.file_counter = n;
         let rel = rel.to_string_lossy().into_owned();
-        cx.artifact(rel.clone(), text.as_bytes(), &[])?;
+        cx.artifact(ArtifactKind::SpecDiff, rel.clone(), text.as_bytes(), &[])?;
         s.diff = Some(rel);
         s.merged = merged;
         s.deltas = hash_deltas(&specs);

@@ -1,6 +1,7 @@
 //! The shared nodes N1–N5 of the document workflow: pre-flight, draft, the draft gate, review,
 //! and the verdict gate. (N0 and N6 belong to each kind.)
 
+use gavel_core::ArtifactKind;
 use std::fs;
 
 use gavel_core::{
@@ -204,6 +205,7 @@ impl DocWorkflow {
         cx.event(EventKind::Artifact {
             path,
             content: Some(hash),
+            kind: Some(ArtifactKind::Draft),
         });
         goto(node::DRAFT_GATE)
     }
@@ -342,7 +344,12 @@ impl DocWorkflow {
         });
         s.verdict_count += 1;
         let answer = s.verdict_history.last().cloned();
-        cx.artifact(path, content.as_bytes(), answer.as_slice())?;
+        cx.artifact(
+            ArtifactKind::Verdict,
+            path,
+            content.as_bytes(),
+            answer.as_slice(),
+        )?;
         goto(node::VERDICT_GATE)
     }
 
@@ -512,6 +519,7 @@ impl DocWorkflow {
         cx.event(EventKind::Artifact {
             path: rel.to_string_lossy().into_owned(),
             content: Some(hash),
+            kind: Some(ArtifactKind::Feedback),
         });
         Ok(())
     }

@@ -186,6 +186,7 @@ impl DocWorkflow {
         cx.event(EventKind::Artifact {
             path: done_rel.to_string_lossy().into_owned(),
             content: None,
+            kind: None,
         });
         let mut summary = format!(
             "issue #{} filed ({}); lineage in {}",

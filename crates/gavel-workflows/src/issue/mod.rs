@@ -11,6 +11,7 @@
 mod filing;
 pub mod prompts;
 
+use gavel_core::ArtifactKind;
 use gavel_core::{NodeCtx, NodeError, Transition};
 
 pub use crate::document::{
@@ -70,6 +71,11 @@ fn load_brief(
         .write(1, "brief.md", text.as_bytes())
         .map_err(|e| io_failed("write", &lineage.artifact_rel(1, "brief.md"), e))?;
     s.file_counter = 1;
-    cx.artifact(rel.to_string_lossy().into_owned(), text.as_bytes(), &[])?;
+    cx.artifact(
+        ArtifactKind::Brief,
+        rel.to_string_lossy().into_owned(),
+        text.as_bytes(),
+        &[],
+    )?;
     goto(node::PREFLIGHT)
 }

@@ -11,6 +11,7 @@
 //! Each run is journaled (a resumed run does not run it again) and its output goes to the
 //! lineage; after red and green the worktree is committed so no generated work is lost.
 
+use gavel_core::ArtifactKind;
 use gavel_core::{EventKind, NodeCtx, NodeError, StepError, Transition};
 use gavel_exec::confine::Confinement;
 use gavel_exec::git::TreeId;
@@ -324,7 +325,13 @@ impl ImplementWorkflow {
         };
         self.refuse_side_effects(s, cx, &wt, (&before, &ignored_before), which)?;
         let text = super::report_text(&report);
-        let artifact = self.artifact(s, cx, &format!("{}.md", which.name()), text.as_bytes())?;
+        let artifact = self.artifact(
+            s,
+            cx,
+            ArtifactKind::CheckReport,
+            &format!("{}.md", which.name()),
+            text.as_bytes(),
+        )?;
         cx.event(EventKind::Note {
             text: format!(
                 "{} gate: {}{}",

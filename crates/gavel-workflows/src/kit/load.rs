@@ -2,6 +2,7 @@
 //! be the folder and branch gavel expects before anything is written in it), the lineage
 //! starts inside it, and the person's checkout is fingerprinted.
 
+use gavel_core::ArtifactKind;
 use gavel_core::{EventKind, NodeCtx, NodeError, Transition};
 use gavel_exec::git::{BRANCH_PREFIX, DEFAULT_WORKTREE_HOME, Git};
 
@@ -68,11 +69,17 @@ impl ImplementWorkflow {
         } else {
             "lld.md"
         };
-        self.artifact(s, cx, design, lld.as_bytes())?;
+        self.artifact(s, cx, ArtifactKind::Design, design, lld.as_bytes())?;
         let mut context = Vec::new();
         if let Some(manifest) = s.context_manifest.take() {
             context = crate::disclosure::context_names(&manifest);
-            self.artifact(s, cx, "context.json", manifest.as_bytes())?;
+            self.artifact(
+                s,
+                cx,
+                ArtifactKind::Context,
+                "context.json",
+                manifest.as_bytes(),
+            )?;
         }
         self.disclose(s, cx, &context);
         s.checkout =

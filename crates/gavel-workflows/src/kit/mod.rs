@@ -255,6 +255,7 @@ impl ImplementWorkflow {
         &self,
         s: &mut ImplementState,
         cx: &mut NodeCtx<'_>,
+        kind: gavel_core::ArtifactKind,
         suffix: &str,
         bytes: &[u8],
     ) -> Result<String, NodeError> {
@@ -265,7 +266,7 @@ impl ImplementWorkflow {
             .map_err(|e| io_failed("write", &lineage.artifact_rel(n, suffix), e))?;
         s.file_counter = n;
         let path = rel.to_string_lossy().into_owned();
-        cx.artifact(path.clone(), bytes, &[])?;
+        cx.artifact(kind, path.clone(), bytes, &[])?;
         s.keep_lineage_file(crate::lineage::artifact_name(n, suffix), bytes);
         Ok(path)
     }

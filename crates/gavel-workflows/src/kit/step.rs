@@ -7,6 +7,7 @@
 //! ([`super::guard`]): what the step may not touch is put back and fed back to the model,
 //! which costs an attempt. The person's checkout must be exactly as it was.
 
+use gavel_core::ArtifactKind;
 use std::path::Path;
 
 use gavel_core::{EventKind, NodeCtx, NodeError, StepError, Transition};
@@ -100,7 +101,7 @@ impl ImplementWorkflow {
         });
         s.last_failure = Some(gist);
         s.feedback = Some(cx.put_blob(why.as_bytes())?);
-        self.artifact(s, cx, "feedback.md", why.as_bytes())?;
+        self.artifact(s, cx, ArtifactKind::Feedback, "feedback.md", why.as_bytes())?;
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 //! it) and `abort`, which ends the run as every abort does (`discard.rs`). At a terminal a
 //! person answers; without one the run waits at the gate and prints the commands that go on.
 
+use gavel_core::ArtifactKind;
 use gavel_core::{Choice, EventKind, NodeCtx, NodeError, Transition};
 use gavel_exec::runners::{TestOutcome, TestReport};
 
@@ -86,7 +87,13 @@ impl ImplementWorkflow {
         let report = cx.journaled::<TestReport>(which.name())?;
         if let Some(r) = &report {
             let text = super::report_text(r);
-            self.artifact(s, cx, &format!("{}.md", which.name()), text.as_bytes())?;
+            self.artifact(
+                s,
+                cx,
+                ArtifactKind::CheckReport,
+                &format!("{}.md", which.name()),
+                text.as_bytes(),
+            )?;
         }
         Ok(match answer.choice.as_str() {
             "retry" => Some(Transition::Goto(here.to_owned())),
@@ -132,7 +139,7 @@ impl ImplementWorkflow {
             output_tail(report)
         );
         s.feedback = Some(cx.put_blob(why.as_bytes())?);
-        self.artifact(s, cx, "feedback.md", why.as_bytes())?;
+        self.artifact(s, cx, ArtifactKind::Feedback, "feedback.md", why.as_bytes())?;
         Ok(())
     }
 }

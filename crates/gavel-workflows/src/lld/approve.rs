@@ -141,10 +141,12 @@ pub(super) fn approve(
     cx.event(EventKind::Artifact {
         path: lld_rel.clone(),
         content: None,
+        kind: None,
     });
     cx.event(EventKind::Artifact {
         path: done_rel.to_string_lossy().into_owned(),
         content: None,
+        kind: None,
     });
     let summary = format!(
         "LLD for issue #{number} approved: {lld_rel}; lineage in {}, committed as {}",

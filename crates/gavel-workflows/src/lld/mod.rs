@@ -14,6 +14,7 @@
 mod approve;
 pub mod prompts;
 
+use gavel_core::ArtifactKind;
 use gavel_core::{NodeCtx, NodeError, StepError, Transition};
 
 use crate::document::{ContextRecord, DesignFor, DocKind, DocState, DocWorkflow, goto, io_failed};
@@ -113,7 +114,12 @@ fn load_issue(
         .write(1, "issue.md", text.as_bytes())
         .map_err(|e| io_failed("write", &lineage.artifact_rel(1, "issue.md"), e))?;
     s.file_counter = 1;
-    cx.artifact(rel.to_string_lossy().into_owned(), text.as_bytes(), &[])?;
+    cx.artifact(
+        ArtifactKind::Brief,
+        rel.to_string_lossy().into_owned(),
+        text.as_bytes(),
+        &[],
+    )?;
     if let Some(context) = s.context_text.take() {
         let manifest = s.context_manifest.take().unwrap_or_default();
         let (files, tokens) = counts(&manifest);
@@ -128,7 +134,7 @@ fn load_issue(
             files,
             tokens,
         });
-        cx.artifact(path, manifest.as_bytes(), &[])?;
+        cx.artifact(ArtifactKind::Context, path, manifest.as_bytes(), &[])?;
     }
     goto(node::PREFLIGHT)
 }

@@ -4,7 +4,7 @@
 //! unparseable or downgraded verdict waits for a person even in auto mode, the iteration cap
 //! halts, and a revision at the draft gate never calls the reviewer.
 
-use gavel_core::{Outcome, RunId, Store};
+use gavel_core::{ArtifactKind, EventKind, Outcome, RunId, RunStore};
 use gavel_llm::ScriptedProvider;
 use gavel_tracker::local::LocalTracker;
 use gavel_workflows::caller::CallerSettings;
@@ -164,6 +164,28 @@ fn auto_mode_revises_on_revise_and_finishes_on_a_clean_approval() {
                 "005-verdict.md",
                 last
             ],
+            "{}",
+            kind.name
+        );
+        // Each file's kind is declared where it is recorded, for the report to go by.
+        let kinds: Vec<Option<ArtifactKind>> = kit
+            .store
+            .events(run)
+            .expect("events")
+            .into_iter()
+            .filter_map(|e| match e.kind {
+                EventKind::Artifact {
+                    content: Some(_),
+                    kind,
+                    ..
+                } => Some(kind),
+                _ => None,
+            })
+            .collect();
+        use ArtifactKind::{Brief, Draft, Verdict};
+        assert_eq!(
+            kinds,
+            [Brief, Draft, Verdict, Draft, Verdict].map(Some),
             "{}",
             kind.name
         );

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gavel_core::{
-    Engine, EngineError, FixedClock, GateAnswer, GateRequest, LockInfo, Outcome, RunId, Store,
+    Engine, EngineError, FixedClock, GateAnswer, GateRequest, LockInfo, Outcome, RunId, RunStore,
     Workflow,
 };
-use gavel_store::MemoryStore;
+use gavel_store_testkit::MemoryStore;
 
 /// A temporary git repository with a first commit, plus a memory store and a fixed clock.
 pub struct Kit {

@@ -18,6 +18,7 @@
 //! change folder is read as `change::read` reads (a regular file, capped): the worktree is the
 //! model's to write, and a FIFO or a link to `/dev/zero` there must not hang the run.
 
+use gavel_core::ArtifactKind;
 use std::path::Path;
 
 use gavel_core::{Choice, ContentHash, EventKind, NodeCtx, NodeError, Transition};
@@ -275,7 +276,11 @@ impl Run<'_> {
                 return goto(node::REVIEW_HALT);
             }
         };
-        c.review_artifact = Some(self.wf.artifact(s, cx, "review.md", &text)?);
+        c.review_artifact =
+            Some(
+                self.wf
+                    .artifact(s, cx, ArtifactKind::Review, "review.md", &text)?,
+            );
         c.review_attempts = 0;
         c.rounds += 1;
         let verdict = match review.verdict {

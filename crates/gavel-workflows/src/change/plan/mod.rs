@@ -27,6 +27,7 @@ pub mod files;
 mod nodes;
 mod prompts;
 
+use gavel_core::ArtifactKind;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -197,6 +198,7 @@ impl PlanWorkflow {
         &self,
         s: &mut PlanState,
         cx: &mut NodeCtx<'_>,
+        kind: ArtifactKind,
         suffix: &str,
         bytes: &[u8],
     ) -> Result<String, NodeError> {
@@ -211,7 +213,7 @@ impl PlanWorkflow {
             .map_err(|e| NodeError::Failed(format!("cannot write {}: {e}", abs.display())))?;
         s.file_counter = n;
         let path = rel.to_string_lossy().into_owned();
-        cx.artifact(path.clone(), bytes, &[])?;
+        cx.artifact(kind, path.clone(), bytes, &[])?;
         Ok(path)
     }
 

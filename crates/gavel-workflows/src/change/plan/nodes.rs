@@ -1,6 +1,7 @@
 //! The plan's nodes: a planner step (proposal, specs, tasks or a revision), the challenge,
 //! and the person's decision.
 
+use gavel_core::ArtifactKind;
 use gavel_core::{Choice, EventKind, NodeCtx, NodeError, Presentation, Transition};
 use gavel_llm::{AgentProfile, Role};
 use gavel_mcp::{Challenge, ChallengeVerdict};
@@ -207,7 +208,13 @@ impl PlanWorkflow {
             }
             fsutil::write_atomic(&dir.proposal(), text.as_bytes())
                 .map_err(|e| failed("write", &dir.proposal(), e))?;
-            self.artifact(s, cx, "proposal.md", body.as_bytes())?;
+            self.artifact(
+                s,
+                cx,
+                ArtifactKind::Proposal,
+                "proposal.md",
+                body.as_bytes(),
+            )?;
         }
         for (cap, text) in order
             .iter()
@@ -215,12 +222,18 @@ impl PlanWorkflow {
         {
             let path = dir.delta_spec(cap);
             fsutil::write_atomic(&path, text.as_bytes()).map_err(|e| failed("write", &path, e))?;
-            self.artifact(s, cx, &format!("spec-{cap}.md"), text.as_bytes())?;
+            self.artifact(
+                s,
+                cx,
+                ArtifactKind::Spec,
+                &format!("spec-{cap}.md"),
+                text.as_bytes(),
+            )?;
         }
         if let Some(tasks) = &checked.tasks {
             fsutil::write_atomic(&dir.tasks(), tasks.as_bytes())
                 .map_err(|e| failed("write", &dir.tasks(), e))?;
-            self.artifact(s, cx, "tasks.md", tasks.as_bytes())?;
+            self.artifact(s, cx, ArtifactKind::Tasks, "tasks.md", tasks.as_bytes())?;
             if let Ok(list) = crate::change::tasks::parse_tasks(tasks, &s.change_id) {
                 for i in &list.unclassified {
                     if let Some(t) = list.tasks.get(*i) {
@@ -286,7 +299,13 @@ impl PlanWorkflow {
             fsutil::write_atomic(&dir.proposal(), text.as_bytes())
                 .map_err(|e| failed("write", &dir.proposal(), e))?;
         }
-        let artifact = self.artifact(s, cx, "challenge.md", answered.response.text.as_bytes())?;
+        let artifact = self.artifact(
+            s,
+            cx,
+            ArtifactKind::Challenge,
+            "challenge.md",
+            answered.response.text.as_bytes(),
+        )?;
         s.challenge_artifact = Some(artifact);
         s.planning_iterations = round;
         s.findings = challenge.findings.clone();
@@ -315,6 +334,7 @@ impl PlanWorkflow {
             self.artifact(
                 s,
                 cx,
+                ArtifactKind::Rejection,
                 super::REJECTED_SUFFIX,
                 format!("{record:#}\n").as_bytes(),
             )?;

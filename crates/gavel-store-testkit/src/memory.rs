@@ -1,17 +1,18 @@
 //! An in-memory store with the same contract as the SQLite one, for fast tests.
 //!
-//! Nothing survives the process. Run locks are entries in a shared map that the returned guard
+//! Nothing survives the process. Like the SQLite store it keeps no audit lines, and it answers
+//! spend questions by reading every run's timeline. Run locks are entries in a shared map that the returned guard
 //! removes when dropped, so lock contention behaves as with the SQLite store within one process.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use gavel_core::{
-    CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo, NewBlob, RunId,
-    RunLock, RunRecord, RunStatus, Store, StoreError,
+    AuditStore, CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, ContentHash, Event, LockInfo,
+    NewBlob, RunId, RunLock, RunRecord, RunStatus, RunStore, SpendStore, StoreError,
 };
 
-/// A [`Store`] that keeps everything in memory.
+/// A [`gavel_core::Store`] that keeps everything in memory.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     data: Mutex<Data>,
@@ -127,7 +128,19 @@ impl MemoryStore {
     }
 }
 
-impl Store for MemoryStore {
+impl AuditStore for MemoryStore {}
+
+impl SpendStore for MemoryStore {
+    fn spent_in_month(&self, month: &str) -> Result<u64, StoreError> {
+        gavel_core::spent_in_month_of(self, month)
+    }
+
+    fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
+        gavel_core::model_call_events_of(self)
+    }
+}
+
+impl RunStore for MemoryStore {
     fn create_run_claiming_slug(
         &self,
         workflow: &str,
@@ -196,7 +209,7 @@ impl Store for MemoryStore {
         blobs: &[NewBlob<'_>],
     ) -> Result<(), StoreError> {
         let mut data = self.data();
-        crate::check_commit(cp, data.run(cp.run)?.record.head_seq)?;
+        gavel_core::check_commit(cp, data.run(cp.run)?.record.head_seq)?;
         for blob in blobs {
             data.put_blob(blob.bytes);
         }

@@ -14,8 +14,7 @@
 //! connections only over TLS, with certificates from a throwaway certificate authority made
 //! by the `openssl` tool ([`TlsFiles`]).
 //!
-//! This is test support compiled into the library so other crates' tests can use it;
-//! panicking is how it reports.
+//! Panicking is how it reports.
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;

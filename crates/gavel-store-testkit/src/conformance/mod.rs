@@ -5,12 +5,11 @@
 //! them all, naming the failing check; a backend's test calls it with a constructor:
 //!
 //! ```
-//! use gavel_store::{MemoryStore, conformance};
+//! use gavel_store_testkit::{MemoryStore, conformance};
 //! conformance::run_all(&|| Box::new(MemoryStore::new()));
 //! ```
 //!
-//! This is test support compiled into the library so that out-of-crate backends can use it;
-//! panicking is how it reports.
+//! Panicking is how it reports.
 
 mod journal;
 mod runs;
