@@ -149,35 +149,20 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
             })
         })
         .collect();
-    // Every workflow's roles ([workflows.NAME.roles] may differ from [roles]), as (author,
-    // judge) pairs. The change workflows' roles count towards "ready" only in a repository
-    // that has changes.
-    let has_changes = s.repo_root.join(&s.changes.root).join("changes").is_dir();
-    let pairs: [(&'static str, &'static str, &'static str, bool); 4] = [
-        (
-            gavel_workflows::issue::WORKFLOW,
-            "drafter",
-            "reviewer",
-            true,
-        ),
-        (gavel_workflows::lld::WORKFLOW, "drafter", "reviewer", true),
-        (
-            gavel_workflows::change::plan::WORKFLOW,
-            "planner",
-            "challenger",
-            has_changes,
-        ),
-        (
-            gavel_workflows::change::implement::WORKFLOW,
-            "implementer",
-            "reviewer",
-            has_changes,
-        ),
-    ];
+    // Every workflow's roles ([workflows.NAME.roles] may differ from [roles]), as each kind
+    // in the registry names them (an author and, for most, a judge).
     let mut roles: Vec<RoleRow> = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
-    for (workflow, author, judge, required) in pairs {
-        let specs = [author, judge].map(|role| (role, s.role(workflow, role)));
+    for kind in crate::kinds::all() {
+        let Some(wanted) = kind.doctor_roles(s) else {
+            continue;
+        };
+        let workflow = kind.name();
+        let names: Vec<&'static str> = std::iter::once(wanted.author).chain(wanted.judge).collect();
+        let specs: Vec<_> = names
+            .iter()
+            .map(|role| (*role, s.role(workflow, role)))
+            .collect();
         for (role, spec) in &specs {
             let mut row = match spec {
                 Ok(spec) => role_row(workflow, role, spec, ctx.provider(spec).as_ref()),
@@ -186,24 +171,18 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
                     role,
                     provider: String::new(),
                     ready: false,
-                    required,
+                    required: wanted.required,
                     problem: Some(e.message.clone()),
                     fix: Some(format!(
-                        "set the role in gavel.toml ({} or [workflows.{workflow}.roles])",
-                        if gavel_workflows::change::implement::WORKFLOW == workflow
-                            || gavel_workflows::change::plan::WORKFLOW == workflow
-                        {
-                            "[changes.roles]"
-                        } else {
-                            "[roles]"
-                        }
+                        "set the role in gavel.toml ({} {role} or [workflows.{workflow}.roles])",
+                        wanted.section
                     )),
                 },
             };
-            row.required = required;
+            row.required = wanted.required;
             roles.push(row);
         }
-        if let [(_, Ok(a)), (_, Ok(j))] = &specs
+        if let [(author, Ok(a)), (judge, Ok(j))] = specs.as_slice()
             && let Some(warning) = gavel_workflows::roles::same_model_warning(
                 judge,
                 &j.to_string(),
@@ -217,27 +196,6 @@ pub fn cmd_doctor(args: &DoctorArgs, ctx: Context) -> Result<Exit, CliError> {
             }
         }
     }
-    // The implementation workflow's one role (by default the drafter's provider).
-    let implement = gavel_workflows::implement::WORKFLOW;
-    roles.push(match s.role(implement, "implementer") {
-        Ok(spec) => role_row(
-            implement,
-            "implementer",
-            &spec,
-            ctx.provider(&spec).as_ref(),
-        ),
-        Err(e) => RoleRow {
-            workflow: implement,
-            role: "implementer",
-            provider: String::new(),
-            ready: false,
-            required: true,
-            problem: Some(e.message.clone()),
-            fix: Some(format!(
-                "set the role in gavel.toml ([roles] implementer or [workflows.{implement}.roles])"
-            )),
-        },
-    });
     let tracker = tracker_row(&ctx);
     let store = store_row(&ctx);
     let leftover_worktrees = leftover_worktrees(&ctx);

@@ -1,6 +1,6 @@
-//! `gavel init`: the config, each document kind's template and fixed-path review rubric (issue
-//! and LLD), the folders, and `.gavel/` in `.gitignore`. Existing files are kept, never
-//! overwritten.
+//! `gavel init`: the config, what each workflow kind in the registry asks for (the document
+//! kinds' templates, fixed-path review rubrics and folders), and `.gavel/` in `.gitignore`.
+//! Existing files are kept, never overwritten.
 
 use std::fs;
 use std::path::Path;
@@ -8,7 +8,6 @@ use std::path::Path;
 use clap::Args;
 use gavel_workflows::fsutil::write_atomic;
 use gavel_workflows::git::Git;
-use gavel_workflows::{issue, lld};
 
 use crate::error::CliError;
 use crate::exit::Exit;
@@ -44,22 +43,10 @@ pub fn cmd_init(_args: &InitArgs) -> Result<Exit, CliError> {
 /// Sets up `root`; returns what happened to each path.
 pub fn init_repo(root: &Path) -> Result<Vec<(String, Action)>, CliError> {
     let mut done = Vec::new();
-    let files = [
-        (CONFIG_FILE, default_config_text()),
-        (
-            issue::TEMPLATE_PATH,
-            issue::prompts::DEFAULT_TEMPLATE.to_owned(),
-        ),
-        (
-            issue::RUBRIC_PATH,
-            issue::prompts::DEFAULT_RUBRIC.to_owned(),
-        ),
-        (
-            lld::TEMPLATE_PATH,
-            lld::prompts::DEFAULT_TEMPLATE.to_owned(),
-        ),
-        (lld::RUBRIC_PATH, lld::prompts::DEFAULT_RUBRIC.to_owned()),
-    ];
+    // The config, then what each workflow kind in the registry needs.
+    let kinds = crate::kinds::all();
+    let files = std::iter::once((CONFIG_FILE, default_config_text()))
+        .chain(kinds.iter().flat_map(|k| k.init_files()));
     for (rel, text) in files {
         let path = root.join(rel);
         if path.exists() {
@@ -70,13 +57,7 @@ pub fn init_repo(root: &Path) -> Result<Vec<(String, Action)>, CliError> {
             done.push((rel.to_owned(), Action::Wrote));
         }
     }
-    for dir in [
-        "ideas/active",
-        "ideas/done",
-        "docs/lineage/active",
-        "docs/lineage/done",
-        lld::LLD_DIR,
-    ] {
+    for dir in kinds.iter().flat_map(|k| k.init_dirs()) {
         let keep = root.join(dir).join(".gitkeep");
         if keep.parent().is_some_and(Path::is_dir) {
             continue;

@@ -62,6 +62,15 @@ impl WorkflowKind for PlanKind {
         &["planner", "challenger"]
     }
 
+    fn doctor_roles(&self, settings: &crate::settings::Settings) -> Option<super::DoctorRoles> {
+        Some(super::DoctorRoles {
+            author: "planner",
+            judge: Some("challenger"),
+            required: has_changes(settings),
+            section: "[changes.roles]",
+        })
+    }
+
     fn resume(&self, req: Resume<'_>) -> Result<Exit, CliError> {
         let state: PlanState = state_of(req.store, req.record.id)?;
         // The run's own roles, then --role changes.
@@ -128,6 +137,15 @@ impl WorkflowKind for ImplKind {
         &["implementer", "reviewer"]
     }
 
+    fn doctor_roles(&self, settings: &crate::settings::Settings) -> Option<super::DoctorRoles> {
+        Some(super::DoctorRoles {
+            author: "implementer",
+            judge: Some("reviewer"),
+            required: has_changes(settings),
+            section: "[changes.roles]",
+        })
+    }
+
     fn resume(&self, req: Resume<'_>) -> Result<Exit, CliError> {
         let state: ImplementState = state_of(req.store, req.record.id)?;
         let mut ctx = req.ctx;
@@ -186,4 +204,10 @@ pub fn impl_workflow(
         mcp,
     });
     Ok(wf)
+}
+
+/// Whether the repository has spec-driven changes: only then do their roles count towards
+/// `gavel doctor`'s "ready".
+fn has_changes(s: &crate::settings::Settings) -> bool {
+    s.repo_root.join(&s.changes.root).join("changes").is_dir()
 }

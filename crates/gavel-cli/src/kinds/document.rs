@@ -14,14 +14,36 @@ use crate::error::CliError;
 use crate::exit::Exit;
 use crate::settings::Overrides;
 
-/// A document kind's entry in the registry.
-pub struct DocumentKind(pub &'static DocKind);
+/// A document kind's entry in the registry: the kind, and what `gavel init` writes for it.
+pub struct DocumentKind(
+    pub &'static DocKind,
+    /// The built-in template and rubric texts.
+    &'static str,
+    &'static str,
+    /// The folders it reads from and writes to.
+    &'static [&'static str],
+);
 
 /// brief → issue.
-pub static ISSUE: DocumentKind = DocumentKind(&gavel_workflows::issue::ISSUE);
+pub static ISSUE: DocumentKind = DocumentKind(
+    &gavel_workflows::issue::ISSUE,
+    gavel_workflows::issue::prompts::DEFAULT_TEMPLATE,
+    gavel_workflows::issue::prompts::DEFAULT_RUBRIC,
+    &[
+        "ideas/active",
+        "ideas/done",
+        "docs/lineage/active",
+        "docs/lineage/done",
+    ],
+);
 
 /// issue → LLD.
-pub static LLD: DocumentKind = DocumentKind(&gavel_workflows::lld::LLD);
+pub static LLD: DocumentKind = DocumentKind(
+    &gavel_workflows::lld::LLD,
+    gavel_workflows::lld::prompts::DEFAULT_TEMPLATE,
+    gavel_workflows::lld::prompts::DEFAULT_RUBRIC,
+    &[gavel_workflows::lld::LLD_DIR],
+);
 
 impl WorkflowKind for DocumentKind {
     fn name(&self) -> &'static str {
@@ -30,6 +52,26 @@ impl WorkflowKind for DocumentKind {
 
     fn roles(&self) -> &'static [&'static str] {
         &["drafter", "reviewer"]
+    }
+
+    fn init_files(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (self.0.template_path, self.1.to_owned()),
+            (self.0.rubric_path, self.2.to_owned()),
+        ]
+    }
+
+    fn init_dirs(&self) -> &'static [&'static str] {
+        self.3
+    }
+
+    fn doctor_roles(&self, _settings: &crate::settings::Settings) -> Option<super::DoctorRoles> {
+        Some(super::DoctorRoles {
+            author: "drafter",
+            judge: Some("reviewer"),
+            required: true,
+            section: "[roles]",
+        })
     }
 
     fn resume(&self, req: Resume<'_>) -> Result<Exit, CliError> {

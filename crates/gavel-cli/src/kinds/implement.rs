@@ -29,6 +29,15 @@ impl WorkflowKind for ImplementKind {
         &["implementer"]
     }
 
+    fn doctor_roles(&self, _settings: &crate::settings::Settings) -> Option<super::DoctorRoles> {
+        Some(super::DoctorRoles {
+            author: "implementer",
+            judge: None,
+            required: true,
+            section: "[roles]",
+        })
+    }
+
     fn resume(&self, req: Resume<'_>) -> Result<Exit, CliError> {
         let state: ImplementState = state_of(req.store, req.record.id)?;
         let mut ctx = req.ctx;

@@ -43,6 +43,17 @@ pub struct Resume<'a> {
     pub roles: Vec<(String, String)>,
 }
 
+/// The roles `gavel doctor` checks for a kind: the one that writes and the one that judges
+/// (two roles on one model get a warning).
+pub struct DoctorRoles {
+    pub author: &'static str,
+    pub judge: Option<&'static str>,
+    /// Whether they count towards "ready" (a change workflow's only once there are changes).
+    pub required: bool,
+    /// The gavel.toml section that sets them, for the fix.
+    pub section: &'static str,
+}
+
 /// A kind of workflow the CLI can drive.
 pub trait WorkflowKind: Sync {
     /// The name stored with its runs (`issue`).
@@ -53,6 +64,22 @@ pub trait WorkflowKind: Sync {
 
     /// Continues a run of this kind from its stored state.
     fn resume(&self, req: Resume<'_>) -> Result<Exit, CliError>;
+
+    /// What `gavel init` writes for this kind, each only where no file is: (path relative to
+    /// the repository, text).
+    fn init_files(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
+    /// The folders `gavel init` makes for this kind (each with a `.gitkeep`).
+    fn init_dirs(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The roles `gavel doctor` checks for this kind, if it has any of its own.
+    fn doctor_roles(&self, _settings: &crate::settings::Settings) -> Option<DoctorRoles> {
+        None
+    }
 
     /// Cleans up after `gavel abort` stopped a run (a worktree, a branch); says what it did.
     fn after_abort(
@@ -65,15 +92,20 @@ pub trait WorkflowKind: Sync {
     }
 }
 
-/// Every kind this gavel knows.
+/// Every kind this gavel knows, in the order `gavel init` and `gavel doctor` list them.
 static KINDS: &[&dyn WorkflowKind] = &[
     &ISSUE,
     &LLD,
-    &IMPLEMENT,
     &CHANGE_PLAN,
     &CHANGE_IMPL,
+    &IMPLEMENT,
     &CHANGE_ARCHIVE,
 ];
+
+/// Every kind this gavel knows (`gavel init` and `gavel doctor` loop over them).
+pub fn all() -> &'static [&'static dyn WorkflowKind] {
+    KINDS
+}
 
 /// The kind that drives runs of `workflow`, or an error naming it.
 pub fn find(workflow: &str) -> Result<&'static dyn WorkflowKind, CliError> {
