@@ -115,26 +115,9 @@ pub fn cmd_implement(args: &ImplementArgs, mut ctx: Context) -> Result<Exit, Cli
         .map_err(|e| CliError::usage(format!("cannot read {lld_rel}: {e}")))?;
     let context = crate::commands::lld::validate_context(&ctx, &args.context)?;
     let wf = crate::kinds::implement_workflow(&ctx, args.test_cmd.clone(), args.lint_cmd.clone())?;
-    let problems = crate::kinds::implement_preflight(&ctx, &wf);
-    if !problems.is_empty() {
-        return Err(CliError::error(format!(
-            "pre-flight failed:\n  - {}",
-            problems.join("\n  - ")
-        ))
-        .hint("nothing was written; fix these, then run the same command again"));
-    }
+    super::start::preflight(crate::kinds::implement_preflight(&ctx, &wf))?;
     let git = gavel_workflows::git::Git::at(&root);
-    let base_commit = git
-        .head()
-        .map_err(|e| CliError::error(e.to_string()))?
-        .ok_or_else(|| CliError::usage("the repository has no commit to start from"))?;
-    let base_branch = git
-        .run(&["symbolic-ref", "--quiet", "--short", "HEAD"])
-        .map(|b| b.trim().to_owned())
-        .map_err(|_| {
-            CliError::usage("your checkout is on a detached HEAD")
-                .hint("switch to the branch the work should be merged into")
-        })?;
+    let (base_commit, base_branch) = super::start::base(&git)?;
     let store = ctx.open_store()?;
     let slug = worktree_name(n);
     if let Some(run) = store
@@ -163,7 +146,7 @@ pub fn cmd_implement(args: &ImplementArgs, mut ctx: Context) -> Result<Exit, Cli
         args.auto,
         ctx.clock.now_rfc3339(),
     );
-    state.spend.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
+    state.spend.budget_micros = crate::commands::start::budget(&ctx);
     state.implementer = Some(wf.settings.implementer.clone());
     state.test_command = Some(wf.settings.test.command.clone());
     state.lint_command = wf.settings.lint.as_ref().map(|l| l.command.clone());
@@ -171,10 +154,15 @@ pub fn cmd_implement(args: &ImplementArgs, mut ctx: Context) -> Result<Exit, Cli
         state.context_text = Some(c.prompt_section());
         state.context_manifest = Some(String::from_utf8_lossy(&c.manifest()).into_owned());
     }
-    let engine = gavel_core::Engine::new(&*store, &wf, ctx.clock.as_ref(), ctx.holder());
-    let run = engine
-        .start_claiming_slug(&slug, &state, node::LOAD)
-        .map_err(|e| CliError::error(e.to_string()))?;
+    let run = super::start::start(
+        &ctx,
+        &*store,
+        &wf,
+        &state,
+        &slug,
+        node::LOAD,
+        "another `gavel implement` for this issue started a moment ago; see `gavel runs`",
+    )?;
     ctx.ui.info(&format!(
         "run {run} started: {lld_rel} -> code for issue #{n} on branch gavel/{slug} (merged into {base_branch} after your approval){}",
         if args.auto { ", auto mode" } else { "" }

@@ -83,7 +83,7 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
     // Check first, write after: a run that cannot start leaves nothing behind, so the same
     // command works once the problem is fixed.
     let wf = crate::kinds::issue_workflow(&ctx, editor_program(&ctx, args.auto)?, None)?;
-    start::preflight(&wf)?;
+    start::preflight(wf.preflight_problems())?;
 
     let store = ctx.open_store()?;
     if let Some(existing) = collision(&ctx, &*store, WORKFLOW, &slug)? {
@@ -127,7 +127,7 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
         args.auto,
         now,
     );
-    state.spend.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
+    state.spend.budget_micros = crate::commands::start::budget(&ctx);
     state.roles = Some(wf.settings.roles.clone());
     let run = start::start(
         &ctx,
@@ -135,6 +135,7 @@ pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
         &wf,
         &state,
         &slug,
+        wf.kind.load_node,
         "another `gavel issue` started it a moment ago; see `gavel runs`, or pass --slug NAME",
     )?;
     // The slug was free, but the brief may have been filed (and moved) by a run that finished

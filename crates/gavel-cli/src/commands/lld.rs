@@ -60,7 +60,7 @@ pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
         ctx.ui.info("nothing was done");
         return Ok(Exit::Success);
     }
-    start::preflight(&wf)?;
+    start::preflight(wf.preflight_problems())?;
 
     let store = ctx.open_store()?;
     let n = issue.number;
@@ -105,7 +105,7 @@ pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
         args.auto,
         ctx.clock.now_rfc3339(),
     );
-    state.spend.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
+    state.spend.budget_micros = crate::commands::start::budget(&ctx);
     state.roles = Some(wf.settings.roles.clone());
     if let Some(c) = &context {
         state.context_text = Some(c.prompt_section());
@@ -117,6 +117,7 @@ pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
         &wf,
         &state,
         &slug,
+        wf.kind.load_node,
         "another `gavel lld` for this issue started a moment ago; see `gavel runs`",
     )?;
     ctx.ui.info(&format!(

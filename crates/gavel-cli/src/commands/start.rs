@@ -1,10 +1,11 @@
-//! What starting a document run takes, whatever its kind: pre-flight before anything is
-//! written, the collision with an unfinished run or an existing lineage folder (Resume / New /
-//! Abort), and the run's creation claiming its slug atomically.
+//! What starting a run takes, whatever its workflow: pre-flight before anything is written,
+//! the commit and branch a worktree run starts from, the collision with an unfinished run or
+//! an existing lineage folder (Resume / New / Abort), and the run's creation claiming its slug
+//! atomically. Every command that starts a run goes through these.
 
 use clap::ValueEnum;
-use gavel_core::{Engine, EngineError, RunId, Store, StoreError};
-use gavel_workflows::document::{DocState, DocWorkflow};
+use gavel_core::{Engine, EngineError, RunId, Store, StoreError, Workflow};
+use gavel_workflows::git::Git;
 
 use crate::context::Context;
 use crate::error::CliError;
@@ -127,9 +128,8 @@ pub fn resume(run: RunId, ctx: Context) -> Result<crate::exit::Exit, CliError> {
     crate::commands::resume::cmd_resume(&crate::commands::resume::ResumeArgs::of(run), ctx)
 }
 
-/// Runs pre-flight; every problem is listed, and nothing has been written.
-pub fn preflight(wf: &DocWorkflow) -> Result<(), CliError> {
-    let problems = wf.preflight_problems();
+/// Pre-flight's verdict: every problem is listed, and nothing has been written.
+pub fn preflight(problems: Vec<String>) -> Result<(), CliError> {
     if problems.is_empty() {
         return Ok(());
     }
@@ -140,18 +140,41 @@ pub fn preflight(wf: &DocWorkflow) -> Result<(), CliError> {
     .hint("nothing was written; fix these, then run the same command again"))
 }
 
-/// Creates the run at the kind's first node, claiming `slug`; `raced` is the hint when another
+/// The commit and branch a worktree run starts from and merges into: the checkout's `HEAD`,
+/// which must be a commit on a branch.
+pub fn base(git: &Git) -> Result<(String, String), CliError> {
+    let commit = git
+        .head()
+        .map_err(|e| CliError::error(e.to_string()))?
+        .ok_or_else(|| CliError::usage("the repository has no commit to start from"))?;
+    let branch = git
+        .run(&["symbolic-ref", "--quiet", "--short", "HEAD"])
+        .map(|b| b.trim().to_owned())
+        .map_err(|_| {
+            CliError::usage("your checkout is on a detached HEAD")
+                .hint("switch to the branch the work should be merged into")
+        })?;
+    Ok((commit, branch))
+}
+
+/// The budget a new run starts with: `--budget`, else gavel.toml's.
+pub fn budget(ctx: &Context) -> Option<u64> {
+    ctx.settings.budget_override.or(ctx.settings.budget_micros)
+}
+
+/// Creates the run at `first` node, claiming `slug`; `raced` is the hint when another
 /// process claimed it a moment ago.
-pub fn start(
+pub fn start<W: Workflow>(
     ctx: &Context,
     store: &dyn Store,
-    wf: &DocWorkflow,
-    state: &DocState,
+    wf: &W,
+    state: &W::State,
     slug: &str,
+    first: &str,
     raced: &str,
 ) -> Result<RunId, CliError> {
     let engine = Engine::new(store, wf, ctx.clock.as_ref(), ctx.holder());
-    match engine.start_claiming_slug(slug, state, wf.kind.load_node) {
+    match engine.start_claiming_slug(slug, state, first) {
         Ok(run) => Ok(run),
         Err(EngineError::Store(e @ StoreError::SlugTaken { .. })) => {
             Err(CliError::usage(e.to_string()).hint(raced))
@@ -181,7 +204,11 @@ pub fn collision(
     Ok(None)
 }
 
-fn resumable_run(store: &dyn Store, workflow: &str, slug: &str) -> Result<Option<RunId>, CliError> {
+pub fn resumable_run(
+    store: &dyn Store,
+    workflow: &str,
+    slug: &str,
+) -> Result<Option<RunId>, CliError> {
     Ok(store
         .runs_with_slug(slug, Some(workflow))?
         .into_iter()

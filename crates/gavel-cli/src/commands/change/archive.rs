@@ -36,10 +36,15 @@ pub fn cmd_archive(args: &ArchiveArgs, ctx: Context) -> Result<Exit, CliError> {
         ctx.clock.now(),
     );
     state.file_counter = gavel_workflows::lineage::highest_number(&dir.dir().join("lineage"));
-    let engine = gavel_core::Engine::new(&*store, &wf, ctx.clock.as_ref(), ctx.holder());
-    let run = engine
-        .start_claiming_slug(&args.id, &state, node::LOAD)
-        .map_err(|e| CliError::error(e.to_string()))?;
+    let run = crate::commands::start::start(
+        &ctx,
+        &*store,
+        &wf,
+        &state,
+        &args.id,
+        node::LOAD,
+        "another `gavel change archive` of this change started a moment ago; see `gavel runs`",
+    )?;
     ctx.ui.info(&format!(
         "run {run} started: archive change `{}` (its specs merged after you approve the diff)",
         args.id

@@ -107,24 +107,8 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
         crate::kinds::change_impl_workflow(&ctx, args.test_cmd.clone(), args.lint_cmd.clone())?;
     let mut problems = crate::kinds::implement_preflight(&ctx, &wf);
     problems.extend(wf.stage.preflight());
-    if !problems.is_empty() {
-        return Err(CliError::error(format!(
-            "pre-flight failed:\n  - {}",
-            problems.join("\n  - ")
-        ))
-        .hint("nothing was written; fix these, then run the same command again"));
-    }
-    let base_commit = git
-        .head()
-        .map_err(|e| CliError::error(e.to_string()))?
-        .ok_or_else(|| CliError::usage("the repository has no commit to start from"))?;
-    let base_branch = git
-        .run(&["symbolic-ref", "--quiet", "--short", "HEAD"])
-        .map(|b| b.trim().to_owned())
-        .map_err(|_| {
-            CliError::usage("your checkout is on a detached HEAD")
-                .hint("switch to the branch the work should be merged into")
-        })?;
+    crate::commands::start::preflight(problems)?;
+    let (base_commit, base_branch) = crate::commands::start::base(&git)?;
     let store = ctx.open_store()?;
     refuse_unfinished(&*store, id)?;
     let reviewer = ctx
@@ -153,7 +137,7 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
         false,
         ctx.clock.now_rfc3339(),
     );
-    s.spend.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
+    s.spend.budget_micros = crate::commands::start::budget(&ctx);
     s.implementer = Some(wf.settings.implementer.clone());
     s.test_command = Some(wf.settings.test.command.clone());
     s.lint_command = wf.settings.lint.as_ref().map(|l| l.command.clone());
@@ -178,10 +162,15 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
             state.implementation_iterations
         )),
     });
-    let engine = gavel_core::Engine::new(&*store, &wf, ctx.clock.as_ref(), ctx.holder());
-    let run = engine
-        .start_claiming_slug(id, &s, node::LOAD)
-        .map_err(|e| CliError::error(e.to_string()))?;
+    let run = crate::commands::start::start(
+        &ctx,
+        &*store,
+        &wf,
+        &s,
+        id,
+        node::LOAD,
+        "another `gavel change impl` of this change started a moment ago; see `gavel runs`",
+    )?;
     ctx.ui.info(&format!(
         "run {run} started: implement change `{id}` ({} open task(s)) on branch gavel/change-{id} (merged into {base_branch} after the review and your approval)",
         tasks.open_tasks().len()

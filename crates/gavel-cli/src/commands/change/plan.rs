@@ -99,11 +99,16 @@ pub fn cmd_plan(args: &PlanArgs, mut ctx: Context) -> Result<Exit, CliError> {
     );
     s.start_notes = notes;
     s.file_counter = gavel_workflows::lineage::highest_number(&dir.dir().join("lineage"));
-    s.spend.budget_micros = ctx.settings.budget_override.or(ctx.settings.budget_micros);
-    let engine = gavel_core::Engine::new(&*store, &wf, ctx.clock.as_ref(), ctx.holder());
-    let run = engine
-        .start_claiming_slug(id, &s, start)
-        .map_err(|e| CliError::error(e.to_string()))?;
+    s.spend.budget_micros = crate::commands::start::budget(&ctx);
+    let run = crate::commands::start::start(
+        &ctx,
+        &*store,
+        &wf,
+        &s,
+        id,
+        start,
+        "another `gavel change plan` of this change started a moment ago; see `gavel runs`",
+    )?;
     ctx.ui.info(&format!(
         "run {run} started: plan change `{id}` (from {start}; up to {} challenge round(s))",
         s.max_iterations
