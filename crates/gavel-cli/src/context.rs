@@ -25,8 +25,6 @@ pub struct Context {
     pub ui: Ui,
     pub settings: Settings,
     pub clock: Box<dyn Clock>,
-    /// The SQLite store being opened on another thread ([`Context::open_store_early`]).
-    early_store: std::sync::Mutex<Option<crate::store::EarlyStore>>,
 }
 
 impl Context {
@@ -48,29 +46,11 @@ impl Context {
             ui: Ui::detect(),
             settings,
             clock: clock()?,
-            early_store: std::sync::Mutex::new(None),
         })
-    }
-
-    /// Starts opening the store on another thread, for a command that opens it after some
-    /// checks of its own ([`crate::store::EarlyStore`]); [`Context::open_store`] takes it.
-    pub fn open_store_early(&self) {
-        let early = crate::store::EarlyStore::start(&self.settings);
-        if let Ok(mut slot) = self.early_store.lock() {
-            *slot = early;
-        }
     }
 
     /// Opens the store (creating the SQLite database if needed; a PostgreSQL one is migrated).
     pub fn open_store(&self) -> Result<AnyStore, CliError> {
-        let early = self
-            .early_store
-            .lock()
-            .ok()
-            .and_then(|mut slot| slot.take());
-        if let Some(store) = early.and_then(|early| early.finish(&self.settings)) {
-            return store;
-        }
         AnyStore::open(&self.settings, true)?
             .ok_or_else(|| CliError::error("the store could not be opened"))
     }

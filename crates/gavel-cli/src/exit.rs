@@ -25,6 +25,18 @@ pub enum Exit {
 }
 
 impl Exit {
+    /// Every exit code, in order.
+    pub const ALL: [Exit; 8] = [
+        Self::Success,
+        Self::Error,
+        Self::Usage,
+        Self::Paused,
+        Self::Halted,
+        Self::Rejected,
+        Self::GateNoTerminal,
+        Self::Interrupted,
+    ];
+
     /// The numeric code.
     pub fn code(self) -> u8 {
         self as u8
@@ -84,3 +96,21 @@ Exit codes:
   1    error (not a git repository, the audit log cannot be written)
   5    rejected: `reject`, end of input, or no answer within the timeout
   6    no terminal: nobody can approve, nothing is committed, the changes stay staged";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `gavel --help` (and so the generated command-line reference) lists every code, and
+    /// nothing else.
+    #[test]
+    fn the_help_lists_every_exit_code() {
+        let listed: Vec<u8> = EXIT_CODES_HELP
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+            .collect();
+        let all: Vec<u8> = Exit::ALL.iter().map(|e| e.code()).collect();
+        assert_eq!(listed, all);
+    }
+}

@@ -13,6 +13,7 @@ pub(crate) mod exit;
 pub(crate) mod kinds;
 pub(crate) use gavel_report::ledger;
 pub(crate) mod logging;
+pub mod reference;
 pub(crate) mod settings;
 pub(crate) mod spinner;
 pub(crate) mod store;

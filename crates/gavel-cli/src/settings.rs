@@ -5,6 +5,7 @@ pub mod changes;
 mod context;
 mod credentials;
 mod implement;
+pub(crate) mod reference;
 pub mod storage;
 mod tracker;
 mod workflows;
@@ -191,7 +192,7 @@ impl Settings {
                     path.display(),
                     e.message().trim()
                 ))
-                .hint("see the configuration section of the README")
+                .hint("see the book's configuration chapter (docs/configuration.md, docs/reference/configuration.md)")
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => ConfigFile::default(),
             Err(e) => {

@@ -31,46 +31,6 @@ impl std::ops::Deref for AnyStore {
     }
 }
 
-/// A SQLite store being opened on another thread while the command does its own checks (a
-/// run's start reads the brief and checks its roles first): about 0.4 ms, a real part of a
-/// short run's start, taken off its path. Only an existing database is opened this way (a new
-/// one is created where the caller would create it), and only what the caller would have
-/// opened is used: a failure, or settings that changed meanwhile, mean the caller opens the
-/// store itself as before, with its own error.
-pub struct EarlyStore {
-    path: std::path::PathBuf,
-    opening: std::thread::JoinHandle<Result<SqliteStore, gavel_core::StoreError>>,
-}
-
-impl EarlyStore {
-    /// Starts opening the store `settings` name, if it is an existing SQLite database.
-    pub fn start(settings: &Settings) -> Option<Self> {
-        if !matches!(settings.backend, Backend::Sqlite) {
-            return None;
-        }
-        let path = settings.db_path();
-        if !path.is_file() {
-            return None;
-        }
-        let at = path.clone();
-        let opening = std::thread::Builder::new()
-            .name("gavel-store-open".into())
-            .spawn(move || SqliteStore::open(&at))
-            .ok()?;
-        Some(Self { path, opening })
-    }
-
-    /// The store opened, if it is the one `settings` name and opening it worked; `None` means
-    /// the caller opens it itself.
-    pub fn finish(self, settings: &Settings) -> Option<Result<AnyStore, CliError>> {
-        let store = self.opening.join().ok()?.ok()?;
-        if !matches!(settings.backend, Backend::Sqlite) || settings.db_path() != self.path {
-            return None;
-        }
-        Some(AnyStore::sqlite(store, settings))
-    }
-}
-
 impl AnyStore {
     /// `store` as the SQLite store `settings` configure.
     fn sqlite(store: SqliteStore, settings: &Settings) -> Result<Self, CliError> {
@@ -219,41 +179,4 @@ fn project_of_clone(settings: &Settings) -> Result<String, CliError> {
             .hint("set [storage] project = \"NAME\" in gavel.toml, or add the remote: git remote add origin URL")
         })?;
     Ok(project_from_remote(&url))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::settings::Overrides;
-
-    fn settings(root: &std::path::Path, state_dir: Option<&std::path::Path>) -> Settings {
-        let overrides = Overrides {
-            state_dir: state_dir.map(std::path::Path::to_path_buf),
-            ..Overrides::default()
-        };
-        Settings::load(root, &overrides).expect("settings")
-    }
-
-    #[test]
-    fn an_early_store_is_only_an_existing_database_the_settings_still_name() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let plain = settings(dir.path(), None);
-        assert!(
-            EarlyStore::start(&plain).is_none(),
-            "no database yet: it is created where the command creates it"
-        );
-        assert!(!plain.db_path().exists(), "nothing was created");
-
-        SqliteStore::open(&plain.db_path()).expect("create the store");
-        let early = EarlyStore::start(&plain).expect("an existing database opens early");
-        assert!(matches!(
-            early.finish(&plain),
-            Some(Ok(AnyStore::Sqlite(_)))
-        ));
-
-        // Settings that name another store by the time it is needed: not used.
-        let elsewhere = settings(dir.path(), Some(&dir.path().join("other")));
-        let early = EarlyStore::start(&plain).expect("opening");
-        assert!(early.finish(&elsewhere).is_none());
-    }
 }

@@ -15,7 +15,6 @@ pub struct CompletionsArgs {
 }
 
 pub fn cmd_completions(args: &CompletionsArgs) -> Result<Exit, CliError> {
-    super::define_all_now();
     let mut cmd = Cli::command();
     clap_complete::generate(args.shell, &mut cmd, "gavel", &mut std::io::stdout());
     Ok(Exit::Success)

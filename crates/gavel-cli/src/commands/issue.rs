@@ -46,10 +46,6 @@ pub struct IssueArgs {
 
 pub fn cmd_issue(args: &IssueArgs, mut ctx: Context) -> Result<Exit, CliError> {
     ctx.settings.apply(&args.run.overrides())?;
-    // The store opens on another thread while the brief and the roles are checked.
-    if args.brief.is_some() {
-        ctx.open_store_early();
-    }
     let brief_path = match &args.brief {
         Some(p) => context::absolute(p),
         None => match select_idea(&ctx)? {

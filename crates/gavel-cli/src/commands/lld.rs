@@ -43,8 +43,6 @@ pub struct LldArgs {
 
 pub fn cmd_lld(args: &LldArgs, mut ctx: Context) -> Result<Exit, CliError> {
     ctx.settings.apply(&args.run.overrides())?;
-    // The store opens on another thread while the issue and the roles are checked.
-    ctx.open_store_early();
     let context = validate_context(&ctx, &args.context)?;
     let editor_program = if args.auto || !ctx.ui.interactive() {
         None

@@ -7,7 +7,6 @@
 use std::net::TcpListener;
 use std::time::Duration;
 
-use crate::implement::{CODE, approve_in_a_terminal, python_project, start, start_command};
 use crate::util::*;
 
 /// A test module that attacks at import, then tests `add` as the honest one does. It writes
@@ -130,7 +129,7 @@ fn a_hostile_test_sees_no_secret_no_network_no_git_pointer_and_leaves_no_daemon(
 
 #[test]
 fn a_checkpoint_moved_past_the_diff_gate_by_hand_does_not_merge() {
-    let env = python_project(&[crate::implement::TESTS, CODE]);
+    let env = python_project(&[TESTS, CODE]);
     assert_exit(&start(&env), 3);
     // Two SQL updates: the head checkpoint now says "next: N7_merge", and the run is
     // resumable (halted) instead of waiting at the gate.
@@ -236,7 +235,7 @@ fn regression_the_lineage_is_written_from_gavels_record_not_copied_from_the_work
 #[test]
 fn pass_env_naming_gavels_own_secrets_is_refused_when_gavel_toml_is_read() {
     for name in ["GAVEL_DATABASE_URL", "PG*", "GITHUB_TOKEN", "not a name"] {
-        let env = python_project(&[crate::implement::TESTS, CODE]);
+        let env = python_project(&[TESTS, CODE]);
         env.write(
             "gavel.toml",
             &(env.read("gavel.toml") + &format!("\n[implement]\npass_env = [\"{name}\"]\n")),
@@ -263,7 +262,7 @@ fn regression_a_test_cannot_poison_the_tool_chains_cache() {
     let env = python_project(&[tests, code]);
     let cache = env.home().join(".npm/_cacache");
     std::fs::create_dir_all(&cache).expect("the person's npm cache");
-    let out = crate::implement::start_with(&env, "node --test");
+    let out = start_with(&env, "node --test");
     assert_exit(&out, 3);
     assert!(
         show_output(&out).contains("green gate: 1 passed"),
@@ -280,7 +279,7 @@ fn regression_a_test_cannot_poison_the_tool_chains_cache() {
 fn regression_code_that_rewrites_the_tests_when_they_run_is_put_back() {
     // Imported by the tests, the code rewrites them into tests that cannot fail.
     let rewriting = "=== gavel:write calc.py\nfrom pathlib import Path\n\nPath('tests/test_calc.py').write_text('def test_add():\\n    pass\\n')\n\n\ndef add(a, b):\n    return a - b\n=== gavel:end\n";
-    let env = python_project(&[crate::implement::TESTS, rewriting, CODE]);
+    let env = python_project(&[TESTS, rewriting, CODE]);
     let out = start(&env);
     let text = show_output(&out);
     assert_exit(&out, 3);
@@ -300,7 +299,7 @@ fn regression_code_that_rewrites_the_tests_when_they_run_is_put_back() {
 fn regression_a_conftest_written_into_the_lineage_folder_is_refused() {
     // A plain `pytest` collects every folder, the run's lineage folder included.
     let planted = "=== gavel:write calc.py\nfrom pathlib import Path\n\nPath('docs/lineage/active/1-impl/conftest.py').write_text('import pytest\\n')\n\n\ndef add(a, b):\n    return a + b\n=== gavel:end\n";
-    let env = python_project(&[crate::implement::TESTS, planted]);
+    let env = python_project(&[TESTS, planted]);
     let out = start(&env);
     let text = show_output(&out);
     assert!(

@@ -7,7 +7,6 @@
 use serde_json::{Value, json};
 
 use crate::change_plan;
-use crate::implement::{CODE, PYTEST, TESTS};
 use crate::util::*;
 
 pub const ID: &str = "add-calc";
@@ -80,7 +79,7 @@ pub(crate) fn impl_run(env: &Env) -> std::process::Output {
 }
 
 fn approve(env: &Env, run: &str) {
-    crate::implement::approve_in_a_terminal(env, run);
+    approve_in_a_terminal(env, run);
 }
 
 #[test]

@@ -4,7 +4,6 @@
 //! single git command. Tested for each way a change run is aborted.
 
 use crate::change_impl::{DIR, challenged_change, impl_run, review, script};
-use crate::implement::{CODE, TESTS};
 use crate::red_gate::assert_cleaned_up;
 use crate::util::*;
 

@@ -8,7 +8,6 @@ use gavel_fakeapi::{Api, FakeServer, Reply};
 use serde_json::json;
 
 use crate::agents;
-use crate::implement::{CODE, PYTEST, TESTS, approve_in_a_terminal};
 use crate::util::*;
 
 pub(crate) const MODEL: &str = "claude-sonnet-4-5";

@@ -96,7 +96,6 @@ fn regression_a_plan_dropping_a_living_scenario_is_fed_back_and_openspec_agrees(
 #[test]
 fn regression_a_task_whose_layer_cannot_be_told_is_reported_not_ticked() {
     use crate::change_impl::{challenged_change, impl_run, review, script};
-    use crate::implement::{CODE, TESTS};
     let env = Env::new();
     script(&env, &[TESTS, CODE], &[review("APPROVED", &[])]);
     challenged_change(&env);
@@ -124,7 +123,7 @@ fn regression_a_task_whose_layer_cannot_be_told_is_reported_not_ticked() {
         )),
         "{text}"
     );
-    crate::implement::approve_in_a_terminal(&env, "1");
+    approve_in_a_terminal(&env, "1");
     let tasks = env.read(tasks_path);
     assert!(
         tasks.contains("- [x] 1.1") && tasks.contains("- [x] 2.1") && tasks.contains("- [x] 3.1"),

@@ -6,16 +6,13 @@
 use std::time::{Duration, Instant};
 
 use gavel_fakeapi::{Api, FakeServer, Reply};
-use serde_json::json;
 
-use crate::implement::{CODE, TESTS, approve_in_a_terminal, python_project, start_command, yaml};
 use crate::util::*;
 
 /// Waits until the run's worktree exists (N0 is done and the scaffold call is in flight).
 fn wait_for_worktree(env: &Env) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    let wt = env.repo.join(".gavel/worktrees/1-impl");
-    while !wt.join(".git").exists() {
+    while !worktree(env).join(".git").exists() {
         assert!(Instant::now() < deadline, "the run never made its worktree");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -75,53 +72,21 @@ fn the_persons_edits_while_a_boxed_step_runs_are_theirs_and_the_run_merges_aroun
 /// (a real agent takes minutes): the person edits, stages and commits-to-be meanwhile.
 #[test]
 fn the_persons_edits_while_claude_code_works_boxed_are_theirs() {
-    const MODEL: &str = "claude-sonnet-4-5";
     let server = FakeServer::start().expect("fake");
-    let env = Env::new();
-    env.local_issue(1, "open");
-    env.write(
-        "docs/design.md",
-        "# 1 - Feature: add\n\n## 2. Proposed Changes\n`calc.py` gets `add(a, b)`.\n",
-    );
-    env.write("README.md", "A tiny project.\n");
-    env.set_config_line(
-        "reviewer =",
-        &format!("reviewer = \"scripted:script.yaml\"\nimplementer = \"claude:{MODEL}\""),
-    );
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "the design"]);
-    let vars = crate::agents::claude_env(&env, &server);
-    let wt = env.repo.join(".gavel/worktrees/1-impl");
-    let write = |rel: &str, content: &str| json!({"file_path": wt.join(rel).display().to_string(), "content": content});
+    let (env, vars) = claude_project(&server, "");
+    let wt = worktree(&env);
+    let write = |rel: &str, content: &str| claude_write(&wt.join(rel), content);
     server.push(
         Api::Anthropic,
-        Reply::tool_use(
-            "Write",
-            write(
-                "tests/test_calc.py",
-                "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
-            ),
-        )
-        .with_event_delay(700),
+        Reply::tool_use("Write", write("tests/test_calc.py", TEST_FILE)).with_event_delay(700),
     );
     server.push(Api::Anthropic, Reply::text("The failing test is written."));
     server.push(
         Api::Anthropic,
-        Reply::tool_use(
-            "Write",
-            write("calc.py", "def add(a, b):\n    return a + b\n"),
-        ),
+        Reply::tool_use("Write", write("calc.py", CODE_FILE)),
     );
     server.push(Api::Anthropic, Reply::text("Implemented."));
-    let mut cmd = env.gavel(&[
-        "implement",
-        "1",
-        "--lld",
-        "docs/design.md",
-        "--test-cmd",
-        crate::implement::PYTEST,
-        "--auto",
-    ]);
+    let mut cmd = start_command(&env);
     cmd.envs(vars.iter().map(|(k, v)| (k, v)))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -132,7 +97,7 @@ fn the_persons_edits_while_claude_code_works_boxed_are_theirs() {
     while server
         .requests()
         .iter()
-        .all(|r| r.api != Some(Api::Anthropic) || r.model != MODEL)
+        .all(|r| r.api != Some(Api::Anthropic) || r.model != CLAUDE_MODEL)
     {
         assert!(Instant::now() < deadline, "Claude Code never called");
         std::thread::sleep(Duration::from_millis(50));

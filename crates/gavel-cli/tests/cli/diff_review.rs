@@ -3,7 +3,6 @@
 //! names, with the `git` command that shows the whole diff from the person's checkout while
 //! the run waits (issue 32: new files showed only as `NEW calc.py (2 lines)`).
 
-use crate::implement::{TESTS, python_project, start};
 use crate::util::*;
 
 /// The report `gavel show RUN` names at the waiting diff gate, and its text.
@@ -108,7 +107,7 @@ fn regression_the_change_impl_diff_gate_shows_every_diff_too() {
     let env = Env::new();
     crate::change_impl::script(
         &env,
-        &[TESTS, crate::implement::CODE],
+        &[TESTS, CODE],
         &[crate::change_impl::review("APPROVED", &[])],
     );
     crate::change_impl::challenged_change(&env);
@@ -123,6 +122,6 @@ fn regression_the_change_impl_diff_gate_shows_every_diff_too() {
     );
     let whole = run_in_checkout(&env, &command);
     assert!(whole.contains("+    return a + b"), "{whole}");
-    crate::implement::approve_in_a_terminal(&env, "1");
+    approve_in_a_terminal(&env, "1");
     assert!(env.exists("calc.py"));
 }

@@ -3,7 +3,6 @@
 //! what is kept on this machine; the draft gate names the context files again.
 
 use crate::change_plan::{proposal, setup, specs, tasks, verdict};
-use crate::implement::{CODE, TESTS, python_project, start};
 use crate::lld::local_issue;
 use crate::util::*;
 

@@ -7,7 +7,6 @@
 use serde_json::Value;
 
 use crate::change_impl;
-use crate::implement::{CODE, TESTS, approve_in_a_terminal, python_project, start};
 use crate::ui::{request, start_ui};
 use crate::util::*;
 
@@ -114,13 +113,7 @@ fn every_gate_of_a_change_run_answered_on_resume_shows_its_answer_and_the_hint_w
     );
     change_impl::challenged_change(&env);
     assert_exit(
-        &env.run(&[
-            "change",
-            "impl",
-            change_impl::ID,
-            "--test-cmd",
-            crate::implement::PYTEST,
-        ]),
+        &env.run(&["change", "impl", change_impl::ID, "--test-cmd", PYTEST]),
         3,
     );
     // The review-stop gate: `gavel show` prints `--choice` commands; run the one for `fix`

@@ -4,7 +4,6 @@
 //! checkout and one audit line, and Ctrl-C during the merge is an interruption (exit 130,
 //! nothing half merged, resumable).
 
-use crate::implement::{CODE, TESTS, python_project, start};
 use crate::util::*;
 
 /// `gavel resume 1` in a pseudo-terminal, with `var` set, at the diff gate's question.

@@ -2,7 +2,6 @@
 //! the tests ran, or a runner configuration that collects without running, never passes the
 //! green gate; the runner's report of each test decides.
 
-use crate::implement::{CODE, TESTS, approve_in_a_terminal, python_project, start};
 use crate::util::*;
 
 #[test]

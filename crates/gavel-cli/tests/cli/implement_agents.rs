@@ -16,42 +16,6 @@ use serde_json::{Value, json};
 use crate::agents;
 use crate::util::*;
 
-const PYTEST: &str = "python3 -m pytest -q";
-const MODEL: &str = "claude-sonnet-4-5";
-const TEST: &str = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n";
-const CODE: &str = "def add(a, b):\n    return a + b\n";
-
-/// A repository with issue 1, its design at `docs/design.md`, Claude Code as the implementer,
-/// and `extra` appended to gavel.toml; with the variables that point Claude Code at `server`.
-fn project(server: &FakeServer, extra: &str) -> (Env, Vec<(String, String)>) {
-    let env = Env::new();
-    env.local_issue(1, "open");
-    env.write(
-        "docs/design.md",
-        "# 1 - Feature: add\n\n## 2. Proposed Changes\n`calc.py` gets `add(a, b)`.\n",
-    );
-    env.write("README.md", "A tiny project.\n");
-    env.set_config_line(
-        "reviewer =",
-        &format!("reviewer = \"scripted:script.yaml\"\nimplementer = \"claude:{MODEL}\""),
-    );
-    env.write("gavel.toml", &(env.read("gavel.toml") + extra));
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "the design"]);
-    let vars = agents::claude_env(&env, server);
-    (env, vars)
-}
-
-/// The worktree gavel makes for issue 1.
-fn worktree(env: &Env) -> PathBuf {
-    env.repo.join(".gavel/worktrees/1-impl")
-}
-
-/// Claude Code's `Write` of `content` at `path`.
-fn write(path: &Path, content: &str) -> Value {
-    json!({"file_path": path.display().to_string(), "content": content})
-}
-
 /// `Bash` running `command`.
 fn bash(command: &str) -> Value {
     json!({"command": command, "description": "run the tests"})
@@ -60,20 +24,15 @@ fn bash(command: &str) -> Value {
 /// The scaffold call: the test file is written, then the model is done.
 fn scaffold(server: &FakeServer, env: &Env) {
     let test = worktree(env).join("tests/test_calc.py");
-    server.push(Api::Anthropic, Reply::tool_use("Write", write(&test, TEST)));
+    server.push(
+        Api::Anthropic,
+        Reply::tool_use("Write", claude_write(&test, TEST_FILE)),
+    );
     server.push(Api::Anthropic, Reply::text("The failing test is written."));
 }
 
 fn implement(env: &Env, vars: &[(String, String)]) -> std::process::Output {
-    let mut cmd = env.gavel(&[
-        "implement",
-        "1",
-        "--lld",
-        "docs/design.md",
-        "--test-cmd",
-        PYTEST,
-        "--auto",
-    ]);
+    let mut cmd = start_command(env);
     cmd.envs(vars.iter().map(|(k, v)| (k, v)));
     cmd.output().expect("run gavel implement")
 }
@@ -116,7 +75,7 @@ fn checkout_files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 
 /// The tool results Claude Code sent back, in order.
 fn tool_results(server: &FakeServer) -> Vec<Value> {
-    tool_results_of(server, MODEL)
+    tool_results_of(server, CLAUDE_MODEL)
 }
 
 /// The tool results Claude Code (asking for `model`) sent back, in order.
@@ -157,10 +116,13 @@ fn result_text(result: &Value) -> String {
 #[test]
 fn claude_code_implements_confined_and_the_real_green_gate_passes_before_the_merge() {
     let server = FakeServer::start().expect("fake");
-    let (env, vars) = project(&server, "");
+    let (env, vars) = claude_project(&server, "");
     scaffold(&server, &env);
     let code = worktree(&env).join("calc.py");
-    server.push(Api::Anthropic, Reply::tool_use("Write", write(&code, CODE)));
+    server.push(
+        Api::Anthropic,
+        Reply::tool_use("Write", claude_write(&code, CODE_FILE)),
+    );
     server.push(Api::Anthropic, Reply::text("Implemented."));
 
     let out = implement(&env, &vars);
@@ -181,15 +143,15 @@ fn claude_code_implements_confined_and_the_real_green_gate_passes_before_the_mer
         "{results:#?}"
     );
     approve(&env, &vars);
-    assert_eq!(env.read("calc.py"), CODE);
-    assert_eq!(env.read("tests/test_calc.py"), TEST);
+    assert_eq!(env.read("calc.py"), CODE_FILE);
+    assert_eq!(env.read("tests/test_calc.py"), TEST_FILE);
     assert_eq!(env.status(), "", "everything is committed");
 }
 
 #[test]
 fn a_test_edited_by_the_agent_at_the_implement_step_is_put_back_and_fed_back() {
     let server = FakeServer::start().expect("fake");
-    let (env, vars) = project(&server, "");
+    let (env, vars) = claude_project(&server, "");
     scaffold(&server, &env);
     let tree = worktree(&env);
     let test = tree.join("tests/test_calc.py");
@@ -202,8 +164,11 @@ fn a_test_edited_by_the_agent_at_the_implement_step_is_put_back_and_fed_back() {
     server.push(
         Api::Anthropic,
         Reply::tool_uses(vec![
-            ("Write", write(&test, "def test_add():\n    assert True\n")),
-            ("Write", write(&code, "x = 1\n")),
+            (
+                "Write",
+                claude_write(&test, "def test_add():\n    assert True\n"),
+            ),
+            ("Write", claude_write(&code, "x = 1\n")),
         ]),
     );
     server.push(
@@ -215,7 +180,10 @@ fn a_test_edited_by_the_agent_at_the_implement_step_is_put_back_and_fed_back() {
         Api::Anthropic,
         Reply::tool_use("Read", json!({"file_path": code.display().to_string()})),
     );
-    server.push(Api::Anthropic, Reply::tool_use("Write", write(&code, CODE)));
+    server.push(
+        Api::Anthropic,
+        Reply::tool_use("Write", claude_write(&code, CODE_FILE)),
+    );
     server.push(Api::Anthropic, Reply::text("Implemented."));
 
     let out = implement(&env, &vars);
@@ -231,7 +199,7 @@ fn a_test_edited_by_the_agent_at_the_implement_step_is_put_back_and_fed_back() {
     let requests: Vec<Recorded> = server
         .requests()
         .into_iter()
-        .filter(|r| r.api == Some(Api::Anthropic) && r.model == MODEL)
+        .filter(|r| r.api == Some(Api::Anthropic) && r.model == CLAUDE_MODEL)
         .collect();
     let last_prompt = requests
         .iter()
@@ -245,8 +213,8 @@ fn a_test_edited_by_the_agent_at_the_implement_step_is_put_back_and_fed_back() {
         "the feedback reached the model"
     );
     approve(&env, &vars);
-    assert_eq!(env.read("tests/test_calc.py"), TEST, "the test stands");
-    assert_eq!(env.read("calc.py"), CODE);
+    assert_eq!(env.read("tests/test_calc.py"), TEST_FILE, "the test stands");
+    assert_eq!(env.read("calc.py"), CODE_FILE);
 }
 
 /// Escapes the agent tries at the implement step: writes with Claude Code's `Write` tool, which
@@ -263,9 +231,9 @@ fn escape_attempts(server: &FakeServer, env: &Env) -> Vec<PathBuf> {
     server.push(
         Api::Anthropic,
         Reply::tool_uses(vec![
-            ("Write", write(&dotdot, "x\n")),
-            ("Write", write(&in_repo, "x\n")),
-            ("Write", write(&in_home, "x\n")),
+            ("Write", claude_write(&dotdot, "x\n")),
+            ("Write", claude_write(&in_repo, "x\n")),
+            ("Write", claude_write(&in_home, "x\n")),
         ]),
     );
     server.push(
@@ -283,7 +251,7 @@ fn escape_attempts(server: &FakeServer, env: &Env) -> Vec<PathBuf> {
     );
     server.push(
         Api::Anthropic,
-        Reply::tool_use("Write", write(&tree.join("calc.py"), CODE)),
+        Reply::tool_use("Write", claude_write(&tree.join("calc.py"), CODE_FILE)),
     );
     server.push(Api::Anthropic, Reply::text("Implemented."));
     vec![
@@ -298,7 +266,7 @@ fn escape_attempts(server: &FakeServer, env: &Env) -> Vec<PathBuf> {
 #[test]
 fn writes_outside_the_worktree_never_land_and_landlock_stops_what_claude_code_allows() {
     let server = FakeServer::start().expect("fake");
-    let (env, vars) = project(&server, "");
+    let (env, vars) = claude_project(&server, "");
     scaffold(&server, &env);
     let targets = escape_attempts(&server, &env);
     let before = checkout_files(&env.repo);
@@ -342,7 +310,7 @@ fn writes_outside_the_worktree_never_land_and_landlock_stops_what_claude_code_al
 #[test]
 fn sandbox_none_is_recorded_and_then_an_escape_halts_the_run_naming_the_path() {
     let server = FakeServer::start().expect("fake");
-    let (env, vars) = project(&server, "\n[implement]\nsandbox = \"none\"\n");
+    let (env, vars) = claude_project(&server, "\n[implement]\nsandbox = \"none\"\n");
     scaffold(&server, &env);
     let targets = escape_attempts(&server, &env);
 
@@ -445,21 +413,27 @@ fn codex_confined_by_gavel_edits_its_folder_and_its_shell_cannot_write_outside()
 #[test]
 fn regression_claude_codes_test_file_with_a_syntax_error_goes_back_to_it_not_to_the_implementer() {
     let server = FakeServer::start().expect("fake");
-    let (env, vars) = project(&server, "");
+    let (env, vars) = claude_project(&server, "");
     let test = worktree(&env).join("tests/test_calc.py");
     let broken = "from calc import add\n\n\ndef test_add(:\n    assert add(2, 3) == 5\n";
     server.push(
         Api::Anthropic,
-        Reply::tool_use("Write", write(&test, broken)),
+        Reply::tool_use("Write", claude_write(&test, broken)),
     );
     server.push(Api::Anthropic, Reply::text("The failing test is written."));
     // Told why, it rewrites the file (Claude Code writes over a file only after reading it).
     let read = json!({"file_path": test.display().to_string()});
     server.push(Api::Anthropic, Reply::tool_use("Read", read));
-    server.push(Api::Anthropic, Reply::tool_use("Write", write(&test, TEST)));
+    server.push(
+        Api::Anthropic,
+        Reply::tool_use("Write", claude_write(&test, TEST_FILE)),
+    );
     server.push(Api::Anthropic, Reply::text("Fixed."));
     let code = worktree(&env).join("calc.py");
-    server.push(Api::Anthropic, Reply::tool_use("Write", write(&code, CODE)));
+    server.push(
+        Api::Anthropic,
+        Reply::tool_use("Write", claude_write(&code, CODE_FILE)),
+    );
     server.push(Api::Anthropic, Reply::text("Implemented."));
 
     let out = implement(&env, &vars);
@@ -478,5 +452,5 @@ fn regression_claude_codes_test_file_with_a_syntax_error_goes_back_to_it_not_to_
         .any(|r| r.body.to_string().contains("fix these errors in the tests"));
     assert!(told, "the second test-writing call was told the errors");
     approve(&env, &vars);
-    assert_eq!(env.read("tests/test_calc.py"), TEST);
+    assert_eq!(env.read("tests/test_calc.py"), TEST_FILE);
 }

@@ -2,21 +2,11 @@
 //! finished model call is repeated, a half-done step starts again from its journaled
 //! snapshot, and exactly one implementation is merged. Also a Go sample (`go test`).
 
-use crate::implement::{CODE, PYTEST, TESTS, approve_in_a_terminal, python_project, yaml};
 use crate::util::*;
 
 fn crash_and_resume(point: &str) {
     let env = python_project(&[TESTS, CODE]);
-    let out = env
-        .gavel(&[
-            "implement",
-            "1",
-            "--lld",
-            "docs/design.md",
-            "--test-cmd",
-            PYTEST,
-            "--auto",
-        ])
+    let out = start_command(&env)
         .env("GAVEL_CRASH_AT", point)
         .output()
         .expect("run");
@@ -78,16 +68,7 @@ fn a_go_module_goes_red_on_a_build_failure_and_green_on_go_test() {
     ));
     let cache = env.root.join("go-cache");
     std::fs::create_dir_all(&cache).expect("cache");
-    let out = env
-        .gavel(&[
-            "implement",
-            "1",
-            "--lld",
-            "docs/design.md",
-            "--test-cmd",
-            "go test ./...",
-            "--auto",
-        ])
+    let out = implement_command(&env, "go test ./...", &[])
         .env("GOCACHE", &cache)
         .env("GOFLAGS", "-mod=mod")
         .env("GOPROXY", "off")

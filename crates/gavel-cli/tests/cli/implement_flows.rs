@@ -6,9 +6,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::implement::{
-    CODE, PYTEST, TESTS, approve_in_a_terminal, python_project, start, start_command, yaml,
-};
 use crate::util::*;
 
 /// The paths whose bytes differ between two trees (so a failure names them, not the bytes).
@@ -51,51 +48,8 @@ fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
 
 #[test]
 fn a_rust_crate_goes_red_on_a_compile_error_and_green_on_cargo_test() {
-    let env = Env::new();
-    env.local_issue(1, "open");
-    env.write(
-        "Cargo.toml",
-        "[package]\nname = \"sample\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
-    );
-    env.write("src/lib.rs", "//! A sample crate.\n");
-    env.write(".gitignore", &(env.read(".gitignore") + "target/\n"));
-    env.write(
-        "docs/design.md",
-        "# 1 - Feature: add\n`add(a, b)` in src/lib.rs.\n",
-    );
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "a crate"]);
-    let tests = "=== gavel:write tests/add.rs\nuse sample::add;\n\n#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5);\n}\n=== gavel:end\n";
-    let code = "=== gavel:write src/lib.rs\n//! A sample crate.\n\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n=== gavel:end\n";
-    env.script(&format!(
-        "model: scripted-test\nroles:\n  implementer:\n    - text: {}\n    - text: {}\n",
-        yaml(tests),
-        yaml(code)
-    ));
-    let mut cmd = env.gavel(&[
-        "implement",
-        "1",
-        "--lld",
-        "docs/design.md",
-        "--test-cmd",
-        "cargo test",
-        "--auto",
-    ]);
-    for var in ["RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN"] {
-        if let Some(v) = std::env::var_os(var) {
-            cmd.env(var, v);
-        }
-    }
-    if std::env::var_os("RUSTUP_HOME").is_none() {
-        cmd.env(
-            "RUSTUP_HOME",
-            format!("{}/.rustup", std::env::var("HOME").unwrap_or_default()),
-        );
-        cmd.env(
-            "CARGO_HOME",
-            format!("{}/.cargo", std::env::var("HOME").unwrap_or_default()),
-        );
-    }
+    let env = rust_crate(&[RUST_TESTS, RUST_CODE]);
+    let mut cmd = with_rust_toolchain(implement_command(&env, "cargo test", &[]));
     let out = cmd.output().expect("run");
     assert_exit(&out, 3);
     let text = show_output(&out);
@@ -179,16 +133,7 @@ fn uncommitted_and_untracked_work_survives_abort_and_ctrl_c_byte_for_byte() {
     env.write("README.md", "A tiny project, edited but not committed.\n");
     env.write("scratch/notes.txt", "untracked notes\n");
     let before = tree(&env.repo);
-    let child = env
-        .gavel(&[
-            "implement",
-            "1",
-            "--lld",
-            "docs/design.md",
-            "--test-cmd",
-            PYTEST,
-            "--auto",
-        ])
+    let child = start_command(&env)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
@@ -247,8 +192,8 @@ fn a_kill_during_the_green_gate_leaves_no_orphan_and_repeats_no_model_call() {
     );
     env.script(&format!(
         "model: scripted-test\nroles:\n  implementer:\n    - text: {}\n    - text: {}\n",
-        crate::implement::yaml(TESTS),
-        crate::implement::yaml(&code)
+        yaml(TESTS),
+        yaml(&code)
     ));
     let mut child = start_command(&env)
         .stdout(std::process::Stdio::null())
@@ -383,8 +328,8 @@ fn the_tests_a_model_wrote_run_confined_and_cannot_write_outside_the_worktree() 
     );
     env.script(&format!(
         "model: scripted-test\nroles:\n  implementer:\n    - text: {}\n    - text: {}\n",
-        crate::implement::yaml(&tests),
-        crate::implement::yaml(CODE)
+        yaml(&tests),
+        yaml(CODE)
     ));
     let out = start(&env);
     assert_exit(&out, 3);
@@ -417,16 +362,7 @@ fn a_panic_keeps_the_checkout_byte_for_byte_and_the_run_resumes() {
     env.write("README.md", "edited, not committed\n");
     env.write("scratch/todo.txt", "untracked\n");
     let before = tree(&env.repo);
-    let out = env
-        .gavel(&[
-            "implement",
-            "1",
-            "--lld",
-            "docs/design.md",
-            "--test-cmd",
-            PYTEST,
-            "--auto",
-        ])
+    let out = start_command(&env)
         .env("GAVEL_CRASH_AT", "panic:before:N4_green_gate")
         .output()
         .expect("run");
@@ -461,7 +397,7 @@ fn no_tests_go_back_to_the_scaffold_and_a_runner_usage_error_stops_at_a_gate() {
         show_output(&out)
     );
     let env = python_project(&[TESTS, CODE]);
-    let out = crate::implement::start_with(&env, "python3 -m pytest --no-such-flag");
+    let out = start_with(&env, "python3 -m pytest --no-such-flag");
     // Issue 32: not a halt but a gate (retry / back / abort) with the runner's output.
     assert_exit(&out, 3);
     let text = show_output(&out);

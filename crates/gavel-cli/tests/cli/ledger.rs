@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 
 use crate::agents;
 use crate::change_review_mcp::{MODEL, planned_change_reviewed_by_claude};
-use crate::implement::PYTEST;
 use crate::util::*;
 
 fn review(verdict: &str, summary: &str) -> Value {
@@ -202,7 +201,6 @@ fn regression_a_reviewer_that_fails_after_billed_turns_is_in_the_ledger_once_acr
 /// A scripted implementer whose scaffold call fails twice after billed answers and then
 /// answers, and whose implementation call keeps failing with billed answers.
 fn billed_failures_script(implement_fails: Option<u32>) -> String {
-    use crate::implement::{CODE, TESTS, yaml};
     let implement = match implement_fails {
         None => {
             "    - fail: the stream broke after the answer began\n      cost_usd: 0.02\n".to_owned()
@@ -220,9 +218,9 @@ fn billed_failures_script(implement_fails: Option<u32>) -> String {
 
 #[test]
 fn regression_retried_and_failed_attempts_are_each_in_the_ledger_and_never_twice() {
-    let env = crate::implement::python_project(&[]);
+    let env = python_project(&[]);
     env.script(&billed_failures_script(None));
-    let out = crate::implement::start(&env);
+    let out = start(&env);
     let text = show_output(&out);
     assert_exit(&out, 4);
     assert!(text.contains("4 answered attempt(s) were billed"), "{text}");

@@ -4,6 +4,7 @@
 mod agents;
 mod agents_tools;
 mod bad_input;
+mod book;
 mod box_attacks;
 mod change;
 mod change_archive;
@@ -45,6 +46,7 @@ mod real_cli_faults;
 mod real_cli_profiles;
 mod real_clis;
 mod red_gate;
+mod reference;
 mod regressions;
 mod regressions_cli;
 mod roles;

@@ -5,7 +5,6 @@
 
 use gavel_llm::Role;
 
-use crate::implement::{CODE, TESTS, approve_in_a_terminal, python_project, start};
 use crate::util::*;
 
 /// A pytest file with a syntax error on line 4.
@@ -95,11 +94,11 @@ fn a_go_syntax_error_goes_back_and_an_undefined_function_is_red() {
     let code = "=== gavel:write calc.go\npackage calc\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n=== gavel:end\n";
     env.script(&format!(
         "model: scripted-test\nroles:\n  implementer:\n    - text: {}\n    - text: {}\n    - text: {}\n",
-        crate::implement::yaml(broken),
-        crate::implement::yaml(tests),
-        crate::implement::yaml(code)
+        yaml(broken),
+        yaml(tests),
+        yaml(code)
     ));
-    let out = crate::implement::start_with(&env, "go test ./...");
+    let out = start_with(&env, "go test ./...");
     assert_exit(&out, 3);
     let text = show_output(&out);
     assert!(text.contains("calc_test.go:9: expected '}'"), "{text}");
@@ -114,7 +113,7 @@ fn a_node_test_file_that_does_not_parse_goes_back_to_the_scaffold() {
     let tests = "=== gavel:write test/calc.test.mjs\nimport { test } from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.mjs';\n\ntest('adds', () => assert.strictEqual(add(2, 3), 5));\n=== gavel:end\n";
     let code = "=== gavel:write calc.mjs\nexport function add(a, b) {\n  return a + b;\n}\n=== gavel:end\n";
     let env = python_project(&[broken, tests, code]);
-    let out = crate::implement::start_with(&env, "node --test");
+    let out = start_with(&env, "node --test");
     assert_exit(&out, 3);
     let text = show_output(&out);
     assert!(text.contains("test/calc.test.mjs"), "{text}");
@@ -290,48 +289,9 @@ fn regression_a_reject_at_the_diff_gate_is_in_the_audit_and_keeps_the_lineage() 
 
 #[test]
 fn a_rust_test_file_that_does_not_compile_goes_back_and_a_missing_function_is_red() {
-    let env = Env::new();
-    env.local_issue(1, "open");
-    env.write(
-        "Cargo.toml",
-        "[package]\nname = \"sample\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
-    );
-    env.write("src/lib.rs", "//! A sample crate.\n");
-    env.write(".gitignore", &(env.read(".gitignore") + "target/\n"));
-    env.write(
-        "docs/design.md",
-        "# 1 - Feature: add\n`add(a, b)` in src/lib.rs.\n",
-    );
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "a crate"]);
     let broken = "=== gavel:write tests/add.rs\nuse sample::add;\n\n#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5)\n    let x: u8 = \"a\";\n}\n=== gavel:end\n";
-    let tests = "=== gavel:write tests/add.rs\nuse sample::add;\n\n#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5);\n}\n=== gavel:end\n";
-    let code = "=== gavel:write src/lib.rs\n//! A sample crate.\n\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n=== gavel:end\n";
-    env.script(&format!(
-        "model: scripted-test\nroles:\n  implementer:\n    - text: {}\n    - text: {}\n    - text: {}\n",
-        crate::implement::yaml(broken),
-        crate::implement::yaml(tests),
-        crate::implement::yaml(code)
-    ));
-    let mut cmd = env.gavel(&[
-        "implement",
-        "1",
-        "--lld",
-        "docs/design.md",
-        "--test-cmd",
-        "cargo test",
-        "--auto",
-    ]);
-    for var in ["RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN"] {
-        if let Some(v) = std::env::var_os(var) {
-            cmd.env(var, v);
-        }
-    }
-    if std::env::var_os("RUSTUP_HOME").is_none() {
-        let home = std::env::var("HOME").unwrap_or_default();
-        cmd.env("RUSTUP_HOME", format!("{home}/.rustup"));
-        cmd.env("CARGO_HOME", format!("{home}/.cargo"));
-    }
+    let env = rust_crate(&[broken, RUST_TESTS, RUST_CODE]);
+    let mut cmd = with_rust_toolchain(implement_command(&env, "cargo test", &[]));
     let out = cmd.output().expect("run");
     assert_exit(&out, 3);
     let text = show_output(&out);

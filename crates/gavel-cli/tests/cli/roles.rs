@@ -7,17 +7,12 @@
 use serde_json::Value;
 
 use crate::change_impl;
-use crate::implement::{CODE, PYTEST, TESTS, python_project, yaml};
 use crate::util::*;
 
 /// Writes `name` (a script the scripted provider reads) answering the implementer `answers`
 /// in order; `name` is git-ignored, so the person's checkout stays clean while it logs.
-fn implementer_script(env: &Env, name: &str, answers: &[&str]) {
-    let mut text = format!("model: {name}\nroles:\n  implementer:\n");
-    for a in answers {
-        text.push_str(&format!("    - text: {}\n", yaml(a)));
-    }
-    env.write(name, &text);
+fn write_script(env: &Env, name: &str, answers: &[&str]) {
+    env.write(name, &implementer_script(name, answers));
 }
 
 /// Ignores the `script-*` files these tests write (their call logs sit next to them).
@@ -41,18 +36,7 @@ fn finished(env: &Env, name: &str, role: &str) -> usize {
 /// `gavel implement 1` with `--implementer scripted:NAME`, killed (-9) right after the red
 /// gate's checkpoint.
 fn implement_killed_after_the_red_gate(env: &Env, implementer: &str) {
-    let out = env
-        .gavel(&[
-            "implement",
-            "1",
-            "--lld",
-            "docs/design.md",
-            "--test-cmd",
-            PYTEST,
-            "--auto",
-            "--implementer",
-            implementer,
-        ])
+    let out = implement_command(env, PYTEST, &["--implementer", implementer])
         .env("GAVEL_CRASH_AT", "after:N2_red_gate")
         .output()
         .expect("run gavel");
@@ -68,7 +52,7 @@ fn regression_the_implementer_given_at_the_start_is_the_one_a_resume_calls() {
     // gavel.toml's roles (the drafter, which the implementer defaults to) answer nothing.
     let env = python_project(&[]);
     ignore_scripts(&env);
-    implementer_script(&env, "script-a.yaml", &[TESTS, CODE]);
+    write_script(&env, "script-a.yaml", &[TESTS, CODE]);
     implement_killed_after_the_red_gate(&env, "scripted:script-a.yaml");
     assert_eq!(finished(&env, "script-a.yaml", "implementer"), 1);
     let resumed = env.run(&["resume", "1"]);
@@ -91,8 +75,8 @@ fn regression_the_implementer_given_at_the_start_is_the_one_a_resume_calls() {
 fn resume_role_implementer_changes_the_implementer_on_the_record() {
     let env = python_project(&[]);
     ignore_scripts(&env);
-    implementer_script(&env, "script-a.yaml", &[TESTS, CODE]);
-    implementer_script(&env, "script-b.yaml", &[TESTS, CODE]);
+    write_script(&env, "script-a.yaml", &[TESTS, CODE]);
+    write_script(&env, "script-b.yaml", &[TESTS, CODE]);
     implement_killed_after_the_red_gate(&env, "scripted:script-a.yaml");
     let bad = env.run(&["resume", "1", "--role", "implementer=not-a-provider"]);
     assert_exit(&bad, 2);
@@ -219,43 +203,26 @@ fn resume_role_challenger_changes_a_change_plans_challenger_on_the_record() {
 #[test]
 fn regression_real_claude_code_given_with_implementer_implements_after_a_kill_and_resume() {
     use gavel_fakeapi::{Api, FakeServer, Reply};
-    const MODEL: &str = "claude-sonnet-4-5";
     let server = FakeServer::start().expect("fake API");
     // gavel.toml's drafter (the implementer's default) is a script that answers nothing.
     let env = python_project(&[]);
     let vars = crate::agents::claude_env(&env, &server);
-    let worktree = env.repo.join(".gavel/worktrees/1-impl");
-    let write = |rel: &str, content: &str| serde_json::json!({"file_path": worktree.join(rel).display().to_string(), "content": content});
+    let worktree = worktree(&env);
+    let write = |rel: &str, content: &str| claude_write(&worktree.join(rel), content);
     server.push(
         Api::Anthropic,
-        Reply::tool_use(
-            "Write",
-            write(
-                "tests/test_calc.py",
-                "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
-            ),
-        ),
+        Reply::tool_use("Write", write("tests/test_calc.py", TEST_FILE)),
     );
     server.push(Api::Anthropic, Reply::text("The failing test is written."));
-    let mut cmd = env.gavel(&[
-        "implement",
-        "1",
-        "--lld",
-        "docs/design.md",
-        "--test-cmd",
-        PYTEST,
-        "--auto",
-        "--implementer",
-        &format!("claude:{MODEL}"),
-    ]);
+    let claude = format!("claude:{CLAUDE_MODEL}");
+    let mut cmd = implement_command(&env, PYTEST, &["--implementer", &claude]);
     cmd.envs(vars.iter().map(|(k, v)| (k, v)))
         .env("GAVEL_CRASH_AT", "after:N2_red_gate");
     let out = cmd.output().expect("run gavel");
     assert_eq!(out.status.code(), None, "killed: {}", show_output(&out));
-    let code = "def add(a, b):\n    return a + b\n";
     server.push(
         Api::Anthropic,
-        Reply::tool_use("Write", write("calc.py", code)),
+        Reply::tool_use("Write", write("calc.py", CODE_FILE)),
     );
     server.push(Api::Anthropic, Reply::text("Implemented."));
     let mut cmd = env.gavel(&["resume", "1"]);
@@ -270,7 +237,7 @@ fn regression_real_claude_code_given_with_implementer_implements_after_a_kill_an
     );
     assert_eq!(
         std::fs::read_to_string(worktree.join("calc.py")).expect("calc.py"),
-        code
+        CODE_FILE
     );
     assert!(env.calls().is_empty(), "gavel.toml's model was not called");
 }
@@ -280,8 +247,8 @@ fn a_run_stored_without_a_pinned_implementer_resumes_with_the_configurations_and
     use gavel_core::RunStore;
     let env = python_project(&[]);
     ignore_scripts(&env);
-    implementer_script(&env, "script-a.yaml", &[TESTS, CODE]);
-    implementer_script(&env, "script-b.yaml", &[TESTS, CODE]);
+    write_script(&env, "script-a.yaml", &[TESTS, CODE]);
+    write_script(&env, "script-b.yaml", &[TESTS, CODE]);
     implement_killed_after_the_red_gate(&env, "scripted:script-a.yaml");
     // The run as a gavel that did not pin the implementer stored it.
     let store = gavel_store::SqliteStore::open(&env.state_db()).expect("store");

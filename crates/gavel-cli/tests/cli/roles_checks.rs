@@ -9,7 +9,6 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::change_impl;
-use crate::implement::{PYTEST, python_project};
 use crate::util::*;
 
 /// The folders a run writes in: its worktree, the lineage, the change's folder.

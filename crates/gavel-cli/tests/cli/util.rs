@@ -1,6 +1,8 @@
 //! The test environment: a temporary git repository after `gavel init`, a scripted provider,
 //! and a builder for `gavel` commands with a clean, fixed environment.
 
+mod projects;
+
 use std::fs;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -8,6 +10,8 @@ use std::process::{Command, Output};
 use gavel_llm::{CallEvent, CallLogEntry, Role};
 use serde_json::Value;
 use tempfile::TempDir;
+
+pub use projects::*;
 
 pub const FIXED_NOW: &str = "2026-01-30T14:33:20Z";
 
