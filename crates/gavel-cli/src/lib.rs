@@ -22,16 +22,13 @@ pub(crate) mod ui;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
-use crate::commands::Cli;
 use crate::error::CliError;
 use crate::exit::Exit;
 
 /// Parses the command line, runs the command, prints any error, and returns the exit code.
 pub fn main_entry() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let matches = match commands::command().try_get_matches() {
+        Ok(matches) => matches,
         Err(e) => {
             let code = if e.use_stderr() {
                 Exit::Usage
@@ -42,7 +39,7 @@ pub fn main_entry() -> ExitCode {
             return code.into();
         }
     };
-    match commands::run(cli) {
+    match commands::run_matches(&matches) {
         Ok(exit) => exit.into(),
         Err(err) => {
             report(&err);

@@ -6,10 +6,6 @@
 
 use std::fmt::Write as _;
 
-use clap::CommandFactory;
-
-use crate::commands::Cli;
-
 /// How to bring the committed pages up to date.
 pub const UPDATE_COMMAND: &str =
     "GAVEL_UPDATE_REFERENCE=1 cargo test -p gavel-cli --test cli reference";
@@ -23,7 +19,7 @@ pub fn configuration() -> String {
 /// with its arguments, flags, choices, defaults and variables. Hidden ones (the agent
 /// launcher `__confine`, flags kept only to be refused) are left out.
 pub fn cli() -> String {
-    let mut cmd = Cli::command();
+    let mut cmd = crate::commands::command();
     cmd.build();
     let mut out = String::from(
         "# Command-line reference\n\n\

@@ -12,6 +12,30 @@
 //! ([`git`]) is re-exported from `gavel-exec`.
 //! Like the engine, nothing here prints or prompts: gates are handed back to the CLI as values.
 
+/// The workflow families, each with the top-level modules that make it up: a workflow never
+/// imports another family's modules (`tests/workflows/layering.rs` holds the rule). `issue`
+/// and `lld` are the kinds of the document workflow, and `change` holds its phases (plan,
+/// implement, archive), so they import within their family freely. A new workflow is its
+/// folder, its `pub mod` line and its entry here.
+pub const WORKFLOW_FAMILIES: &[(&str, &[&str])] = &[
+    ("document", &["document", "issue", "lld"]),
+    ("implement", &["implement"]),
+    ("change", &["change"]),
+];
+
+/// The modules every family may import; they import no family. `kit` holds what two
+/// workflows share (the implementation pipeline, the commit made once).
+pub const SHARED_MODULES: &[&str] = &[
+    "brief",
+    "caller",
+    "disclosure",
+    "kit",
+    "lineage",
+    "review",
+    "roles",
+    "verdict",
+];
+
 pub mod brief;
 pub mod caller;
 pub mod change;

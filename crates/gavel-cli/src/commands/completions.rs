@@ -1,9 +1,8 @@
 //! `gavel completions SHELL`: shell completion scripts, generated from the clap definitions.
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
-use super::Cli;
 use crate::error::CliError;
 use crate::exit::Exit;
 
@@ -15,7 +14,7 @@ pub struct CompletionsArgs {
 }
 
 pub fn cmd_completions(args: &CompletionsArgs) -> Result<Exit, CliError> {
-    let mut cmd = Cli::command();
+    let mut cmd = crate::commands::command();
     clap_complete::generate(args.shell, &mut cmd, "gavel", &mut std::io::stdout());
     Ok(Exit::Success)
 }

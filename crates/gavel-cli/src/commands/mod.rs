@@ -9,10 +9,10 @@ mod confine;
 mod demo;
 mod diff_gate;
 mod doctor;
-mod implement;
+pub(crate) mod implement;
 mod init;
-mod issue;
-mod lld;
+pub(crate) mod issue;
+pub(crate) mod lld;
 mod mcp;
 mod report;
 mod resume;
@@ -50,16 +50,8 @@ pub struct Cli {
 pub enum Command {
     /// Set up gavel in this repository (config, template, rubric, folders, .gitignore).
     Init(init::InitArgs),
-    /// Turn a brief into a filed issue: draft, human gate, review, human gate, file.
-    Issue(issue::IssueArgs),
-    /// Turn an issue into an approved low-level design: draft, human gate, review, human gate,
-    /// commit docs/lld/active/LLD-N.md.
-    Lld(lld::LldArgs),
-    /// Spec-driven changes (OpenSpec's layout): list, status, plan, impl, archive.
-    Change(change::ChangeArgs),
-    /// Implement an approved LLD test first in an isolated worktree: failing tests, code until
-    /// they pass, lint, the diff gate and your approval, then a merge.
-    Implement(implement::ImplementArgs),
+    // The workflows' own subcommands (issue, lld, change, implement) come from the registry of
+    // workflow kinds ([`command`]), not from this list.
     /// List runs: id, workflow, slug, status, and where each is paused.
     Runs(runs::RunsArgs),
     /// Show one run's timeline of nodes, gates and artifacts.
@@ -94,6 +86,54 @@ pub enum Command {
     Confine(confine::ConfineArgs),
 }
 
+/// gavel's whole command line: [`Cli`]'s own subcommands and each registered workflow's
+/// (`crate::kinds`), listed `init` first, then the workflows in the registry's order, then
+/// the rest as [`Command`] declares them.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let declared: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    let mut order = 0;
+    cmd = cmd.mut_subcommand("init", |c| c.display_order(order));
+    for own in crate::kinds::cli_commands() {
+        order += 1;
+        cmd = cmd.subcommand((own.command)().display_order(order));
+    }
+    for name in declared.iter().filter(|n| *n != "init") {
+        order += 1;
+        cmd = cmd.mut_subcommand(name, |c| c.display_order(order));
+    }
+    cmd
+}
+
+/// Runs what the command line asked for: a workflow's own subcommand through the registry,
+/// anything else through [`run`].
+pub fn run_matches(matches: &clap::ArgMatches) -> Result<Exit, CliError> {
+    use clap::FromArgMatches;
+    if let Some((name, sub)) = matches.subcommand()
+        && let Some(own) = crate::kinds::cli_commands().find(|c| (c.command)().get_name() == name)
+    {
+        let global = |id: &str| {
+            sub.get_one::<PathBuf>(id)
+                .or_else(|| matches.get_one::<PathBuf>(id))
+                .cloned()
+        };
+        if let Some(repo) = global("repo") {
+            crate::context::set_repo(&repo)?;
+        }
+        let ctx = crate::context::Context::load(&crate::settings::Overrides {
+            state_dir: global("state_dir"),
+            ..Default::default()
+        })?;
+        return (own.run)(sub, ctx);
+    }
+    let cli = Cli::from_arg_matches(matches).map_err(|e| CliError::usage(e.to_string()))?;
+    run(cli)
+}
+
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<Exit, CliError> {
     let state_dir = cli.state_dir;
@@ -114,10 +154,6 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Completions(args) => completions::cmd_completions(&args),
         Command::Confine(args) => confine::cmd_confine(args),
         Command::Mcp(args) => mcp::cmd_mcp(args),
-        Command::Issue(args) => issue::cmd_issue(&args, ctx()?),
-        Command::Lld(args) => lld::cmd_lld(&args, ctx()?),
-        Command::Change(args) => change::cmd_change(&args, ctx()?),
-        Command::Implement(args) => implement::cmd_implement(&args, ctx()?),
         Command::Runs(args) => runs::cmd_runs(&args, ctx()?),
         Command::Show(args) => show::cmd_show(&args, ctx()?),
         Command::Ui(args) => ui::cmd_ui(&args, ctx()?),

@@ -62,6 +62,20 @@ impl WorkflowKind for PlanKind {
         &["planner", "challenger"]
     }
 
+    /// `gavel change` (list, status, plan, impl, archive) serves all three phases; the plan
+    /// kind registers it.
+    fn cli(&self) -> Option<super::CliCommand> {
+        Some(super::CliCommand {
+            command: || {
+                super::args_command::<crate::commands::change::ChangeArgs>(
+                    "change",
+                    "Spec-driven changes (OpenSpec's layout): list, status, plan, impl, archive",
+                )
+            },
+            run: |m, ctx| crate::commands::change::cmd_change(&super::parsed(m)?, ctx),
+        })
+    }
+
     fn doctor_roles(&self, settings: &crate::settings::Settings) -> Option<super::DoctorRoles> {
         Some(super::DoctorRoles {
             author: "planner",

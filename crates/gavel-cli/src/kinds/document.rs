@@ -14,9 +14,11 @@ use crate::error::CliError;
 use crate::exit::Exit;
 use crate::settings::Overrides;
 
-/// A document kind's entry in the registry: the kind, and what `gavel init` writes for it.
+/// A document kind's entry in the registry: the kind, its subcommand, and what `gavel init`
+/// writes for it.
 pub struct DocumentKind(
     pub &'static DocKind,
+    super::CliCommand,
     /// The built-in template and rubric texts.
     &'static str,
     &'static str,
@@ -27,6 +29,15 @@ pub struct DocumentKind(
 /// brief → issue.
 pub static ISSUE: DocumentKind = DocumentKind(
     &gavel_workflows::issue::ISSUE,
+    super::CliCommand {
+        command: || {
+            super::args_command::<crate::commands::issue::IssueArgs>(
+                "issue",
+                "Turn a brief into a filed issue: draft, human gate, review, human gate, file",
+            )
+        },
+        run: |m, ctx| crate::commands::issue::cmd_issue(&super::parsed(m)?, ctx),
+    },
     gavel_workflows::issue::prompts::DEFAULT_TEMPLATE,
     gavel_workflows::issue::prompts::DEFAULT_RUBRIC,
     &[
@@ -40,6 +51,15 @@ pub static ISSUE: DocumentKind = DocumentKind(
 /// issue → LLD.
 pub static LLD: DocumentKind = DocumentKind(
     &gavel_workflows::lld::LLD,
+    super::CliCommand {
+        command: || {
+            super::args_command::<crate::commands::lld::LldArgs>(
+                "lld",
+                "Turn an issue into an approved low-level design: draft, human gate, review, human gate, commit docs/lld/active/LLD-N.md",
+            )
+        },
+        run: |m, ctx| crate::commands::lld::cmd_lld(&super::parsed(m)?, ctx),
+    },
     gavel_workflows::lld::prompts::DEFAULT_TEMPLATE,
     gavel_workflows::lld::prompts::DEFAULT_RUBRIC,
     &[gavel_workflows::lld::LLD_DIR],
@@ -56,13 +76,17 @@ impl WorkflowKind for DocumentKind {
 
     fn init_files(&self) -> Vec<(&'static str, String)> {
         vec![
-            (self.0.template_path, self.1.to_owned()),
-            (self.0.rubric_path, self.2.to_owned()),
+            (self.0.template_path, self.2.to_owned()),
+            (self.0.rubric_path, self.3.to_owned()),
         ]
     }
 
     fn init_dirs(&self) -> &'static [&'static str] {
-        self.3
+        self.4
+    }
+
+    fn cli(&self) -> Option<super::CliCommand> {
+        Some(self.1)
     }
 
     fn doctor_roles(&self, _settings: &crate::settings::Settings) -> Option<super::DoctorRoles> {

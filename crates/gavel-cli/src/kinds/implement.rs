@@ -29,6 +29,18 @@ impl WorkflowKind for ImplementKind {
         &["implementer"]
     }
 
+    fn cli(&self) -> Option<super::CliCommand> {
+        Some(super::CliCommand {
+            command: || {
+                super::args_command::<crate::commands::implement::ImplementArgs>(
+                    "implement",
+                    "Implement an approved LLD test first in an isolated worktree: failing tests, code until they pass, lint, the diff gate and your approval, then a merge",
+                )
+            },
+            run: |m, ctx| crate::commands::implement::cmd_implement(&super::parsed(m)?, ctx),
+        })
+    }
+
     fn doctor_roles(&self, _settings: &crate::settings::Settings) -> Option<super::DoctorRoles> {
         Some(super::DoctorRoles {
             author: "implementer",

@@ -54,6 +54,14 @@ pub struct DoctorRoles {
     pub section: &'static str,
 }
 
+/// A workflow's own subcommand: its clap definition and what runs it with the repository's
+/// context.
+#[derive(Clone, Copy)]
+pub struct CliCommand {
+    pub command: fn() -> clap::Command,
+    pub run: fn(&clap::ArgMatches, crate::context::Context) -> Result<Exit, CliError>,
+}
+
 /// A kind of workflow the CLI can drive.
 pub trait WorkflowKind: Sync {
     /// The name stored with its runs (`issue`).
@@ -64,6 +72,12 @@ pub trait WorkflowKind: Sync {
 
     /// Continues a run of this kind from its stored state.
     fn resume(&self, req: Resume<'_>) -> Result<Exit, CliError>;
+
+    /// The subcommand that starts runs of this kind, if it has one of its own (the change
+    /// workflow's three phases share `gavel change`, which its plan kind registers).
+    fn cli(&self) -> Option<CliCommand> {
+        None
+    }
 
     /// What `gavel init` writes for this kind, each only where no file is: (path relative to
     /// the repository, text).
@@ -101,6 +115,25 @@ static KINDS: &[&dyn WorkflowKind] = &[
     &IMPLEMENT,
     &CHANGE_ARCHIVE,
 ];
+
+/// `name`'s subcommand, its arguments those of `A` (a clap `Args` type).
+pub(crate) fn args_command<A: clap::Args>(
+    name: &'static str,
+    about: &'static str,
+) -> clap::Command {
+    // `about` last: a flattened group's doc would otherwise become the command's.
+    A::augment_args(clap::Command::new(name)).about(about)
+}
+
+/// `A` read from its subcommand's matches (which clap has already checked against `A`).
+pub(crate) fn parsed<A: clap::FromArgMatches>(m: &clap::ArgMatches) -> Result<A, CliError> {
+    A::from_arg_matches(m).map_err(|e| CliError::usage(e.to_string()))
+}
+
+/// The workflows' own subcommands, in the registry's order.
+pub fn cli_commands() -> impl Iterator<Item = CliCommand> {
+    KINDS.iter().filter_map(|k| k.cli())
+}
 
 /// Every kind this gavel knows (`gavel init` and `gavel doctor` loop over them).
 pub fn all() -> &'static [&'static dyn WorkflowKind] {

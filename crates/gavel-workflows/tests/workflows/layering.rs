@@ -7,27 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
-/// The workflow families, each with the top-level modules of `src/` that make it up. `issue`
-/// and `lld` are the kinds of the document workflow, and `change` holds its phases (plan,
-/// implement, archive), so they import within their family freely.
-const FAMILIES: &[(&str, &[&str])] = &[
-    ("document", &["document", "issue", "lld"]),
-    ("implement", &["implement"]),
-    ("change", &["change"]),
-];
-
-/// Modules every family may import; they import no family. `kit` holds what two workflows
-/// share (the implementation pipeline, the commit made once).
-const SHARED: &[&str] = &[
-    "brief",
-    "caller",
-    "disclosure",
-    "kit",
-    "lineage",
-    "review",
-    "roles",
-    "verdict",
-];
+/// The families and the shared modules are declared beside the modules, in `src/lib.rs`, so a
+/// new workflow is its folder and a line there.
+const FAMILIES: &[(&str, &[&str])] = gavel_workflows::WORKFLOW_FAMILIES;
+const SHARED: &[&str] = gavel_workflows::SHARED_MODULES;
 
 /// The family a top-level module belongs to (`None`: a shared module).
 fn family_of(top: &str) -> Option<&'static str> {
@@ -165,7 +148,7 @@ fn no_workflow_imports_another_workflow() {
         let top = parts[0].clone();
         if family_of(&top).is_none() && !SHARED.contains(&top.as_str()) {
             problems.push(format!(
-                "src/{}: module `{top}` is neither a workflow family nor a shared module; add it to FAMILIES or SHARED in tests/workflows/layering.rs",
+                "src/{}: module `{top}` is neither a workflow family nor a shared module; add it to WORKFLOW_FAMILIES or SHARED_MODULES in src/lib.rs",
                 rel.display()
             ));
             continue;
