@@ -18,7 +18,7 @@ mod report;
 mod resume;
 mod runs;
 mod show;
-mod start;
+pub(crate) mod start;
 mod store;
 mod ui;
 
