@@ -210,8 +210,11 @@ impl Settings {
                     .iter()
                     .map(|(w, c)| (w.clone(), c.roles.clone()))
                     .collect();
-                for w in changes::CHANGE_WORKFLOWS {
-                    let roles = m.entry((*w).to_owned()).or_default();
+                let change_kinds = crate::kinds::all()
+                    .iter()
+                    .filter(|k| k.role_defaults().changes_table);
+                for kind in change_kinds {
+                    let roles = m.entry(kind.name().to_owned()).or_default();
                     for (r, p) in &config.changes.roles {
                         roles.entry(r.clone()).or_insert_with(|| p.clone());
                     }
@@ -357,13 +360,14 @@ impl Settings {
     }
 
     /// The provider for `role` of `workflow`: this invocation's override, else
-    /// `[workflows.WORKFLOW.roles]`, else `[roles]`, else the built-in default (drafter and
-    /// reviewer only; the implementer defaults to the drafter). The change workflows take
-    /// their roles from `[changes.roles]` (or their own `[workflows.NAME.roles]`), else the
-    /// seed's defaults ([`changes::default_role`]), never from `[roles]`, whose reviewer is
-    /// the document workflows'. A bad string is a usage error naming the role.
+    /// `[workflows.WORKFLOW.roles]`, else the shared table and the built-in defaults the
+    /// workflow's kind names ([`crate::kinds::RoleDefaults`]): `[roles]` and the built-in
+    /// drafter and reviewer (the implementer takes the drafter's), or, for the change
+    /// workflows, `[changes.roles]` and the seed's defaults ([`changes::default_role`]), never
+    /// `[roles]`, whose reviewer is the document workflows'. A bad string is a usage error
+    /// naming the role.
     pub fn role(&self, workflow: &str, role: &str) -> Result<ProviderSpec, CliError> {
-        let change = changes::CHANGE_WORKFLOWS.contains(&workflow);
+        let defaults = crate::kinds::role_defaults(workflow);
         let t = &self.roles;
         let own = t
             .overrides
@@ -377,18 +381,17 @@ impl Settings {
                     .and_then(|m| m.get(role))
                     .map(String::as_str)
             });
-        let value = if change {
-            own.or_else(|| changes::default_role(role))
+        let value = if defaults.changes_table {
+            own.or_else(|| (defaults.builtin)(role))
         } else {
-            if own.is_none() && role == "implementer" && !t.global.contains_key(role) {
-                return self.role(workflow, "drafter");
+            if own.is_none()
+                && !t.global.contains_key(role)
+                && let Some((_, other)) = defaults.falls_back.filter(|(r, _)| *r == role)
+            {
+                return self.role(workflow, other);
             }
             own.or_else(|| t.global.get(role).map(String::as_str))
-                .or(match role {
-                    "drafter" => Some(DEFAULT_DRAFTER),
-                    "reviewer" => Some(DEFAULT_REVIEWER),
-                    _ => None,
-                })
+                .or_else(|| (defaults.builtin)(role))
         }
         .ok_or_else(|| {
             CliError::usage(format!("no provider is set for the {role} role")).hint(format!(

@@ -76,6 +76,10 @@ impl WorkflowKind for PlanKind {
         })
     }
 
+    fn role_defaults(&self) -> super::RoleDefaults {
+        super::RoleDefaults::CHANGES
+    }
+
     fn doctor_roles(&self, settings: &crate::settings::Settings) -> Option<super::DoctorRoles> {
         Some(super::DoctorRoles {
             author: "planner",
@@ -149,6 +153,10 @@ impl WorkflowKind for ImplKind {
 
     fn roles(&self) -> &'static [&'static str] {
         &["implementer", "reviewer"]
+    }
+
+    fn role_defaults(&self) -> super::RoleDefaults {
+        super::RoleDefaults::CHANGES
     }
 
     fn doctor_roles(&self, settings: &crate::settings::Settings) -> Option<super::DoctorRoles> {

@@ -29,6 +29,14 @@ impl WorkflowKind for ImplementKind {
         &["implementer"]
     }
 
+    /// `[roles]`; an implementer nothing sets is the drafter's provider.
+    fn role_defaults(&self) -> super::RoleDefaults {
+        super::RoleDefaults {
+            falls_back: Some(("implementer", "drafter")),
+            ..super::RoleDefaults::SHARED
+        }
+    }
+
     fn cli(&self) -> Option<super::CliCommand> {
         Some(super::CliCommand {
             command: || {

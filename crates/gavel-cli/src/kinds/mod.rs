@@ -54,6 +54,46 @@ pub struct DoctorRoles {
     pub section: &'static str,
 }
 
+/// Where a kind's roles come from when neither the command line nor its own
+/// `[workflows.NAME.roles]` sets them.
+#[derive(Clone, Copy)]
+pub struct RoleDefaults {
+    /// `[changes.roles]` (the spec-driven change workflows' table) instead of `[roles]`.
+    pub changes_table: bool,
+    /// The built-in provider of a role nothing sets.
+    pub builtin: fn(&str) -> Option<&'static str>,
+    /// `(role, other)`: `role` takes `other`'s provider when nothing sets it.
+    pub falls_back: Option<(&'static str, &'static str)>,
+}
+
+impl RoleDefaults {
+    /// `[roles]`, then the built-in drafter and reviewer.
+    pub const SHARED: RoleDefaults = RoleDefaults {
+        changes_table: false,
+        builtin: |role| match role {
+            "drafter" => Some(crate::settings::DEFAULT_DRAFTER),
+            "reviewer" => Some(crate::settings::DEFAULT_REVIEWER),
+            _ => None,
+        },
+        falls_back: None,
+    };
+
+    /// `[changes.roles]`, then the seed's defaults for the change workflows.
+    pub const CHANGES: RoleDefaults = RoleDefaults {
+        changes_table: true,
+        builtin: crate::settings::changes::default_role,
+        falls_back: None,
+    };
+}
+
+/// Where `workflow`'s roles come from ([`RoleDefaults::SHARED`] for a name no kind has).
+pub fn role_defaults(workflow: &str) -> RoleDefaults {
+    KINDS
+        .iter()
+        .find(|k| k.name() == workflow)
+        .map_or(RoleDefaults::SHARED, |k| k.role_defaults())
+}
+
 /// A workflow's own subcommand: its clap definition and what runs it with the repository's
 /// context.
 #[derive(Clone, Copy)]
@@ -77,6 +117,11 @@ pub trait WorkflowKind: Sync {
     /// workflow's three phases share `gavel change`, which its plan kind registers).
     fn cli(&self) -> Option<CliCommand> {
         None
+    }
+
+    /// Where its roles come from when nothing more specific sets them.
+    fn role_defaults(&self) -> RoleDefaults {
+        RoleDefaults::SHARED
     }
 
     /// What `gavel init` writes for this kind, each only where no file is: (path relative to

@@ -36,9 +36,6 @@ pub struct ChangeSettings {
     pub retries: u32,
 }
 
-/// The change workflows' names: `[changes.roles]` applies to each.
-pub const CHANGE_WORKFLOWS: &[&str] = &["change-plan", "change-impl"];
-
 /// The seed's default provider for a change workflow's `role`.
 pub fn default_role(role: &str) -> Option<&'static str> {
     match role {
