@@ -405,7 +405,10 @@ impl TempPostgres {
             .current_dir(self.dir.path())
             .stdin(Stdio::null())
             .output()
-            .unwrap_or_else(|e| panic!("running {tool}: {e}"));
+            .unwrap_or_else(|e| match &self.run_as {
+                Some(user) => panic!("running {tool} as {user} through `runuser`: {e}"),
+                None => panic!("running {tool}: {e}"),
+            });
         assert!(
             out.status.success(),
             "{tool} {args:?} failed: {}\n{}\n{}",

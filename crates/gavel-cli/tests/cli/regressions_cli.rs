@@ -301,3 +301,21 @@ fn auto_open_opens_the_filed_lineage_folder_in_the_editor() {
         show_output(&out)
     );
 }
+
+/// A workflow's subcommand comes from the registry, not from the derived command list: the
+/// global `--state-dir` still reaches it when given after the subcommand's own arguments.
+#[test]
+fn a_global_flag_after_a_workflow_subcommand_is_honoured() {
+    let env = Env::new();
+    env.script(&script(1, &[APPROVED]));
+    let brief = env.brief("dark-mode");
+    let state = env.root.join("elsewhere-state");
+    let state_arg = state.to_string_lossy().into_owned();
+    let out = env.run(&["issue", &brief, "--auto", "--state-dir", &state_arg]);
+    assert_exit(&out, 0);
+    assert!(
+        state.join("state.db").is_file(),
+        "the run's store is where --state-dir said: {}",
+        show_output(&out)
+    );
+}
