@@ -82,7 +82,10 @@ impl Context {
             key_env: s.key_env.clone(),
             logins: s.logins.clone(),
             cli_workdir: Some(s.state_dir.join("agent-workdir")),
-            pass_env: s.implement.pass_env.clone(),
+            pass_env: s
+                .section::<crate::kinds::ImplementSettingsToml>()
+                .pass_env
+                .clone(),
             rotation: rotation_state(),
         };
         Box::new(gavel_llm::Retrying::new(

@@ -1,10 +1,8 @@
 //! Arguments, then `gavel.toml`, then the environment, resolved into one [`Settings`] value
 //! before any command runs. The engine and workflows never see clap types or raw config.
 
-pub mod changes;
 mod context;
 mod credentials;
-mod implement;
 pub(crate) mod reference;
 pub mod storage;
 mod tracker;
@@ -19,13 +17,12 @@ use serde::Deserialize;
 
 use self::context::ContextConfig;
 use self::credentials::{KeysConfig, LoginsConfig};
-use self::implement::ImplementConfig;
-pub use self::implement::{ImplementSettingsToml, Sandbox};
 use self::storage::StorageConfig;
 use self::tracker::TrackerConfig;
 pub use self::tracker::{TrackerKind, TrackerSettings};
 use self::workflows::{WorkflowConfig, WorkflowPaths};
 use crate::error::CliError;
+use crate::kinds::section::{self, SectionInput, SectionValue};
 
 /// The config file's name, at the repository root.
 pub const CONFIG_FILE: &str = "gavel.toml";
@@ -65,10 +62,6 @@ struct ConfigFile {
     workflows: BTreeMap<String, WorkflowConfig>,
     #[serde(default)]
     context: ContextConfig,
-    #[serde(default)]
-    implement: ImplementConfig,
-    #[serde(default)]
-    changes: changes::ChangesConfig,
 }
 
 /// `[roles]`: role name → provider string, for every workflow that has the role.
@@ -124,10 +117,9 @@ pub struct Settings {
     drafter_reads_repo: BTreeMap<String, bool>,
     /// `[context]`: what context files may be given to a model.
     pub context: gavel_context::ContextSettings,
-    /// `[implement]`: test and lint commands, runner, retries, timeouts, sandbox.
-    pub implement: ImplementSettingsToml,
-    /// `[changes]`: where spec-driven changes live, their rounds and retries.
-    pub changes: changes::ChangeSettings,
+    /// The workflows' own sections (`[implement]`, `[changes]`), checked, by table name
+    /// ([`Settings::section`]).
+    sections: Sections,
     /// `[tracker]`, with `--tracker` applied.
     pub tracker: TrackerSettings,
     pub lineage_dir: PathBuf,
@@ -176,25 +168,9 @@ impl Settings {
     /// Reads `gavel.toml` at `repo_root` (defaults when absent) and applies `overrides`.
     pub fn load(repo_root: &Path, overrides: &Overrides) -> Result<Self, CliError> {
         let path = repo_root.join(CONFIG_FILE);
-        let config: ConfigFile = match fs::read_to_string(&path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| {
-                // Name the line (and so the key) the error is about.
-                let at = e
-                    .span()
-                    .and_then(|span| {
-                        let line = text.get(..span.start)?.matches('\n').count();
-                        let shown = text.lines().nth(line)?.trim();
-                        Some(format!(" (line {}: `{shown}`)", line + 1))
-                    })
-                    .unwrap_or_default();
-                CliError::error(format!(
-                    "{} is not valid{at}: {}",
-                    path.display(),
-                    e.message().trim()
-                ))
-                .hint("see the book's configuration chapter (docs/configuration.md, docs/reference/configuration.md)")
-            })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => ConfigFile::default(),
+        let text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => {
                 return Err(CliError::error(format!(
                     "cannot read {}: {e}",
@@ -202,6 +178,7 @@ impl Settings {
                 )));
             }
         };
+        let (config, sections) = parse(&path, &text)?;
         let roles = RoleTable {
             overrides: overrides.roles.clone(),
             per_workflow: {
@@ -210,12 +187,15 @@ impl Settings {
                     .iter()
                     .map(|(w, c)| (w.clone(), c.roles.clone()))
                     .collect();
-                let change_kinds = crate::kinds::all()
-                    .iter()
-                    .filter(|k| k.role_defaults().changes_table);
-                for kind in change_kinds {
+                // A kind whose roles come from a section's `roles` table ([changes.roles])
+                // takes them below its own [workflows.NAME.roles].
+                for kind in crate::kinds::all() {
+                    let table = kind.role_defaults().table;
+                    let Some(shared) = table.and_then(|t| sections.get(t)?.roles()) else {
+                        continue;
+                    };
                     let roles = m.entry(kind.name().to_owned()).or_default();
-                    for (r, p) in &config.changes.roles {
+                    for (r, p) in shared {
                         roles.entry(r.clone()).or_insert_with(|| p.clone());
                     }
                 }
@@ -243,8 +223,6 @@ impl Settings {
         }
         let tracker = config.tracker.resolve(&path, relative)?;
         let context = config.context.resolve(&path)?;
-        let implement = config.implement.resolve(&path)?;
-        let changes = config.changes.resolve(relative)?;
         let money = usd;
         let budget_micros = config
             .limits
@@ -288,8 +266,7 @@ impl Settings {
             workflow_paths,
             drafter_reads_repo,
             context,
-            implement,
-            changes,
+            sections,
             tracker,
             lineage_dir: relative(
                 "paths.lineage",
@@ -354,6 +331,25 @@ impl Settings {
         Ok(())
     }
 
+    /// The checked value of a workflow's own section, by its type (`ImplementSettingsToml`
+    /// for `[implement]`); every registered section has one, defaults when the file has none.
+    ///
+    /// # Panics
+    /// When no registered section has the type `T`: a kind asking for a section it did not
+    /// register (a programming error the tests catch, not something a user can cause).
+    pub fn section<T: SectionValue>(&self) -> &T {
+        self.sections
+            .0
+            .values()
+            .find_map(|v| (v.as_ref() as &dyn std::any::Any).downcast_ref::<T>())
+            .unwrap_or_else(|| {
+                panic!(
+                    "no registered settings section holds a {}",
+                    std::any::type_name::<T>()
+                )
+            })
+    }
+
     /// The state database's path.
     pub fn db_path(&self) -> PathBuf {
         self.state_dir.join("state.db")
@@ -363,7 +359,7 @@ impl Settings {
     /// `[workflows.WORKFLOW.roles]`, else the shared table and the built-in defaults the
     /// workflow's kind names ([`crate::kinds::RoleDefaults`]): `[roles]` and the built-in
     /// drafter and reviewer (the implementer takes the drafter's), or, for the change
-    /// workflows, `[changes.roles]` and the seed's defaults ([`changes::default_role`]), never
+    /// workflows, `[changes.roles]` and the seed's defaults (`kinds/change/settings.rs`), never
     /// `[roles]`, whose reviewer is the document workflows'. A bad string is a usage error
     /// naming the role.
     pub fn role(&self, workflow: &str, role: &str) -> Result<ProviderSpec, CliError> {
@@ -381,7 +377,7 @@ impl Settings {
                     .and_then(|m| m.get(role))
                     .map(String::as_str)
             });
-        let value = if defaults.changes_table {
+        let value = if defaults.table.is_some() {
             own.or_else(|| (defaults.builtin)(role))
         } else {
             if own.is_none()
@@ -421,6 +417,69 @@ struct RoleTable {
     overrides: Vec<(String, String)>,
     per_workflow: BTreeMap<String, BTreeMap<String, String>>,
     global: BTreeMap<String, String>,
+}
+
+/// The workflows' sections, checked (table name → value).
+#[derive(Debug, Clone, Default)]
+struct Sections(BTreeMap<&'static str, std::sync::Arc<dyn SectionValue>>);
+
+impl Sections {
+    fn get(&self, table: &str) -> Option<&dyn SectionValue> {
+        self.0.get(table).map(|v| v.as_ref())
+    }
+}
+
+/// `gavel.toml`'s text read into the shared settings and each registered workflow section.
+/// The sections' tables are taken out first, so the shared types refuse any other key they do
+/// not know, and every error names its line.
+fn parse(path: &Path, text: &str) -> Result<(ConfigFile, Sections), CliError> {
+    let invalid = |e: toml::de::Error| section::invalid(path, text, &e);
+    let doc = toml::de::DeTable::parse(text).map_err(invalid)?;
+    let span = doc.span();
+    let mut table = doc.into_inner();
+    let mut raws = Vec::new();
+    for s in crate::kinds::sections() {
+        let key = table.keys().find(|k| k.get_ref() == s.table).cloned();
+        raws.push((s, key.and_then(|k| table.remove(&k))));
+    }
+    // serde would refuse an unknown key too, but list only the shared keys as the known ones.
+    let shared = reference::fields_of::<ConfigFile>();
+    if let Some(key) = table
+        .keys()
+        .find(|k| !shared.contains(&k.get_ref().as_ref()))
+    {
+        let known: Vec<String> = shared
+            .iter()
+            .copied()
+            .chain(raws.iter().map(|(s, _)| s.table))
+            .map(|k| format!("`{k}`"))
+            .collect();
+        return Err(section::invalid_at(
+            path,
+            text,
+            Some(key.span()),
+            &format!(
+                "unknown field `{}`, expected one of {}",
+                key.get_ref(),
+                known.join(", ")
+            ),
+        ));
+    }
+    let config = ConfigFile::deserialize(toml::de::Deserializer::from(toml::Spanned::new(
+        span, table,
+    )))
+    .map_err(invalid)?;
+    let input = SectionInput {
+        path,
+        text,
+        relative: &relative,
+    };
+    let mut sections = Sections::default();
+    for (s, raw) in raws {
+        let value = (s.load)(raw, &input)?;
+        sections.0.insert(s.table, std::sync::Arc::from(value));
+    }
+    Ok((config, sections))
 }
 
 /// A repository-relative folder that stays inside the repository.

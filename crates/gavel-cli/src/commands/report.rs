@@ -54,7 +54,10 @@ pub fn cmd_report(args: &ReportArgs, ctx: Context) -> Result<Exit, CliError> {
         }
         (store.read_only()?, Some(ids))
     };
-    let root = ctx.settings.repo_root.join(&ctx.settings.changes.root);
+    let root = ctx
+        .settings
+        .repo_root
+        .join(&ctx.settings.section::<crate::kinds::ChangeSettings>().root);
     let read = move || crate::commands::change::status::cards(&root);
     let site = Site::new(&*store, SiteMode::Static).with_changes(&read);
     let written = site

@@ -61,7 +61,10 @@ pub fn cmd_ui(args: &UiArgs, ctx: Context) -> Result<Exit, CliError> {
     }
     let served = Arc::new(Served {
         store,
-        changes_root: ctx.settings.repo_root.join(&ctx.settings.changes.root),
+        changes_root: ctx
+            .settings
+            .repo_root
+            .join(&ctx.settings.section::<crate::kinds::ChangeSettings>().root),
         token,
         hosts: hosts(port),
     });

@@ -9,16 +9,20 @@
 mod change;
 mod document;
 mod implement;
+pub mod section;
 
 use gavel_core::{GateAnswer, RunRecord};
 
 use crate::error::CliError;
 use crate::exit::Exit;
 
+pub use change::settings::ChangeSettings;
 use change::{CHANGE_ARCHIVE, CHANGE_IMPL, CHANGE_PLAN};
 pub use change::{impl_workflow as change_impl_workflow, plan_workflow as change_plan_workflow};
 pub use document::{ISSUE, LLD, workflow as doc_workflow};
+pub use implement::settings::ImplementSettingsToml;
 pub use implement::{IMPLEMENT, preflight as implement_preflight, workflow as implement_workflow};
+use section::SettingsSection;
 
 /// The brief → issue workflow wired to this repository (see [`doc_workflow`]).
 pub fn issue_workflow(
@@ -58,8 +62,9 @@ pub struct DoctorRoles {
 /// `[workflows.NAME.roles]` sets them.
 #[derive(Clone, Copy)]
 pub struct RoleDefaults {
-    /// `[changes.roles]` (the spec-driven change workflows' table) instead of `[roles]`.
-    pub changes_table: bool,
+    /// The settings section whose `roles` table applies instead of `[roles]` (`changes`: the
+    /// spec-driven change workflows' `[changes.roles]`).
+    pub table: Option<&'static str>,
     /// The built-in provider of a role nothing sets.
     pub builtin: fn(&str) -> Option<&'static str>,
     /// `(role, other)`: `role` takes `other`'s provider when nothing sets it.
@@ -69,7 +74,7 @@ pub struct RoleDefaults {
 impl RoleDefaults {
     /// `[roles]`, then the built-in drafter and reviewer.
     pub const SHARED: RoleDefaults = RoleDefaults {
-        changes_table: false,
+        table: None,
         builtin: |role| match role {
             "drafter" => Some(crate::settings::DEFAULT_DRAFTER),
             "reviewer" => Some(crate::settings::DEFAULT_REVIEWER),
@@ -80,8 +85,8 @@ impl RoleDefaults {
 
     /// `[changes.roles]`, then the seed's defaults for the change workflows.
     pub const CHANGES: RoleDefaults = RoleDefaults {
-        changes_table: true,
-        builtin: crate::settings::changes::default_role,
+        table: Some(change::settings::SECTION.table),
+        builtin: change::settings::default_role,
         falls_back: None,
     };
 }
@@ -122,6 +127,12 @@ pub trait WorkflowKind: Sync {
     /// Where its roles come from when nothing more specific sets them.
     fn role_defaults(&self) -> RoleDefaults {
         RoleDefaults::SHARED
+    }
+
+    /// The `gavel.toml` tables of its own family that it reads (kinds of one family name the
+    /// same section; the registry keeps each once).
+    fn settings_sections(&self) -> &'static [&'static SettingsSection] {
+        &[]
     }
 
     /// What `gavel init` writes for this kind, each only where no file is: (path relative to
@@ -178,6 +189,17 @@ pub(crate) fn parsed<A: clap::FromArgMatches>(m: &clap::ArgMatches) -> Result<A,
 /// The workflows' own subcommands, in the registry's order.
 pub fn cli_commands() -> impl Iterator<Item = CliCommand> {
     KINDS.iter().filter_map(|k| k.cli())
+}
+
+/// The workflows' own `gavel.toml` sections, each once, in the registry's order.
+pub fn sections() -> Vec<&'static SettingsSection> {
+    let mut out: Vec<&'static SettingsSection> = Vec::new();
+    for s in KINDS.iter().flat_map(|k| k.settings_sections()) {
+        if !out.iter().any(|o| o.table == s.table) {
+            out.push(s);
+        }
+    }
+    out
 }
 
 /// Every kind this gavel knows (`gavel init` and `gavel doctor` loop over them).

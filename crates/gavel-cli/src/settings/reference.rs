@@ -1,5 +1,6 @@
 //! The `gavel.toml` reference (docs/reference/configuration.md), generated from
-//! `reference.toml` beside this file: a description of every section and key, kept next to the
+//! `reference.toml` beside this file and each workflow section's own (`kinds/*/reference.toml`,
+//! named by its registration): a description of every section and key, kept next to the
 //! types serde reads them into. The tests below ask serde itself which fields each type has,
 //! so a key added to a type without a description (or a description left behind by a removed
 //! key) fails `cargo test`, and they compare the stated defaults with the code's constants;
@@ -9,10 +10,8 @@ use std::fmt::Write as _;
 
 use serde::Deserialize;
 
-use super::changes::ChangesConfig;
 use super::context::ContextConfig;
 use super::credentials::{KeysConfig, LoginsConfig};
-use super::implement::ImplementConfig;
 use super::storage::StorageConfig;
 use super::tracker::TrackerConfig;
 use super::workflows::WorkflowConfig;
@@ -51,12 +50,19 @@ pub(crate) struct Key {
     pub doc: String,
 }
 
-/// Every section of `gavel.toml`, in the order the reference lists them.
+/// Every section of `gavel.toml`, in the order the reference lists them: the shared ones, then
+/// each workflow family's own (its registration's `reference.toml`).
 pub(crate) fn sections() -> Vec<Section> {
     // Compiled in, and parsed by the tests below: a bad edit fails `cargo test`, not a user.
-    toml::from_str::<Descriptions>(DESCRIPTIONS)
+    let mut all = toml::from_str::<Descriptions>(DESCRIPTIONS)
         .expect("settings/reference.toml parses")
-        .section
+        .section;
+    for s in crate::kinds::sections() {
+        let own = toml::from_str::<Descriptions>(s.reference)
+            .unwrap_or_else(|e| panic!("the [{}] section's reference.toml: {e}", s.table));
+        all.extend(own.section);
+    }
+    all
 }
 
 /// What [`fields_of`] answers for one type.
@@ -68,11 +74,11 @@ type Fields = fn() -> &'static [&'static str];
 #[rustfmt::skip]
 const STRUCTS: &[(&str, Fields)] = &[
     ("", fields_of::<ConfigFile>), ("workflows.NAME", fields_of::<WorkflowConfig>),
-    ("implement", fields_of::<ImplementConfig>), ("context", fields_of::<ContextConfig>),
+    ("context", fields_of::<ContextConfig>),
     ("limits", fields_of::<LimitsConfig>), ("timeouts", fields_of::<TimeoutsConfig>),
     ("diff_gate", fields_of::<DiffGateConfig>), ("keys", fields_of::<KeysConfig>),
     ("logins", fields_of::<LoginsConfig>), ("tracker", fields_of::<TrackerConfig>),
-    ("changes", fields_of::<ChangesConfig>), ("paths", fields_of::<PathsConfig>),
+    ("paths", fields_of::<PathsConfig>),
     ("storage", fields_of::<StorageConfig>),
 ];
 
@@ -110,7 +116,8 @@ pub(crate) fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static
 pub fn markdown() -> String {
     let mut out = String::from(
         "# gavel.toml reference\n\n\
-         <!-- Generated from crates/gavel-cli/src/settings/reference.toml; do not edit. Update with\n\
+         <!-- Generated from crates/gavel-cli/src/settings/reference.toml and the workflow sections'\n\
+         crates/gavel-cli/src/kinds/*/reference.toml; do not edit. Update with\n\
          GAVEL_UPDATE_REFERENCE=1 cargo test -p gavel-cli --test cli reference -->\n\n\
          Every section and key of `gavel.toml`, at the repository root. Every key is optional;\n\
          an unknown key is an error that names it. The configuration chapter explains them with\n\
@@ -164,8 +171,14 @@ mod tests {
     #[test]
     fn every_field_serde_reads_is_described_and_nothing_else() {
         let sections = sections();
+        let own = crate::kinds::sections();
+        let structs: Vec<(&str, Fields)> = STRUCTS
+            .iter()
+            .copied()
+            .chain(own.iter().map(|s| (s.table, s.fields)))
+            .collect();
         for section in &sections {
-            let fields = STRUCTS.iter().find(|(h, _)| *h == section.header);
+            let fields = structs.iter().find(|(h, _)| *h == section.header);
             let Some(read) = fields.map(|(_, fields)| fields()) else {
                 assert!(
                     FREE_FORM.contains(&section.header.as_str()),
@@ -174,7 +187,11 @@ mod tests {
                 );
                 continue;
             };
-            let read: BTreeSet<&str> = read.iter().copied().collect();
+            let mut read: BTreeSet<&str> = read.iter().copied().collect();
+            // The top level also has each workflow family's own table.
+            if section.header.is_empty() {
+                read.extend(own.iter().map(|s| s.table));
+            }
             assert!(!read.is_empty(), "[{}]: no fields read", section.header);
             let mut described: BTreeSet<&str> =
                 section.keys.iter().map(|k| k.name.as_str()).collect();
@@ -262,7 +279,9 @@ mod tests {
         }
         let change_roles = sections.iter().filter(|s| s.header == "changes.roles");
         for k in change_roles.flat_map(|s| &s.keys) {
-            let code = super::super::changes::default_role(&k.name).map(quoted);
+            let builtin =
+                crate::kinds::role_defaults(gavel_workflows::change::plan::WORKFLOW).builtin;
+            let code = builtin(&k.name).map(quoted);
             assert_eq!(
                 Some(&k.default),
                 code.as_ref(),

@@ -145,3 +145,61 @@ fn regression_the_change_reviewer_of_an_init_repository_is_the_seeds_codex() {
         "codex:gpt-5"
     );
 }
+
+/// A workflow's own section (`[implement]`, `[changes]`) is read by its registration: its
+/// values reach the kinds, an error in it names its line as any other does, and a table no
+/// one registered is still refused.
+#[test]
+fn workflow_sections_are_read_by_their_registration() {
+    let s = load(
+        "[implement]\ntest = \"pytest -q\"\ntimeout_secs = 7\n\n[changes]\nroot = \"specs\"\n\n[changes.roles]\nplanner = \"claude:opus\"\n",
+    )
+    .expect("valid");
+    let implement = s.section::<crate::kinds::ImplementSettingsToml>();
+    assert_eq!(implement.test.as_deref(), Some("pytest -q"));
+    assert_eq!(implement.timeout, std::time::Duration::from_secs(7));
+    let changes = s.section::<crate::kinds::ChangeSettings>();
+    assert_eq!(changes.root, PathBuf::from("specs"));
+    assert_eq!(
+        s.role("change-plan", "planner").expect("role").to_string(),
+        "claude:opus"
+    );
+    // [changes.roles] is not [roles]: the document workflows keep theirs.
+    assert_eq!(
+        s.role("issue", "drafter").expect("role").to_string(),
+        DEFAULT_DRAFTER
+    );
+
+    // Absent: the defaults.
+    let s = load("").expect("valid");
+    assert_eq!(
+        s.section::<crate::kinds::ImplementSettingsToml>().test,
+        None
+    );
+    assert_eq!(
+        s.section::<crate::kinds::ChangeSettings>().root,
+        PathBuf::from(gavel_workflows::change::DEFAULT_ROOT)
+    );
+
+    let e = load("[roles]\ndrafter = \"claude:x\"\n\n[implement]\ntset = \"pytest\"\n")
+        .expect_err("unknown key in a section");
+    assert!(
+        e.message.contains("line 5") && e.message.contains("tset"),
+        "{}",
+        e.message
+    );
+    let e = load("[changes]\nplanning_iterations = \"three\"\n").expect_err("a string");
+    assert!(
+        e.message.contains("line 2") && e.message.contains("planning_iterations"),
+        "{}",
+        e.message
+    );
+    let e = load("[changes]\nroot = \"../x\"\n").expect_err("escape");
+    assert!(e.message.contains("changes.root"), "{}", e.message);
+    let e = load("[echo]\ntext = \"hi\"\n").expect_err("no workflow registered [echo]");
+    assert!(
+        e.message.contains("line 1") && e.message.contains("echo"),
+        "{}",
+        e.message
+    );
+}

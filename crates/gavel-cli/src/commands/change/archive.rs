@@ -32,7 +32,10 @@ pub fn cmd_archive(args: &ArchiveArgs, ctx: Context) -> Result<Exit, CliError> {
     let mut state = ArchiveState::new(
         gavel_core::random_key(),
         &args.id,
-        &ctx.settings.changes.root.to_string_lossy(),
+        &ctx.settings
+            .section::<crate::kinds::ChangeSettings>()
+            .root
+            .to_string_lossy(),
         ctx.clock.now(),
     );
     state.file_counter = gavel_workflows::lineage::highest_number(&dir.dir().join("lineage"));
@@ -54,12 +57,19 @@ pub fn cmd_archive(args: &ArchiveArgs, ctx: Context) -> Result<Exit, CliError> {
 
 /// The change `id` under `[changes] root`, or a usage error (bad id, no such change).
 pub(super) fn change_dir(ctx: &Context, id: &str) -> Result<ChangeDir, CliError> {
-    let root = ctx.settings.repo_root.join(&ctx.settings.changes.root);
+    let root = ctx
+        .settings
+        .repo_root
+        .join(&ctx.settings.section::<crate::kinds::ChangeSettings>().root);
     let dir = ChangeDir::new(root, id).map_err(|e| CliError::usage(e.to_string()))?;
     if !dir.dir().is_dir() {
         return Err(CliError::usage(format!(
             "there is no change `{id}` in {}",
-            ctx.settings.changes.root.join("changes").display()
+            ctx.settings
+                .section::<crate::kinds::ChangeSettings>()
+                .root
+                .join("changes")
+                .display()
         ))
         .hint("`gavel change list` lists them"));
     }

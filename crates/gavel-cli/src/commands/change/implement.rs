@@ -50,7 +50,11 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
         args.budget,
     )?;
     let id = args.id.as_str();
-    let root_rel = ctx.settings.changes.root.clone();
+    let root_rel = ctx
+        .settings
+        .section::<crate::kinds::ChangeSettings>()
+        .root
+        .clone();
     let root = ctx.settings.repo_root.join(&root_rel);
     let dir = ChangeDir::new(root, id).map_err(|e| CliError::usage(e.to_string()))?;
     if !is_present(&dir.state()) {
@@ -146,7 +150,10 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
         changes_root: root_rel.to_string_lossy().into_owned(),
         reviewer: reviewer.to_string(),
         max_rounds: state.implementation_iterations
-            + ctx.settings.changes.implementation_iterations,
+            + ctx
+                .settings
+                .section::<crate::kinds::ChangeSettings>()
+                .implementation_iterations,
         rounds: state.implementation_iterations,
         planning_iterations: state.planning_iterations,
         reviewer_calls: 0,

@@ -40,7 +40,10 @@ pub fn cmd_plan(args: &PlanArgs, mut ctx: Context) -> Result<Exit, CliError> {
         &[("planner", &args.planner), ("challenger", &args.challenger)],
         args.budget,
     )?;
-    let root = ctx.settings.repo_root.join(&ctx.settings.changes.root);
+    let root = ctx
+        .settings
+        .repo_root
+        .join(&ctx.settings.section::<crate::kinds::ChangeSettings>().root);
     let dir = ChangeDir::new(root, &args.id).map_err(|e| CliError::usage(e.to_string()))?;
     let id = args.id.as_str();
     let (state, start, mut notes) = decide(&dir, args.description.is_some(), ctx.clock.now())?;
@@ -87,10 +90,15 @@ pub fn cmd_plan(args: &PlanArgs, mut ctx: Context) -> Result<Exit, CliError> {
     }
     let mut s = PlanState::new(
         gavel_core::random_key(),
-        &ctx.settings.changes.root.to_string_lossy(),
+        &ctx.settings
+            .section::<crate::kinds::ChangeSettings>()
+            .root
+            .to_string_lossy(),
         &state,
         args.description.clone(),
-        ctx.settings.changes.planning_iterations,
+        ctx.settings
+            .section::<crate::kinds::ChangeSettings>()
+            .planning_iterations,
         (
             ctx.settings.role(WORKFLOW, "planner")?.to_string(),
             ctx.settings.role(WORKFLOW, "challenger")?.to_string(),

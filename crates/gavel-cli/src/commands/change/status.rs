@@ -38,7 +38,10 @@ struct ChangeRow {
 }
 
 pub fn cmd_status(command: &ChangeCommand, ctx: Context) -> Result<Exit, CliError> {
-    let root = ctx.settings.repo_root.join(&ctx.settings.changes.root);
+    let root = ctx
+        .settings
+        .repo_root
+        .join(&ctx.settings.section::<crate::kinds::ChangeSettings>().root);
     let (ids, json, detail) = match command {
         ChangeCommand::List { json } => (all_ids(&root)?, *json, false),
         ChangeCommand::Status { id: Some(id), json } => {
@@ -46,7 +49,11 @@ pub fn cmd_status(command: &ChangeCommand, ctx: Context) -> Result<Exit, CliErro
             if !root.join("changes").join(id).is_dir() {
                 return Err(CliError::usage(format!(
                     "there is no change `{id}` in {}",
-                    ctx.settings.changes.root.join("changes").display()
+                    ctx.settings
+                        .section::<crate::kinds::ChangeSettings>()
+                        .root
+                        .join("changes")
+                        .display()
                 ))
                 .hint("`gavel change list` lists them"));
             }
@@ -64,7 +71,11 @@ pub fn cmd_status(command: &ChangeCommand, ctx: Context) -> Result<Exit, CliErro
     if rows.is_empty() {
         ctx.ui.out(&format!(
             "no changes in {}",
-            ctx.settings.changes.root.join("changes").display()
+            ctx.settings
+                .section::<crate::kinds::ChangeSettings>()
+                .root
+                .join("changes")
+                .display()
         ));
     }
     for r in &rows {

@@ -10,12 +10,21 @@ use gavel_workflows::change::implement::{
 };
 use gavel_workflows::change::plan::{self, PlanSettings, PlanState, PlanWorkflow};
 
+use super::section::SettingsSection;
 use super::{Resume, WorkflowKind, state_of};
 use crate::context::Context;
 use crate::driver::{self, GateMode};
 use crate::error::CliError;
 use crate::exit::Exit;
 use crate::settings::Overrides;
+use settings::ChangeSettings;
+
+pub mod settings;
+
+/// The change kinds' own section, and `change impl`'s two (it runs `[implement]`'s tests).
+static CHANGE_SECTIONS: [&SettingsSection; 1] = [&settings::SECTION];
+static IMPL_SECTIONS: [&SettingsSection; 2] =
+    [&settings::SECTION, &super::implement::settings::SECTION];
 
 /// `gavel change archive`'s entry in the registry.
 pub struct ArchiveKind;
@@ -24,6 +33,10 @@ pub struct ArchiveKind;
 pub static CHANGE_ARCHIVE: ArchiveKind = ArchiveKind;
 
 impl WorkflowKind for ArchiveKind {
+    fn settings_sections(&self) -> &'static [&'static SettingsSection] {
+        &CHANGE_SECTIONS
+    }
+
     fn name(&self) -> &'static str {
         WORKFLOW
     }
@@ -54,6 +67,10 @@ pub struct PlanKind;
 pub static CHANGE_PLAN: PlanKind = PlanKind;
 
 impl WorkflowKind for PlanKind {
+    fn settings_sections(&self) -> &'static [&'static SettingsSection] {
+        &CHANGE_SECTIONS
+    }
+
     fn name(&self) -> &'static str {
         plan::WORKFLOW
     }
@@ -124,7 +141,7 @@ pub fn plan_workflow(ctx: &Context) -> Result<PlanWorkflow, CliError> {
     Ok(PlanWorkflow {
         settings: PlanSettings {
             repo_root: s.repo_root.clone(),
-            retries: s.changes.retries,
+            retries: s.section::<ChangeSettings>().retries,
             roles: (planner.to_string(), challenger.to_string()),
             calls: CallerSettings {
                 budget_override: s.budget_override,
@@ -147,6 +164,10 @@ pub struct ImplKind;
 pub static CHANGE_IMPL: ImplKind = ImplKind;
 
 impl WorkflowKind for ImplKind {
+    fn settings_sections(&self) -> &'static [&'static SettingsSection] {
+        &IMPL_SECTIONS
+    }
+
     fn name(&self) -> &'static str {
         implement::WORKFLOW
     }
@@ -231,5 +252,8 @@ pub fn impl_workflow(
 /// Whether the repository has spec-driven changes: only then do their roles count towards
 /// `gavel doctor`'s "ready".
 fn has_changes(s: &crate::settings::Settings) -> bool {
-    s.repo_root.join(&s.changes.root).join("changes").is_dir()
+    s.repo_root
+        .join(&s.section::<ChangeSettings>().root)
+        .join("changes")
+        .is_dir()
 }

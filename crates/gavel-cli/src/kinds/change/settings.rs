@@ -1,6 +1,7 @@
 //! `[changes]`: where spec-driven changes live, their roles, and how many rounds their loops
 //! get. The roles default to the seed's choice (Gemini plans, Codex challenges and reviews,
-//! Claude implements); `[changes.roles]` sets them for every change workflow.
+//! Claude implements); `[changes.roles]` sets them for every change workflow. The change
+//! kinds register it ([`SECTION`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -8,16 +9,37 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::error::CliError;
+use crate::kinds::section::{Raw, SectionInput, SectionValue, SettingsSection};
+
+/// `[changes]`'s registration: the three change kinds, `gavel mcp`, the report and the viewer
+/// read it.
+pub static SECTION: SettingsSection = SettingsSection {
+    table: "changes",
+    reference: include_str!("reference.toml"),
+    fields: crate::settings::reference::fields_of::<ChangesConfig>,
+    load,
+};
+
+fn load(raw: Option<Raw<'_>>, input: &SectionInput<'_>) -> Result<Box<dyn SectionValue>, CliError> {
+    let config: ChangesConfig = input.parse(raw)?;
+    Ok(Box::new(config.resolve(input.relative)?))
+}
+
+impl SectionValue for ChangeSettings {
+    fn roles(&self) -> Option<&BTreeMap<String, String>> {
+        Some(&self.roles)
+    }
+}
 
 /// `[changes]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct ChangesConfig {
+pub(crate) struct ChangesConfig {
     /// Where changes live, repository-relative (`openspec`, OpenSpec's own layout).
     root: Option<String>,
     /// Role → provider string for the change workflows.
     #[serde(default)]
-    pub(super) roles: BTreeMap<String, String>,
+    roles: BTreeMap<String, String>,
     /// Challenge rounds of `gavel change plan` (default 3).
     planning_iterations: Option<u32>,
     /// Review rounds of `gavel change impl` (default 3).
@@ -34,6 +56,8 @@ pub struct ChangeSettings {
     pub planning_iterations: u32,
     pub implementation_iterations: u32,
     pub retries: u32,
+    /// `[changes.roles]`: role → provider string for every change workflow.
+    pub roles: BTreeMap<String, String>,
 }
 
 /// The seed's default provider for a change workflow's `role`.
@@ -47,9 +71,9 @@ pub fn default_role(role: &str) -> Option<&'static str> {
 }
 
 impl ChangesConfig {
-    pub(super) fn resolve(
+    fn resolve(
         &self,
-        relative: impl Fn(&str, &str) -> Result<PathBuf, CliError>,
+        relative: &dyn Fn(&str, &str) -> Result<PathBuf, CliError>,
     ) -> Result<ChangeSettings, CliError> {
         let root = relative(
             "changes.root",
@@ -80,6 +104,7 @@ impl ChangesConfig {
                 3,
             )?,
             retries: self.retries.unwrap_or(2),
+            roles: self.roles.clone(),
         })
     }
 }

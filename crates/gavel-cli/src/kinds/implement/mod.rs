@@ -12,7 +12,13 @@ use crate::context::Context;
 use crate::driver::{self, GateMode};
 use crate::error::CliError;
 use crate::exit::Exit;
-use crate::settings::{Overrides, Sandbox};
+use crate::settings::Overrides;
+use settings::{ImplementSettingsToml, Sandbox};
+
+pub mod settings;
+
+/// The implementation kind's own section.
+static SECTIONS: [&super::section::SettingsSection; 1] = [&settings::SECTION];
 
 /// The implementation workflow's entry in the registry.
 pub struct ImplementKind;
@@ -30,6 +36,10 @@ impl WorkflowKind for ImplementKind {
     }
 
     /// `[roles]`; an implementer nothing sets is the drafter's provider.
+    fn settings_sections(&self) -> &'static [&'static super::section::SettingsSection] {
+        &SECTIONS
+    }
+
     fn role_defaults(&self) -> super::RoleDefaults {
         super::RoleDefaults {
             falls_back: Some(("implementer", "drafter")),
@@ -153,7 +163,7 @@ pub fn workflow_for(
     lint: Option<String>,
 ) -> Result<ImplementWorkflow, CliError> {
     let s = &ctx.settings;
-    let i = &s.implement;
+    let i = s.section::<ImplementSettingsToml>();
     let test = test.or_else(|| i.test.clone()).ok_or_else(|| {
         CliError::usage("no test command").hint(
             "pass --test-cmd \"pytest -q\" (or cargo test, node --test, go test ./...), or set [implement] test in gavel.toml",
@@ -249,7 +259,7 @@ pub fn preflight(ctx: &Context, wf: &ImplementWorkflow) -> Vec<String> {
             "the test command's program `{p}` is not on PATH ([implement] test or --test-cmd)"
         ));
     }
-    if ctx.settings.implement.sandbox == Sandbox::Landlock {
+    if ctx.settings.section::<ImplementSettingsToml>().sandbox == Sandbox::Landlock {
         // The box built for real once, as every step will build it.
         let boxed = gavel_exec::confine::support().and_then(|_| {
             let dir =

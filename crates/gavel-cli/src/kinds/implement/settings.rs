@@ -1,6 +1,6 @@
 //! `[implement]`: how `gavel implement` runs the project's tests and lint in the worktree,
 //! how often a step may be retried, and how agent CLIs are confined. Checked when gavel.toml
-//! is read.
+//! is read; the implementation kinds register it ([`SECTION`]).
 
 use std::path::Path;
 use std::time::Duration;
@@ -9,11 +9,27 @@ use gavel_workflows::implement::RunnerKind;
 use serde::Deserialize;
 
 use crate::error::CliError;
+use crate::kinds::section::{Raw, SectionInput, SectionValue, SettingsSection};
+
+/// `[implement]`'s registration: `gavel implement` and `gavel change impl` read it.
+pub static SECTION: SettingsSection = SettingsSection {
+    table: "implement",
+    reference: include_str!("reference.toml"),
+    fields: crate::settings::reference::fields_of::<ImplementConfig>,
+    load,
+};
+
+fn load(raw: Option<Raw<'_>>, input: &SectionInput<'_>) -> Result<Box<dyn SectionValue>, CliError> {
+    let config: ImplementConfig = input.parse(raw)?;
+    Ok(Box::new(config.resolve(input.path)?))
+}
+
+impl SectionValue for ImplementSettingsToml {}
 
 /// `[implement]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct ImplementConfig {
+pub(crate) struct ImplementConfig {
     /// The test command (shell words, run without a shell), e.g. `pytest -q`.
     test: Option<String>,
     /// The lint command; absent: the lint step is skipped (and recorded as skipped).
@@ -62,7 +78,7 @@ pub struct ImplementSettingsToml {
 }
 
 impl ImplementConfig {
-    pub(super) fn resolve(&self, file: &Path) -> Result<ImplementSettingsToml, CliError> {
+    fn resolve(&self, file: &Path) -> Result<ImplementSettingsToml, CliError> {
         let bad = |what: String| CliError::error(format!("{}: [implement] {what}", file.display()));
         let runner = match self.runner.as_deref() {
             None => None,
