@@ -19,6 +19,7 @@
 
 pub(crate) mod calls;
 mod front_matter;
+mod gates;
 mod kind;
 pub(crate) mod nodes;
 pub mod prompts;
