@@ -30,6 +30,8 @@
 mod child;
 mod commit;
 #[cfg(test)]
+mod kept_tests;
+#[cfg(test)]
 mod linked_tests;
 mod remote;
 mod snapshot;
@@ -43,7 +45,7 @@ use std::process::{Command, ExitStatus};
 
 pub use self::child::GitProcess;
 pub use self::commit::PriorAttempt;
-pub use self::snapshot::{ChangeKind, TreeChange, TreeId};
+pub use self::snapshot::{ChangeKind, Scratch, TreeChange, TreeId};
 pub use self::worktree::{BRANCH_PREFIX, DEFAULT_WORKTREE_HOME, Worktree};
 use crate::process::capped::Capped;
 

@@ -6,12 +6,28 @@
 //! done edits. The tree also says what the agent changed (`git diff TREE`), judged from the
 //! files, not from the agent's report.
 //!
-//! Both work in a temporary, empty index passed as `GIT_INDEX_FILE`: the index the person or
-//! the workflow staged into is never touched. Every file is hashed afresh (a copy of the real
-//! index would let git trust a size and mtime that a file rewritten within the same clock tick
-//! keeps, and miss the change, which would let an edited test through). Ignored files (build
-//! output) are neither recorded nor removed.
+//! Both work in an index of their own passed as `GIT_INDEX_FILE`: the index the person or the
+//! workflow staged into is never touched. Ignored files (build output) are neither recorded nor
+//! removed. Which index ([`Scratch`]):
+//! - [`Scratch::Fresh`], a new empty one each time: every file is hashed afresh, a cost that
+//!   follows the size of everything in the tree. Right where the index could have been written
+//!   by someone else (an unboxed agent can reach anything the person can; a copy of the real
+//!   index would let git trust a size and mtime that a file rewritten within the same clock
+//!   tick keeps, and miss the change, which would let an edited test through).
+//! - [`Scratch::Kept`], one index per worktree kept in its git folder (where a boxed agent or
+//!   test cannot write) and written by git alone: git re-hashes only the files whose stat data
+//!   changed, as `git status` does, so a snapshot costs what `git status` costs. git's own
+//!   rules keep that safe: a file changed in the same tick as the index was written is
+//!   re-checked by content (git marks such entries racily clean when it writes the index), and
+//!   the change time, which no unprivileged process can set back, is compared
+//!   (`core.trustctime` and `core.checkStat` forced to git's defaults, `core.fsmonitor` and the
+//!   untracked cache forced off for these commands whatever the configuration says). git
+//!   compares times to the second, so a file rewritten in the second the index was written,
+//!   its size kept and its modification time put back, would look unchanged: before each use
+//!   gavel takes every file whose change time falls in that second out of the kept index, so
+//!   git hashes it again (`recent`).
 
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -93,14 +109,47 @@ fn parse_raw(out: &str) -> Vec<TreeChange> {
     changes
 }
 
+/// The index a snapshot (or a reset) records the files through; see the module's doc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scratch {
+    /// A new, empty index: every file hashed afresh.
+    Fresh,
+    /// The worktree's own index in its git folder, kept between snapshots: only files whose
+    /// stat data changed are hashed. Only where nothing but gavel's git can write that folder.
+    Kept,
+}
+
+/// The index file a [`Scratch::Kept`] snapshot uses, under the worktree's git folder.
+const KEPT_INDEX: &str = "gavel-snapshot-index";
+
+/// Settings every snapshot command runs with, whatever the configuration says: a change is
+/// seen from the files' own stat data (change time included), never from a cache or a daemon.
+const STAT_RULES: [&str; 8] = [
+    "-c",
+    "core.trustctime=true",
+    "-c",
+    "core.checkStat=default",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.untrackedCache=false",
+];
+
 impl Git {
     /// Records every file of the worktree that is not ignored (tracked or not, staged or not,
-    /// as it is on disk) as a tree, and returns its id. The same files give the same id.
+    /// as it is on disk) as a tree, and returns its id, hashing every file. The same files give
+    /// the same id.
     pub fn snapshot(&self) -> Result<TreeId, GitError> {
-        let index = self.scratch_index()?;
-        let env = [("GIT_INDEX_FILE", index.as_os_str())];
-        self.run_env(&["add", "--all", "--", ":/"], &env)?;
-        let out = self.run_env(&["write-tree"], &env)?;
+        self.snapshot_with(Scratch::Fresh)
+    }
+
+    /// [`Self::snapshot`] through the index `scratch` says.
+    pub fn snapshot_with(&self, scratch: Scratch) -> Result<TreeId, GitError> {
+        let index = self.scratch(scratch)?;
+        let env = [("GIT_INDEX_FILE", index.path())];
+        self.forget_recent(&index)?;
+        self.run_env(&with_rules(&["add", "--all", "--", ":/"]), &env)?;
+        let out = self.run_env(&with_rules(&["write-tree"]), &env)?;
         TreeId::parse(out.trim()).ok_or_else(|| GitError::Failed {
             args: "write-tree".into(),
             stderr: format!("unexpected output {:?}", out.trim()),
@@ -112,12 +161,21 @@ impl Git {
     /// deleted ones come back, and files that appeared since (unless ignored) are removed,
     /// with folders they leave empty.
     pub fn reset_to(&self, tree: &TreeId) -> Result<(), GitError> {
-        let index = self.scratch_index()?;
-        let env = [("GIT_INDEX_FILE", index.as_os_str())];
+        self.reset_to_with(tree, Scratch::Fresh)
+    }
+
+    /// [`Self::reset_to`] through the index `scratch` says.
+    pub fn reset_to_with(&self, tree: &TreeId, scratch: Scratch) -> Result<(), GitError> {
+        let index = self.scratch(scratch)?;
+        let env = [("GIT_INDEX_FILE", index.path())];
         // Everything now on disk goes into the scratch index first, so the one-way merge below
         // knows which files are not in `tree` and removes them.
-        self.run_env(&["add", "--all", "--", ":/"], &env)?;
-        self.run_env(&["read-tree", "--reset", "-u", tree.as_str()], &env)?;
+        self.forget_recent(&index)?;
+        self.run_env(&with_rules(&["add", "--all", "--", ":/"]), &env)?;
+        self.run_env(
+            &with_rules(&["read-tree", "--reset", "-u", tree.as_str()]),
+            &env,
+        )?;
         Ok(())
     }
 
@@ -167,6 +225,74 @@ impl Git {
         Ok(())
     }
 
+    /// Takes out of a kept index every file whose change time falls in the second the index
+    /// was last written, so the next `git add` hashes it again (see the module's doc): git
+    /// cannot tell such a file's own change from a rewrite that kept its size and put its
+    /// modification time back. A fresh index has nothing to take out.
+    fn forget_recent(&self, index: &ScratchIndex) -> Result<(), GitError> {
+        let ScratchIndex::Kept(path) = index else {
+            return Ok(());
+        };
+        let written = match std::fs::metadata(path) {
+            Ok(m) => m.mtime(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(source) => {
+                return Err(GitError::Io {
+                    path: path.clone(),
+                    source,
+                });
+            }
+        };
+        let env = [("GIT_INDEX_FILE", path.as_os_str())];
+        let listed = self.run_env(&["ls-files", "-z"], &env)?;
+        let recent: Vec<&str> = listed
+            .split('\0')
+            .filter(|rel| !rel.is_empty())
+            .filter(|rel| {
+                // Gone or unreadable: git sees that by itself.
+                std::fs::symlink_metadata(self.root.join(rel)).is_ok_and(|m| m.ctime() >= written)
+            })
+            .collect();
+        if recent.is_empty() {
+            return Ok(());
+        }
+        // Named in a file (they may be every file of a fresh checkout), each literally.
+        let list = tempfile::NamedTempFile::new().map_err(|source| GitError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+        std::fs::write(list.path(), recent.join("\0")).map_err(|source| GitError::Io {
+            path: list.path().to_path_buf(),
+            source,
+        })?;
+        let from = format!("--pathspec-from-file={}", list.path().display());
+        self.run_env(
+            &[
+                "--literal-pathspecs",
+                "rm",
+                "--cached",
+                "--force",
+                "-q",
+                "--ignore-unmatch",
+                &from,
+                "--pathspec-file-nul",
+            ],
+            &env,
+        )?;
+        Ok(())
+    }
+
+    /// The index file for `scratch`: a new one (removed when dropped) or the kept one.
+    fn scratch(&self, scratch: Scratch) -> Result<ScratchIndex, GitError> {
+        match scratch {
+            Scratch::Fresh => Ok(ScratchIndex::Fresh(self.scratch_index()?)),
+            Scratch::Kept => Ok(ScratchIndex::Kept(
+                self.root
+                    .join(self.run(&["rev-parse", "--git-path", KEPT_INDEX])?.trim()),
+            )),
+        }
+    }
+
     /// A path for a temporary index beside the real one, with no file there yet (git reads a
     /// missing index as an empty one). Deleted when dropped, if git made it.
     fn scratch_index(&self) -> Result<tempfile::TempPath, GitError> {
@@ -189,4 +315,28 @@ impl Git {
         std::fs::remove_file(&scratch).map_err(io(&scratch))?;
         Ok(scratch)
     }
+}
+
+/// An index file a snapshot command is given.
+enum ScratchIndex {
+    Fresh(tempfile::TempPath),
+    Kept(PathBuf),
+}
+
+impl ScratchIndex {
+    fn path(&self) -> &std::ffi::OsStr {
+        match self {
+            Self::Fresh(p) => p.as_os_str(),
+            Self::Kept(p) => p.as_os_str(),
+        }
+    }
+}
+
+/// `args` after [`STAT_RULES`].
+fn with_rules<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    STAT_RULES
+        .iter()
+        .copied()
+        .chain(args.iter().copied())
+        .collect()
 }

@@ -279,8 +279,10 @@ impl ImplementWorkflow {
         }
         // The worktree before the run, so that what the run itself leaves behind is judged.
         let wt = self.wt_git(s)?;
-        let before: Result<TreeId, StepError<gavel_exec::git::GitError>> =
-            cx.step(&format!("{}-before", which.name()), || wt.snapshot());
+        let before: Result<TreeId, StepError<gavel_exec::git::GitError>> = cx
+            .step(&format!("{}-before", which.name()), || {
+                wt.snapshot_with(self.scratch())
+            });
         let before =
             before.map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
         let ignored_before = guard::ignored(&wt).map_err(NodeError::Failed)?;
@@ -378,7 +380,7 @@ impl ImplementWorkflow {
             named.push("`.git`: the worktree's link to its repository is gavel's".to_owned());
         }
         let after = wt
-            .snapshot()
+            .snapshot_with(self.scratch())
             .map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
         let lineage_prefix = format!("{}/", self.lineage(s)?.rel().display());
         let (lineage_changes, changes): (Vec<_>, Vec<_>) = wt

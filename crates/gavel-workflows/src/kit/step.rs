@@ -114,12 +114,13 @@ impl ImplementWorkflow {
         let worktree = self.worktree(s)?;
         let wt = self.wt_git(s)?;
         let replay = cx.has_step("snapshot")?;
-        let snap: Result<TreeId, StepError<GitError>> = cx.step("snapshot", || wt.snapshot());
+        let snap: Result<TreeId, StepError<GitError>> =
+            cx.step("snapshot", || wt.snapshot_with(self.scratch()));
         let snap =
             snap.map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
         if replay {
             // A crash in the middle of this step: start again from the journaled files.
-            wt.reset_to(&snap)
+            wt.reset_to_with(&snap, self.scratch())
                 .map_err(|e| NodeError::Failed(format!("cannot reset the worktree: {e}")))?;
         }
         // Unconfined (`sandbox = "none"`), the person's checkout is fingerprinted just before
@@ -168,7 +169,7 @@ impl ImplementWorkflow {
                     super::beneath::BeneathError::Refused { .. } => {
                         // Nothing of a refused answer stays (a check passed, then a write
                         // failed): back to the step's snapshot.
-                        wt.reset_to(&snap).map_err(|e| {
+                        wt.reset_to_with(&snap, self.scratch()).map_err(|e| {
                             NodeError::Failed(format!("cannot reset the worktree: {e}"))
                         })?;
                         return Ok(Attempt::Retry(format!(
@@ -185,7 +186,7 @@ impl ImplementWorkflow {
             wt.restore_linkage().map_err(|e| {
                 NodeError::Failed(format!("cannot restore the worktree's .git: {e}"))
             })?;
-            wt.reset_to(&snap)
+            wt.reset_to_with(&snap, self.scratch())
                 .map_err(|e| NodeError::Failed(format!("cannot reset the worktree: {e}")))?;
             return Ok(Attempt::Retry(
                 "These changes were refused and put back:\n- `.git`: the worktree's link to its repository is gavel's, not the step's to change\n"
@@ -199,7 +200,7 @@ impl ImplementWorkflow {
         unrecordable
             .extend(guard::clear_hidden_config(&wt, &ignored_before).map_err(NodeError::Failed)?);
         if !unrecordable.is_empty() {
-            wt.reset_to(&snap)
+            wt.reset_to_with(&snap, self.scratch())
                 .map_err(|e| NodeError::Failed(format!("cannot reset the worktree: {e}")))?;
             let mut text = String::from("These changes were refused and put back:\n");
             for (path, why) in &unrecordable {
@@ -208,7 +209,7 @@ impl ImplementWorkflow {
             return Ok(Attempt::Retry(text));
         }
         let after = wt
-            .snapshot()
+            .snapshot_with(self.scratch())
             .map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
         let changes = wt
             .changes(&snap, &after)

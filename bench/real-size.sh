@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Benchmark (issue 34): gavel implement on repositories of real size, against what git itself
+# costs on the same tree, in one run.
+#
+# Two fixture repositories, each committed in one commit:
+#   deps   the sources of the crates this workspace depends on (`cargo vendor --locked`, from
+#          cargo's download cache: about 21,500 files, 430 MB of real source), plus a tiny project;
+#   small  100,000 small files (40 bytes each, 100 per folder), plus the same project.
+# On each, in the same run:
+#   git status            `git status --porcelain` (median of 5, after one untimed to warm it);
+#   git worktree add      `git worktree add --detach` of HEAD, removed after each (median of 3);
+#   gavel implement       `gavel implement 1 --auto` with a scripted implementer (a failing test,
+#                         then the code) and the project's 10 ms shell test, to the diff gate;
+#                         its total, its start (process start to the first model call, from the
+#                         run's log), each model step (the node that makes the call, from the
+#                         log: everything gavel does around the call, the call itself is
+#                         instant), and its peak RSS (`/usr/bin/time -f %M`);
+# and, on deps, `rg --files | wc -l` beside the context check of the whole tree.
+#
+#   bash bench/real-size.sh            # the issue's sizes
+#   bash bench/real-size.sh --quick    # 2,000 and 5,000 files: checks the harness (CI)
+#
+# Targets (issue 34): a model step <= 2x git status; start <= git worktree add + 0.5 s, and
+# under 2 s on deps; peak RSS <= 200 MB on small. Reported (ok / MISSED), not enforced.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
+export LC_ALL=C
+
+quick=0
+small_files=100000
+deps_limit=0
+case "${1:-}" in
+  --quick) quick=1; small_files=5000; deps_limit=2000 ;;
+  "") ;;
+  *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+esac
+
+# ripgrep, for the file-listing yardstick (Debian's package, as scripts/test installs its tools).
+if ! command -v rg > /dev/null; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep > /dev/null
+fi
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+echo "building gavel (release)..." >&2
+gavel="$(scripts/build-release -p gavel-cli)/gavel"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-real-size-XXXXXX")"
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+bench_home "$work"
+progress() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+# The project every fixture carries: an issue, its design, a scripted implementer (a failing
+# test, then the code) and the test command.
+project() {
+  local dir="$1"
+  mkdir -p "$dir/docs/issues" "$dir/tests"
+  printf -- '---\nnumber: 1\ntitle: Greeting\nlabels: [cli]\nstate: open\n---\n\n# Greeting\n\nSay hello by name.\n' > "$dir/docs/issues/0001-greeting.md"
+  printf '# 1 - Feature: greeting\n\n`greet.sh` gets `greet NAME`, which prints `hello, NAME`.\n' > "$dir/docs/design.md"
+  {
+    echo 'model: scripted-bench'
+    echo 'roles:'
+    echo '  implementer:'
+    echo '    - text: "=== gavel:write tests/test_greet.sh\n. ./greet.sh\n[ \"$(greet ada)\" = \"hello, ada\" ] || exit 1\n=== gavel:end\n"'
+    echo '    - text: "=== gavel:write greet.sh\ngreet() { echo \"hello, $1\"; }\n=== gavel:end\n"'
+  } > "$dir/script.yaml"
+}
+
+# new_repo DIR: commits DIR's files with gavel init, the project and its settings.
+new_repo() {
+  local dir="$1"
+  (
+    cd "$dir"
+    git init -q -b main
+    "$gavel" init > /dev/null
+    project "$dir"
+    printf '\n[workflows.implement.roles]\nimplementer = "scripted:script.yaml"\n\n[implement]\ntest = "sh tests/test_greet.sh"\nrunner = "generic"\n' >> gavel.toml
+    printf '.gavel/\nscript.yaml.*\n' >> .gitignore
+    git add -A > /dev/null
+    git commit -q -m fixture
+  )
+}
+
+# --- fixtures --------------------------------------------------------------------------------
+progress "fixture deps: cargo vendor of this workspace"
+deps="$work/deps"
+mkdir -p "$deps"
+cargo vendor --locked --versioned-dirs -q "$deps/vendor" > /dev/null
+if [ "$deps_limit" -gt 0 ]; then
+  # --quick: the first files in path order, the rest removed.
+  find "$deps/vendor" -type f | sort | tail -n +"$((deps_limit + 1))" | xargs -r rm -f
+  find "$deps/vendor" -type d -empty -delete
+fi
+new_repo "$deps"
+
+progress "fixture small: $small_files files of 40 bytes"
+small="$work/small"
+mkdir -p "$small"
+"${PYTHON:-python3}" - "$small/files" "$small_files" <<'EOF'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, f"d{i // 100:04d}")
+    if i % 100 == 0:
+        os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"f{i % 100:02d}.txt"), "w") as f:
+        f.write(f"file {i:08d} of the small fixture.....\n")
+EOF
+new_repo "$small"
+
+# --- measurements ----------------------------------------------------------------------------
+rows=()
+row() { rows+=("| $1 | $2 | $3 | $4 | $5 | $6 |"); }
+verdict() { awk -v v="$1" -v t="$2" 'BEGIN { print (v <= t) ? "ok" : "MISSED" }'; }
+# log_ms LOG PATTERN: the log line's timestamp (UTC, microseconds) as epoch seconds.
+log_epoch() { date -d "$(cut -c1-26 <<< "$1" | tr T ' ')" +%s.%N; }
+
+measure() {
+  local name="$1" dir="$2" s files status wt
+  cd "$dir"
+  files=$(git ls-files | wc -l)
+  bytes=$(du -sb --exclude=.git . | cut -f1)
+  git status --porcelain > /dev/null
+  local st=() wa=()
+  for _ in 1 2 3 4 5; do
+    s=$EPOCHREALTIME; git status --porcelain > /dev/null; st+=("$(ms_since "$s")")
+  done
+  for i in 1 2 3; do
+    s=$EPOCHREALTIME; git worktree add -q --detach "$work/wt-$name-$i" HEAD; wa+=("$(ms_since "$s")")
+    git worktree remove --force "$work/wt-$name-$i"
+  done
+  status=$(median "${st[@]}") wt=$(median "${wa[@]}")
+  progress "$name: $files files, $((bytes / 1000000)) MB; git status $status ms, git worktree add $wt ms"
+
+  progress "$name: gavel implement 1 --auto (to the diff gate)"
+  local start rc=0 total
+  start=$EPOCHREALTIME
+  /usr/bin/time -f %M -o "$work/rss-$name" "$gavel" implement 1 --lld docs/design.md --auto \
+    > "$work/out-$name" 2>&1 < /dev/null || rc=$?
+  total=$(ms_since "$start")
+  if [ "$rc" != 3 ] || ! grep -q "diff" "$work/out-$name"; then
+    echo "gavel implement exited $rc before the diff gate:" >&2
+    tail -20 "$work/out-$name" >&2
+    exit 1
+  fi
+  local rss_kb log first steps=() prev="" line t
+  rss_kb=$(tail -1 "$work/rss-$name")
+  log=$(ls .gavel/logs/run-*.log | head -1)
+  first=$(grep -m1 "model call" "$log")
+  local startup
+  startup=$(awk -v s="$start" -v e="$(log_epoch "$first")" 'BEGIN { printf "%.0f", (e - s) * 1000 }')
+  # A model step: from its node's start to the checkpoint after it (the call is instant).
+  while IFS= read -r line; do
+    case "$line" in
+      *"node started"*) prev=$(log_epoch "$line") ;;
+      *"model call"*) [ -n "$prev" ] && steps+=("pending:$prev") ;;
+      *"checkpoint "*)
+        if [ "${#steps[@]}" -gt 0 ] && [[ "${steps[-1]}" == pending:* ]]; then
+          t=$(log_epoch "$line")
+          steps[-1]=$(awk -v s="${steps[-1]#pending:}" -v e="$t" 'BEGIN { printf "%.0f", (e - s) * 1000 }')
+        fi ;;
+    esac
+  done < "$log"
+  local step_max=0 v
+  for v in "${steps[@]}"; do [[ "$v" == pending:* ]] && continue; [ "$v" -gt "$step_max" ] && step_max=$v; done
+  progress "$name: total $total ms, start $startup ms, model steps ${steps[*]} ms, peak RSS $((rss_kb / 1024)) MB"
+
+  row "$name: files, MB" "$files" "$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')" "" "" ""
+  row "$name: a model step, the slowest, ms (other: git status)" "$step_max" "$status" \
+    "$(awk -v a="$step_max" -v b="$status" 'BEGIN { printf "%.1f×", a / b }')" "≤2×" \
+    "$(verdict "$(awk -v a="$step_max" -v b="$status" 'BEGIN { print a / b }')" 2)"
+  row "$name: start to the first model call, ms (other: git worktree add)" "$startup" "$wt" \
+    "+$(awk -v a="$startup" -v b="$wt" 'BEGIN { printf "%.0f", a - b }') ms" "≤ +500 ms" \
+    "$(verdict "$(awk -v a="$startup" -v b="$wt" 'BEGIN { print a - b }')" 500)"
+  row "$name: whole run to the diff gate, ms" "$total" "" "" "" ""
+  row "$name: peak RSS, MB" "$((rss_kb / 1024))" "" "" "≤200 MB" "$(verdict "$((rss_kb / 1024))" 200)"
+  cd "$root"
+}
+
+measure deps "$deps"
+measure small "$small"
+
+cd "$deps"
+s=$EPOCHREALTIME
+rg_files=$(rg --files | wc -l)
+rg_ms=$(ms_since "$s")
+row "deps: rg --files | wc -l, ms" "$rg_ms" "" "" "" "$rg_files files"
+cd "$root"
+
+echo
+echo "gavel on real-size repositories ($(date -u +%Y-%m-%d), $(nproc) cores$([ "$quick" = 1 ] && echo ", --quick"))"
+echo
+echo "| what | gavel | other | ratio | target | verdict |"
+echo "|---|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
