@@ -131,3 +131,24 @@ fn now_secs() -> u64 {
         .expect("after 1970")
         .as_secs()
 }
+
+#[test]
+fn the_first_kept_snapshot_starts_from_the_checkout_s_index_and_still_sees_a_hidden_rewrite() {
+    let (dir, wt) = linked_worktree();
+    let kept = dir
+        .path()
+        .join(".git/worktrees/1-impl/gavel-snapshot-index");
+    assert!(!kept.exists());
+    // A rewrite after the checkout, before any snapshot, hiding in the stat data it can set;
+    // in the checkout's own second and a second later.
+    rewrite_keeping_mtime(&wt.root().join("a.py"), "x = 2\n");
+    let first = wt.snapshot_with(Scratch::Kept).expect("first");
+    assert!(kept.is_file(), "seeded from the worktree's index");
+    assert_eq!(first, wt.snapshot().expect("fresh"));
+    std::thread::sleep(Duration::from_millis(1100));
+    rewrite_keeping_mtime(&wt.root().join("a.py"), "x = 3\n");
+    assert_eq!(
+        wt.snapshot_with(Scratch::Kept).expect("second"),
+        wt.snapshot().expect("fresh")
+    );
+}

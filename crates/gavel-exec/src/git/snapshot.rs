@@ -286,10 +286,22 @@ impl Git {
     fn scratch(&self, scratch: Scratch) -> Result<ScratchIndex, GitError> {
         match scratch {
             Scratch::Fresh => Ok(ScratchIndex::Fresh(self.scratch_index()?)),
-            Scratch::Kept => Ok(ScratchIndex::Kept(
-                self.root
-                    .join(self.run(&["rev-parse", "--git-path", KEPT_INDEX])?.trim()),
-            )),
+            Scratch::Kept => {
+                let out =
+                    self.run(&["rev-parse", "--git-path", KEPT_INDEX, "--git-path", "index"])?;
+                let mut lines = out.lines().map(|l| self.root.join(l.trim()));
+                let (Some(kept), Some(real)) = (lines.next(), lines.next()) else {
+                    return Err(GitError::Failed {
+                        args: "rev-parse --git-path".into(),
+                        stderr: format!("unexpected output {out:?}"),
+                        code: None,
+                    });
+                };
+                if !kept.exists() {
+                    seed(&kept, &real)?;
+                }
+                Ok(ScratchIndex::Kept(kept))
+            }
         }
     }
 
@@ -315,6 +327,38 @@ impl Git {
         std::fs::remove_file(&scratch).map_err(io(&scratch))?;
         Ok(scratch)
     }
+}
+
+/// Starts a kept index as a copy of the worktree's own index, which git wrote when it checked
+/// the worktree out (only gavel's git writes it: a boxed agent or test cannot reach the git
+/// folder), so the first snapshot hashes only what changed since, not every file. The copy
+/// keeps the original's modification time, so git judges racily clean entries as it would
+/// in the original, and [`Git::forget_recent`] re-hashes every file changed from the second
+/// the original was written on. The bytes are copied as they are, never read or written as
+/// an index by gavel. No worktree index (a fresh repository): the kept one starts empty.
+fn seed(kept: &std::path::Path, real: &std::path::Path) -> Result<(), GitError> {
+    let io = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| GitError::Io { path, source }
+    };
+    let written = match std::fs::metadata(real) {
+        Ok(m) => m.modified().map_err(io(real))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(real)(e)),
+    };
+    // Copied beside, then renamed: a kept index is never half there.
+    let dir = kept.parent().unwrap_or(std::path::Path::new("."));
+    let partial = tempfile::Builder::new()
+        .prefix("gavel-snapshot-seed-")
+        .tempfile_in(dir)
+        .map_err(io(dir))?;
+    std::fs::copy(real, partial.path()).map_err(io(real))?;
+    partial
+        .as_file()
+        .set_modified(written)
+        .map_err(io(partial.path()))?;
+    partial.persist(kept).map_err(|e| io(kept)(e.error))?;
+    Ok(())
 }
 
 /// An index file a snapshot command is given.
