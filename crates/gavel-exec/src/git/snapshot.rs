@@ -256,29 +256,25 @@ impl Git {
         if recent.is_empty() {
             return Ok(());
         }
-        // Named in a file (they may be every file of a fresh checkout), each literally.
-        let list = tempfile::NamedTempFile::new().map_err(|source| GitError::Io {
-            path: std::env::temp_dir(),
-            source,
-        })?;
-        std::fs::write(list.path(), recent.join("\0")).map_err(|source| GitError::Io {
-            path: list.path().to_path_buf(),
-            source,
-        })?;
-        let from = format!("--pathspec-from-file={}", list.path().display());
-        self.run_env(
-            &[
-                "--literal-pathspecs",
-                "rm",
-                "--cached",
-                "--force",
-                "-q",
-                "--ignore-unmatch",
-                &from,
-                "--pathspec-file-nul",
-            ],
-            &env,
-        )?;
+        // Named on stdin, as paths (not pathspecs: matching tens of thousands of pathspecs
+        // against every entry would cost their product); a fresh checkout may name them all.
+        let mut cmd = self.command(&["update-index", "--force-remove", "-z", "--stdin"]);
+        cmd.env("GIT_INDEX_FILE", path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().map_err(GitError::Spawn)?;
+        let mut list = recent.join("\0");
+        list.push('\0');
+        let wrote = child
+            .stdin
+            .take()
+            .map(|mut stdin| std::io::Write::write_all(&mut stdin, list.as_bytes()));
+        let out = child.wait_with_output().map_err(GitError::Spawn)?;
+        super::check("update-index --force-remove", out.status, &out.stderr)?;
+        if let Some(Err(e)) = wrote {
+            return Err(GitError::Spawn(e));
+        }
         Ok(())
     }
 
