@@ -25,7 +25,7 @@
 //!   compares times to the second, so a file rewritten in the second the index was written,
 //!   its size kept and its modification time put back, would look unchanged: before each use
 //!   gavel takes every file whose change time falls in that second out of the kept index, so
-//!   git hashes it again (`recent`).
+//!   git hashes it again (`Git::forget_recent`).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
@@ -263,15 +263,16 @@ impl Git {
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped());
-        let mut child = cmd.spawn().map_err(GitError::Spawn)?;
+        let mut git = super::GitProcess::spawn(cmd, "update-index --force-remove --stdin")?;
         let mut list = recent.join("\0");
         list.push('\0');
-        let wrote = child
+        let wrote = git
+            .child
             .stdin
             .take()
             .map(|mut stdin| std::io::Write::write_all(&mut stdin, list.as_bytes()));
-        let out = child.wait_with_output().map_err(GitError::Spawn)?;
-        super::check("update-index --force-remove", out.status, &out.stderr)?;
+        // git's own failure first (it explains a broken pipe), then ours.
+        git.finish()?;
         if let Some(Err(e)) = wrote {
             return Err(GitError::Spawn(e));
         }

@@ -218,9 +218,6 @@ impl ImplementWorkflow {
             .ok_or_else(|| NodeError::Failed("the run has no worktree yet".into()))
     }
 
-    /// The run's worktree as gavel's own git sees it: its git folder and work tree named
-    /// explicitly, hooks off (`Git::linked`), so nothing the model's code writes in the
-    /// worktree (its `.git` pointer included) changes which repository gavel acts on.
     /// How the worktree's snapshots hash its files: through the worktree's own kept index
     /// (only changed files are hashed) when the box keeps agents, tests and lint out of git's
     /// folder, where that index lives; every file afresh when nothing does (`sandbox = "none"`).
@@ -232,6 +229,9 @@ impl ImplementWorkflow {
         }
     }
 
+    /// The run's worktree as gavel's own git sees it: its git folder and work tree named
+    /// explicitly, hooks off (`Git::linked`), so nothing the model's code writes in the
+    /// worktree (its `.git` pointer included) changes which repository gavel acts on.
     fn wt_git(&self, s: &ImplementState) -> Result<gavel_exec::git::Git, NodeError> {
         gavel_exec::git::Git::at(self.root())
             .linked(&s.worktree_name())

@@ -35,11 +35,11 @@ impl WorkflowKind for ImplementKind {
         &["implementer"]
     }
 
-    /// `[roles]`; an implementer nothing sets is the drafter's provider.
     fn settings_sections(&self) -> &'static [&'static super::section::SettingsSection] {
         &SECTIONS
     }
 
+    /// `[roles]`; an implementer nothing sets is the drafter's provider.
     fn role_defaults(&self) -> super::RoleDefaults {
         super::RoleDefaults {
             falls_back: Some(("implementer", "drafter")),
