@@ -11,6 +11,7 @@ use gavel_core::{CancelToken, Clock, CrashHook, FixedClock, LockInfo, SystemCloc
 use gavel_workflows::git::Git;
 
 use crate::error::CliError;
+use crate::kinds::ImplementSettingsToml;
 use crate::settings::{Overrides, Settings};
 use crate::ui::{IN_PROMPT, Ui};
 
@@ -82,10 +83,7 @@ impl Context {
             key_env: s.key_env.clone(),
             logins: s.logins.clone(),
             cli_workdir: Some(s.state_dir.join("agent-workdir")),
-            pass_env: s
-                .section::<crate::kinds::ImplementSettingsToml>()
-                .pass_env
-                .clone(),
+            pass_env: s.section::<ImplementSettingsToml>().pass_env.clone(),
             rotation: rotation_state(),
         };
         Box::new(gavel_llm::Retrying::new(

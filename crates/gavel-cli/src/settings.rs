@@ -22,7 +22,7 @@ use self::tracker::TrackerConfig;
 pub use self::tracker::{TrackerKind, TrackerSettings};
 use self::workflows::{WorkflowConfig, WorkflowPaths};
 use crate::error::CliError;
-use crate::kinds::section::{self, SectionInput, SectionValue};
+use crate::kinds::section::{SectionInput, SectionValue};
 
 /// The config file's name, at the repository root.
 pub const CONFIG_FILE: &str = "gavel.toml";
@@ -433,7 +433,7 @@ impl Sections {
 /// The sections' tables are taken out first, so the shared types refuse any other key they do
 /// not know, and every error names its line.
 fn parse(path: &Path, text: &str) -> Result<(ConfigFile, Sections), CliError> {
-    let invalid = |e: toml::de::Error| section::invalid(path, text, &e);
+    let invalid = |e: toml::de::Error| self::invalid(path, text, &e);
     let doc = toml::de::DeTable::parse(text).map_err(invalid)?;
     let span = doc.span();
     let mut table = doc.into_inner();
@@ -454,7 +454,7 @@ fn parse(path: &Path, text: &str) -> Result<(ConfigFile, Sections), CliError> {
             .chain(raws.iter().map(|(s, _)| s.table))
             .map(|k| format!("`{k}`"))
             .collect();
-        return Err(section::invalid_at(
+        return Err(invalid_at(
             path,
             text,
             Some(key.span()),
@@ -480,6 +480,34 @@ fn parse(path: &Path, text: &str) -> Result<(ConfigFile, Sections), CliError> {
         sections.0.insert(s.table, std::sync::Arc::from(value));
     }
     Ok((config, sections))
+}
+
+/// The error for a `gavel.toml` that does not read: the line (and so the key) it is about,
+/// and where the keys are described.
+pub(crate) fn invalid(path: &Path, text: &str, e: &toml::de::Error) -> CliError {
+    invalid_at(path, text, e.span(), e.message())
+}
+
+/// [`invalid`] for a `message` about the text at `span`.
+fn invalid_at(
+    path: &Path,
+    text: &str,
+    span: Option<std::ops::Range<usize>>,
+    message: &str,
+) -> CliError {
+    let at = span
+        .and_then(|span| {
+            let line = text.get(..span.start)?.matches('\n').count();
+            let shown = text.lines().nth(line)?.trim();
+            Some(format!(" (line {}: `{shown}`)", line + 1))
+        })
+        .unwrap_or_default();
+    CliError::error(format!(
+        "{} is not valid{at}: {}",
+        path.display(),
+        message.trim()
+    ))
+    .hint("see the book's configuration chapter (docs/configuration.md, docs/reference/configuration.md)")
 }
 
 /// A repository-relative folder that stays inside the repository.

@@ -100,7 +100,7 @@ pub fn command() -> clap::Command {
     cmd = cmd.mut_subcommand("init", |c| c.display_order(order));
     for own in crate::kinds::cli_commands() {
         order += 1;
-        cmd = cmd.subcommand((own.command)().display_order(order));
+        cmd = cmd.subcommand(own.command().display_order(order));
     }
     for name in declared.iter().filter(|n| *n != "init") {
         order += 1;
@@ -114,7 +114,7 @@ pub fn command() -> clap::Command {
 pub fn run_matches(matches: &clap::ArgMatches) -> Result<Exit, CliError> {
     use clap::FromArgMatches;
     if let Some((name, sub)) = matches.subcommand()
-        && let Some(own) = crate::kinds::cli_commands().find(|c| (c.command)().get_name() == name)
+        && let Some(own) = crate::kinds::cli_commands().find(|c| c.name == name)
     {
         let global = |id: &str| {
             sub.get_one::<PathBuf>(id)

@@ -11,6 +11,7 @@ use crate::context::Context;
 use crate::driver::{open_run, resolve_run};
 use crate::error::CliError;
 use crate::exit::Exit;
+use crate::kinds::ChangeSettings;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -57,7 +58,7 @@ pub fn cmd_report(args: &ReportArgs, ctx: Context) -> Result<Exit, CliError> {
     let root = ctx
         .settings
         .repo_root
-        .join(&ctx.settings.section::<crate::kinds::ChangeSettings>().root);
+        .join(&ctx.settings.section::<ChangeSettings>().root);
     let read = move || crate::commands::change::status::cards(&root);
     let site = Site::new(&*store, SiteMode::Static).with_changes(&read);
     let written = site

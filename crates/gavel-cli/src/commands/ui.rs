@@ -17,6 +17,7 @@ use gavel_report::{Page, RunsQuery, Site, SiteMode};
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit::Exit;
+use crate::kinds::ChangeSettings;
 use crate::store::AnyStore;
 
 #[derive(Debug, Args)]
@@ -64,7 +65,7 @@ pub fn cmd_ui(args: &UiArgs, ctx: Context) -> Result<Exit, CliError> {
         changes_root: ctx
             .settings
             .repo_root
-            .join(&ctx.settings.section::<crate::kinds::ChangeSettings>().root),
+            .join(&ctx.settings.section::<ChangeSettings>().root),
         token,
         hosts: hosts(port),
     });

@@ -30,12 +30,9 @@ pub struct DocumentKind(
 pub static ISSUE: DocumentKind = DocumentKind(
     &gavel_workflows::issue::ISSUE,
     super::CliCommand {
-        command: || {
-            super::args_command::<crate::commands::issue::IssueArgs>(
-                "issue",
-                "Turn a brief into a filed issue: draft, human gate, review, human gate, file",
-            )
-        },
+        name: "issue",
+        about: "Turn a brief into a filed issue: draft, human gate, review, human gate, file",
+        args: <crate::commands::issue::IssueArgs as clap::Args>::augment_args,
         run: |m, ctx| crate::commands::issue::cmd_issue(&super::parsed(m)?, ctx),
     },
     gavel_workflows::issue::prompts::DEFAULT_TEMPLATE,
@@ -52,12 +49,9 @@ pub static ISSUE: DocumentKind = DocumentKind(
 pub static LLD: DocumentKind = DocumentKind(
     &gavel_workflows::lld::LLD,
     super::CliCommand {
-        command: || {
-            super::args_command::<crate::commands::lld::LldArgs>(
-                "lld",
-                "Turn an issue into an approved low-level design: draft, human gate, review, human gate, commit docs/lld/active/LLD-N.md",
-            )
-        },
+        name: "lld",
+        about: "Turn an issue into an approved low-level design: draft, human gate, review, human gate, commit docs/lld/active/LLD-N.md",
+        args: <crate::commands::lld::LldArgs as clap::Args>::augment_args,
         run: |m, ctx| crate::commands::lld::cmd_lld(&super::parsed(m)?, ctx),
     },
     gavel_workflows::lld::prompts::DEFAULT_TEMPLATE,

@@ -99,12 +99,22 @@ pub fn role_defaults(workflow: &str) -> RoleDefaults {
         .map_or(RoleDefaults::SHARED, |k| k.role_defaults())
 }
 
-/// A workflow's own subcommand: its clap definition and what runs it with the repository's
-/// context.
+/// A workflow's own subcommand: its name, its one-line help, its arguments (a clap `Args`
+/// type's `augment_args`) and what runs it with the repository's context.
 #[derive(Clone, Copy)]
 pub struct CliCommand {
-    pub command: fn() -> clap::Command,
+    pub name: &'static str,
+    pub about: &'static str,
+    pub args: fn(clap::Command) -> clap::Command,
     pub run: fn(&clap::ArgMatches, crate::context::Context) -> Result<Exit, CliError>,
+}
+
+impl CliCommand {
+    /// The clap subcommand.
+    pub fn command(&self) -> clap::Command {
+        // `about` last: a flattened group's doc would otherwise become the command's.
+        (self.args)(clap::Command::new(self.name)).about(self.about)
+    }
 }
 
 /// A kind of workflow the CLI can drive.
@@ -171,15 +181,6 @@ static KINDS: &[&dyn WorkflowKind] = &[
     &IMPLEMENT,
     &CHANGE_ARCHIVE,
 ];
-
-/// `name`'s subcommand, its arguments those of `A` (a clap `Args` type).
-pub(crate) fn args_command<A: clap::Args>(
-    name: &'static str,
-    about: &'static str,
-) -> clap::Command {
-    // `about` last: a flattened group's doc would otherwise become the command's.
-    A::augment_args(clap::Command::new(name)).about(about)
-}
 
 /// `A` read from its subcommand's matches (which clap has already checked against `A`).
 pub(crate) fn parsed<A: clap::FromArgMatches>(m: &clap::ArgMatches) -> Result<A, CliError> {

@@ -59,7 +59,7 @@ impl SectionInput<'_> {
         match raw {
             None => Ok(T::default()),
             Some(raw) => T::deserialize(toml::de::ValueDeserializer::from(raw))
-                .map_err(|e| invalid(self.path, self.text, &e)),
+                .map_err(|e| crate::settings::invalid(self.path, self.text, &e)),
         }
     }
 }
@@ -71,32 +71,4 @@ pub trait SectionValue: Any + Send + Sync + std::fmt::Debug {
     fn roles(&self) -> Option<&BTreeMap<String, String>> {
         None
     }
-}
-
-/// The error for a `gavel.toml` that does not read: the line (and so the key) it is about,
-/// and where the keys are described.
-pub fn invalid(path: &Path, text: &str, e: &toml::de::Error) -> CliError {
-    invalid_at(path, text, e.span(), e.message())
-}
-
-/// [`invalid`] for a `message` about the text at `span`.
-pub fn invalid_at(
-    path: &Path,
-    text: &str,
-    span: Option<std::ops::Range<usize>>,
-    message: &str,
-) -> CliError {
-    let at = span
-        .and_then(|span| {
-            let line = text.get(..span.start)?.matches('\n').count();
-            let shown = text.lines().nth(line)?.trim();
-            Some(format!(" (line {}: `{shown}`)", line + 1))
-        })
-        .unwrap_or_default();
-    CliError::error(format!(
-        "{} is not valid{at}: {}",
-        path.display(),
-        message.trim()
-    ))
-    .hint("see the book's configuration chapter (docs/configuration.md, docs/reference/configuration.md)")
 }

@@ -198,8 +198,12 @@ fn workflow_sections_are_read_by_their_registration() {
     assert!(e.message.contains("changes.root"), "{}", e.message);
     let e = load("[echo]\ntext = \"hi\"\n").expect_err("no workflow registered [echo]");
     assert!(
-        e.message.contains("line 1") && e.message.contains("echo"),
+        e.message.contains("line 1") && e.message.contains("`echo`"),
         "{}",
         e.message
     );
+    // The known tables it lists include the registered ones, for a mistyped `[implemnt]`.
+    for table in ["`roles`", "`implement`", "`changes`"] {
+        assert!(e.message.contains(table), "{table}: {}", e.message);
+    }
 }

@@ -12,6 +12,7 @@ use crate::context::Context;
 use crate::driver::{self, GateMode};
 use crate::error::CliError;
 use crate::exit::Exit;
+use crate::kinds::ChangeSettings;
 use crate::ui::sanitize;
 
 #[derive(Debug, Args)]
@@ -33,7 +34,7 @@ pub fn cmd_archive(args: &ArchiveArgs, ctx: Context) -> Result<Exit, CliError> {
         gavel_core::random_key(),
         &args.id,
         &ctx.settings
-            .section::<crate::kinds::ChangeSettings>()
+            .section::<ChangeSettings>()
             .root
             .to_string_lossy(),
         ctx.clock.now(),
@@ -60,13 +61,13 @@ pub(super) fn change_dir(ctx: &Context, id: &str) -> Result<ChangeDir, CliError>
     let root = ctx
         .settings
         .repo_root
-        .join(&ctx.settings.section::<crate::kinds::ChangeSettings>().root);
+        .join(&ctx.settings.section::<ChangeSettings>().root);
     let dir = ChangeDir::new(root, id).map_err(|e| CliError::usage(e.to_string()))?;
     if !dir.dir().is_dir() {
         return Err(CliError::usage(format!(
             "there is no change `{id}` in {}",
             ctx.settings
-                .section::<crate::kinds::ChangeSettings>()
+                .section::<ChangeSettings>()
                 .root
                 .join("changes")
                 .display()

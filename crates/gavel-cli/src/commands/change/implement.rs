@@ -17,6 +17,7 @@ use crate::context::Context;
 use crate::driver::{self, GateMode};
 use crate::error::CliError;
 use crate::exit::Exit;
+use crate::kinds::ChangeSettings;
 use crate::ui::sanitize;
 
 #[derive(Debug, Args)]
@@ -50,11 +51,7 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
         args.budget,
     )?;
     let id = args.id.as_str();
-    let root_rel = ctx
-        .settings
-        .section::<crate::kinds::ChangeSettings>()
-        .root
-        .clone();
+    let root_rel = ctx.settings.section::<ChangeSettings>().root.clone();
     let root = ctx.settings.repo_root.join(&root_rel);
     let dir = ChangeDir::new(root, id).map_err(|e| CliError::usage(e.to_string()))?;
     if !is_present(&dir.state()) {
@@ -152,7 +149,7 @@ pub fn cmd_impl(args: &ImplArgs, mut ctx: Context) -> Result<Exit, CliError> {
         max_rounds: state.implementation_iterations
             + ctx
                 .settings
-                .section::<crate::kinds::ChangeSettings>()
+                .section::<ChangeSettings>()
                 .implementation_iterations,
         rounds: state.implementation_iterations,
         planning_iterations: state.planning_iterations,

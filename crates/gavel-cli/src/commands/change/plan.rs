@@ -15,6 +15,7 @@ use crate::context::Context;
 use crate::driver::{self, GateMode};
 use crate::error::CliError;
 use crate::exit::Exit;
+use crate::kinds::ChangeSettings;
 use crate::ui::sanitize;
 
 #[derive(Debug, Args)]
@@ -43,7 +44,7 @@ pub fn cmd_plan(args: &PlanArgs, mut ctx: Context) -> Result<Exit, CliError> {
     let root = ctx
         .settings
         .repo_root
-        .join(&ctx.settings.section::<crate::kinds::ChangeSettings>().root);
+        .join(&ctx.settings.section::<ChangeSettings>().root);
     let dir = ChangeDir::new(root, &args.id).map_err(|e| CliError::usage(e.to_string()))?;
     let id = args.id.as_str();
     let (state, start, mut notes) = decide(&dir, args.description.is_some(), ctx.clock.now())?;
@@ -91,14 +92,12 @@ pub fn cmd_plan(args: &PlanArgs, mut ctx: Context) -> Result<Exit, CliError> {
     let mut s = PlanState::new(
         gavel_core::random_key(),
         &ctx.settings
-            .section::<crate::kinds::ChangeSettings>()
+            .section::<ChangeSettings>()
             .root
             .to_string_lossy(),
         &state,
         args.description.clone(),
-        ctx.settings
-            .section::<crate::kinds::ChangeSettings>()
-            .planning_iterations,
+        ctx.settings.section::<ChangeSettings>().planning_iterations,
         (
             ctx.settings.role(WORKFLOW, "planner")?.to_string(),
             ctx.settings.role(WORKFLOW, "challenger")?.to_string(),

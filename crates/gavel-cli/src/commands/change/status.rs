@@ -16,6 +16,7 @@ use super::ChangeCommand;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit::Exit;
+use crate::kinds::ChangeSettings;
 use crate::ui::sanitize;
 
 /// What `list` and `status` report about one change.
@@ -41,7 +42,7 @@ pub fn cmd_status(command: &ChangeCommand, ctx: Context) -> Result<Exit, CliErro
     let root = ctx
         .settings
         .repo_root
-        .join(&ctx.settings.section::<crate::kinds::ChangeSettings>().root);
+        .join(&ctx.settings.section::<ChangeSettings>().root);
     let (ids, json, detail) = match command {
         ChangeCommand::List { json } => (all_ids(&root)?, *json, false),
         ChangeCommand::Status { id: Some(id), json } => {
@@ -50,7 +51,7 @@ pub fn cmd_status(command: &ChangeCommand, ctx: Context) -> Result<Exit, CliErro
                 return Err(CliError::usage(format!(
                     "there is no change `{id}` in {}",
                     ctx.settings
-                        .section::<crate::kinds::ChangeSettings>()
+                        .section::<ChangeSettings>()
                         .root
                         .join("changes")
                         .display()
@@ -72,7 +73,7 @@ pub fn cmd_status(command: &ChangeCommand, ctx: Context) -> Result<Exit, CliErro
         ctx.ui.out(&format!(
             "no changes in {}",
             ctx.settings
-                .section::<crate::kinds::ChangeSettings>()
+                .section::<ChangeSettings>()
                 .root
                 .join("changes")
                 .display()

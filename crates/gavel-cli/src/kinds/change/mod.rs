@@ -83,12 +83,9 @@ impl WorkflowKind for PlanKind {
     /// kind registers it.
     fn cli(&self) -> Option<super::CliCommand> {
         Some(super::CliCommand {
-            command: || {
-                super::args_command::<crate::commands::change::ChangeArgs>(
-                    "change",
-                    "Spec-driven changes (OpenSpec's layout): list, status, plan, impl, archive",
-                )
-            },
+            name: "change",
+            about: "Spec-driven changes (OpenSpec's layout): list, status, plan, impl, archive",
+            args: <crate::commands::change::ChangeArgs as clap::Args>::augment_args,
             run: |m, ctx| crate::commands::change::cmd_change(&super::parsed(m)?, ctx),
         })
     }

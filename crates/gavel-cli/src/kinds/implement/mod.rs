@@ -49,12 +49,9 @@ impl WorkflowKind for ImplementKind {
 
     fn cli(&self) -> Option<super::CliCommand> {
         Some(super::CliCommand {
-            command: || {
-                super::args_command::<crate::commands::implement::ImplementArgs>(
-                    "implement",
-                    "Implement an approved LLD test first in an isolated worktree: failing tests, code until they pass, lint, the diff gate and your approval, then a merge",
-                )
-            },
+            name: "implement",
+            about: "Implement an approved LLD test first in an isolated worktree: failing tests, code until they pass, lint, the diff gate and your approval, then a merge",
+            args: <crate::commands::implement::ImplementArgs as clap::Args>::augment_args,
             run: |m, ctx| crate::commands::implement::cmd_implement(&super::parsed(m)?, ctx),
         })
     }
