@@ -35,6 +35,9 @@ mod kept_tests;
 mod linked_tests;
 mod remote;
 mod snapshot;
+mod survey;
+#[cfg(test)]
+mod survey_tests;
 #[cfg(test)]
 mod tests;
 mod worktree;
@@ -45,7 +48,8 @@ use std::process::{Command, ExitStatus};
 
 pub use self::child::GitProcess;
 pub use self::commit::PriorAttempt;
-pub use self::snapshot::{ChangeKind, Scratch, TreeChange, TreeId};
+pub use self::snapshot::{ChangeKind, TreeChange, TreeId};
+pub use self::survey::{Scratch, Survey};
 pub use self::worktree::{BRANCH_PREFIX, DEFAULT_WORKTREE_HOME, Worktree};
 use crate::process::capped::Capped;
 

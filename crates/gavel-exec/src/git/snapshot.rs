@@ -6,33 +6,13 @@
 //! done edits. The tree also says what the agent changed (`git diff TREE`), judged from the
 //! files, not from the agent's report.
 //!
-//! Both work in an index of their own passed as `GIT_INDEX_FILE`: the index the person or the
-//! workflow staged into is never touched. Ignored files (build output) are neither recorded nor
-//! removed. Which index ([`Scratch`]):
-//! - [`Scratch::Fresh`], a new empty one each time: every file is hashed afresh, a cost that
-//!   follows the size of everything in the tree. Right where the index could have been written
-//!   by someone else (an unboxed agent can reach anything the person can; a copy of the real
-//!   index would let git trust a size and mtime that a file rewritten within the same clock
-//!   tick keeps, and miss the change, which would let an edited test through).
-//! - [`Scratch::Kept`], one index per worktree kept in its git folder (where a boxed agent or
-//!   test cannot write) and written by git alone: git re-hashes only the files whose stat data
-//!   changed, as `git status` does, so a snapshot costs what `git status` costs. git's own
-//!   rules keep that safe: a file changed in the same tick as the index was written is
-//!   re-checked by content (git marks such entries racily clean when it writes the index), and
-//!   the change time, which no unprivileged process can set back, is compared
-//!   (`core.trustctime` and `core.checkStat` forced to git's defaults, `core.fsmonitor` and the
-//!   untracked cache forced off for these commands whatever the configuration says). git
-//!   compares times to the second, so a file rewritten in the second the index was written,
-//!   its size kept and its modification time put back, would look unchanged: before each use
-//!   gavel takes every file whose change time falls in that second out of the kept index, so
-//!   git hashes it again (`Git::forget_recent`).
-
-use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
+//! Both work in an index of their own passed as `GIT_INDEX_FILE` ([`Scratch`], `survey.rs`):
+//! the index the person or the workflow staged into is never touched. Ignored files (build
+//! output) are neither recorded nor removed.
 
 use serde::{Deserialize, Serialize};
 
-use super::{Git, GitError};
+use super::{Git, GitError, Scratch};
 
 /// A git tree id (hex), as `git write-tree` prints it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -109,32 +89,6 @@ fn parse_raw(out: &str) -> Vec<TreeChange> {
     changes
 }
 
-/// The index a snapshot (or a reset) records the files through; see the module's doc.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scratch {
-    /// A new, empty index: every file hashed afresh.
-    Fresh,
-    /// The worktree's own index in its git folder, kept between snapshots: only files whose
-    /// stat data changed are hashed. Only where nothing but gavel's git can write that folder.
-    Kept,
-}
-
-/// The index file a [`Scratch::Kept`] snapshot uses, under the worktree's git folder.
-const KEPT_INDEX: &str = "gavel-snapshot-index";
-
-/// Settings every snapshot command runs with, whatever the configuration says: a change is
-/// seen from the files' own stat data (change time included), never from a cache or a daemon.
-const STAT_RULES: [&str; 8] = [
-    "-c",
-    "core.trustctime=true",
-    "-c",
-    "core.checkStat=default",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.untrackedCache=false",
-];
-
 impl Git {
     /// Records every file of the worktree that is not ignored (tracked or not, staged or not,
     /// as it is on disk) as a tree, and returns its id, hashing every file. The same files give
@@ -143,18 +97,10 @@ impl Git {
         self.snapshot_with(Scratch::Fresh)
     }
 
-    /// [`Self::snapshot`] through the index `scratch` says.
+    /// [`Self::snapshot`] through the index `scratch` says: one [`Self::survey`], recorded.
     pub fn snapshot_with(&self, scratch: Scratch) -> Result<TreeId, GitError> {
-        let index = self.scratch(scratch)?;
-        let env = [("GIT_INDEX_FILE", index.path())];
-        self.forget_recent(&index)?;
-        self.run_env(&with_rules(&["add", "--all", "--", ":/"]), &env)?;
-        let out = self.run_env(&with_rules(&["write-tree"]), &env)?;
-        TreeId::parse(out.trim()).ok_or_else(|| GitError::Failed {
-            args: "write-tree".into(),
-            stderr: format!("unexpected output {:?}", out.trim()),
-            code: None,
-        })
+        let survey = self.survey(scratch)?;
+        self.record(survey)
     }
 
     /// Puts the worktree's files back as they were in `tree`: changed files are restored,
@@ -166,15 +112,13 @@ impl Git {
 
     /// [`Self::reset_to`] through the index `scratch` says.
     pub fn reset_to_with(&self, tree: &TreeId, scratch: Scratch) -> Result<(), GitError> {
-        let index = self.scratch(scratch)?;
-        let env = [("GIT_INDEX_FILE", index.path())];
         // Everything now on disk goes into the scratch index first, so the one-way merge below
         // knows which files are not in `tree` and removes them.
-        self.forget_recent(&index)?;
-        self.run_env(&with_rules(&["add", "--all", "--", ":/"]), &env)?;
+        let survey = self.survey(scratch)?;
+        self.update_index(&survey)?;
         self.run_env(
-            &with_rules(&["read-tree", "--reset", "-u", tree.as_str()]),
-            &env,
+            &super::survey::with_rules(&["read-tree", "--reset", "-u", tree.as_str()]),
+            &[("GIT_INDEX_FILE", survey.index_path())],
         )?;
         Ok(())
     }
@@ -224,160 +168,4 @@ impl Git {
         }
         Ok(())
     }
-
-    /// Takes out of a kept index every file whose change time falls in the second the index
-    /// was last written, so the next `git add` hashes it again (see the module's doc): git
-    /// cannot tell such a file's own change from a rewrite that kept its size and put its
-    /// modification time back. A fresh index has nothing to take out.
-    fn forget_recent(&self, index: &ScratchIndex) -> Result<(), GitError> {
-        let ScratchIndex::Kept(path) = index else {
-            return Ok(());
-        };
-        let written = match std::fs::metadata(path) {
-            Ok(m) => m.mtime(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(source) => {
-                return Err(GitError::Io {
-                    path: path.clone(),
-                    source,
-                });
-            }
-        };
-        let env = [("GIT_INDEX_FILE", path.as_os_str())];
-        let listed = self.run_env(&["ls-files", "-z"], &env)?;
-        let recent: Vec<&str> = listed
-            .split('\0')
-            .filter(|rel| !rel.is_empty())
-            .filter(|rel| {
-                // Gone or unreadable: git sees that by itself.
-                std::fs::symlink_metadata(self.root.join(rel)).is_ok_and(|m| m.ctime() >= written)
-            })
-            .collect();
-        if recent.is_empty() {
-            return Ok(());
-        }
-        // Named on stdin, as paths (not pathspecs: matching tens of thousands of pathspecs
-        // against every entry would cost their product); a fresh checkout may name them all.
-        let mut cmd = self.command(&["update-index", "--force-remove", "-z", "--stdin"]);
-        cmd.env("GIT_INDEX_FILE", path)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped());
-        let mut git = super::GitProcess::spawn(cmd, "update-index --force-remove --stdin")?;
-        let mut list = recent.join("\0");
-        list.push('\0');
-        let wrote = git
-            .child
-            .stdin
-            .take()
-            .map(|mut stdin| std::io::Write::write_all(&mut stdin, list.as_bytes()));
-        // git's own failure first (it explains a broken pipe), then ours.
-        git.finish()?;
-        if let Some(Err(e)) = wrote {
-            return Err(GitError::Spawn(e));
-        }
-        Ok(())
-    }
-
-    /// The index file for `scratch`: a new one (removed when dropped) or the kept one.
-    fn scratch(&self, scratch: Scratch) -> Result<ScratchIndex, GitError> {
-        match scratch {
-            Scratch::Fresh => Ok(ScratchIndex::Fresh(self.scratch_index()?)),
-            Scratch::Kept => {
-                let out =
-                    self.run(&["rev-parse", "--git-path", KEPT_INDEX, "--git-path", "index"])?;
-                let mut lines = out.lines().map(|l| self.root.join(l.trim()));
-                let (Some(kept), Some(real)) = (lines.next(), lines.next()) else {
-                    return Err(GitError::Failed {
-                        args: "rev-parse --git-path".into(),
-                        stderr: format!("unexpected output {out:?}"),
-                        code: None,
-                    });
-                };
-                if !kept.exists() {
-                    seed(&kept, &real)?;
-                }
-                Ok(ScratchIndex::Kept(kept))
-            }
-        }
-    }
-
-    /// A path for a temporary index beside the real one, with no file there yet (git reads a
-    /// missing index as an empty one). Deleted when dropped, if git made it.
-    fn scratch_index(&self) -> Result<tempfile::TempPath, GitError> {
-        let real = self
-            .root
-            .join(self.run(&["rev-parse", "--git-path", "index"])?.trim());
-        let dir = real
-            .parent()
-            .map_or_else(|| self.root.clone(), PathBuf::from);
-        let io = |path: &std::path::Path| {
-            let path = path.to_path_buf();
-            move |source| GitError::Io { path, source }
-        };
-        let scratch = tempfile::Builder::new()
-            .prefix("gavel-index-")
-            .tempfile_in(&dir)
-            .map_err(io(&dir))?
-            .into_temp_path();
-        // An empty file is not a valid index; no file is an empty one.
-        std::fs::remove_file(&scratch).map_err(io(&scratch))?;
-        Ok(scratch)
-    }
-}
-
-/// Starts a kept index as a copy of the worktree's own index, which git wrote when it checked
-/// the worktree out (only gavel's git writes it: a boxed agent or test cannot reach the git
-/// folder), so the first snapshot hashes only what changed since, not every file. The copy
-/// keeps the original's modification time, so git judges racily clean entries as it would
-/// in the original, and [`Git::forget_recent`] re-hashes every file changed from the second
-/// the original was written on. The bytes are copied as they are, never read or written as
-/// an index by gavel. No worktree index (a fresh repository): the kept one starts empty.
-fn seed(kept: &std::path::Path, real: &std::path::Path) -> Result<(), GitError> {
-    let io = |path: &std::path::Path| {
-        let path = path.to_path_buf();
-        move |source| GitError::Io { path, source }
-    };
-    let written = match std::fs::metadata(real) {
-        Ok(m) => m.modified().map_err(io(real))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io(real)(e)),
-    };
-    // Copied beside, then renamed: a kept index is never half there.
-    let dir = kept.parent().unwrap_or(std::path::Path::new("."));
-    let partial = tempfile::Builder::new()
-        .prefix("gavel-snapshot-seed-")
-        .tempfile_in(dir)
-        .map_err(io(dir))?;
-    std::fs::copy(real, partial.path()).map_err(io(real))?;
-    partial
-        .as_file()
-        .set_modified(written)
-        .map_err(io(partial.path()))?;
-    partial.persist(kept).map_err(|e| io(kept)(e.error))?;
-    Ok(())
-}
-
-/// An index file a snapshot command is given.
-enum ScratchIndex {
-    Fresh(tempfile::TempPath),
-    Kept(PathBuf),
-}
-
-impl ScratchIndex {
-    fn path(&self) -> &std::ffi::OsStr {
-        match self {
-            Self::Fresh(p) => p.as_os_str(),
-            Self::Kept(p) => p.as_os_str(),
-        }
-    }
-}
-
-/// `args` after [`STAT_RULES`].
-fn with_rules<'a>(args: &[&'a str]) -> Vec<&'a str> {
-    STAT_RULES
-        .iter()
-        .copied()
-        .chain(args.iter().copied())
-        .collect()
 }

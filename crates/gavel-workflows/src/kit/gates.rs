@@ -279,13 +279,24 @@ impl ImplementWorkflow {
         }
         // The worktree before the run, so that what the run itself leaves behind is judged.
         let wt = self.wt_git(s)?;
-        let before: Result<TreeId, StepError<gavel_exec::git::GitError>> = cx
-            .step(&format!("{}-before", which.name()), || {
-                wt.snapshot_with(self.scratch())
+        let mut seen = None;
+        let before: Result<TreeId, StepError<gavel_exec::git::GitError>> =
+            cx.step(&format!("{}-before", which.name()), || {
+                let before = super::sweep::before(&wt, self.scratch())?;
+                seen = Some(before.ignored);
+                Ok(before.tree)
             });
         let before =
             before.map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
-        let ignored_before = guard::ignored(&wt).map_err(NodeError::Failed)?;
+        // A replay (the journaled snapshot, the closure not run) looks again.
+        let ignored_before = match seen {
+            Some(ignored) => ignored,
+            None => {
+                wt.survey(self.scratch())
+                    .map_err(|e| NodeError::Failed(format!("cannot look at the worktree: {e}")))?
+                    .ignored
+            }
+        };
         // The red and green runs write the runner's own report of each test, outside the
         // worktree, for a green read per test rather than from the exit code.
         let report_dir = home.join(format!(".{name}.report"));
@@ -365,8 +376,8 @@ impl ImplementWorkflow {
         (before, ignored_before): (&TreeId, &std::collections::BTreeSet<String>),
         which: Which,
     ) -> Result<(), NodeError> {
-        let mut cleared = guard::clear_unrecordable(wt).map_err(NodeError::Failed)?;
-        cleared.extend(guard::clear_hidden_config(wt, ignored_before).map_err(NodeError::Failed)?);
+        let (cleared, survey) =
+            super::sweep::after(wt, self.scratch(), ignored_before).map_err(NodeError::Failed)?;
         let mut named: Vec<String> = cleared
             .into_iter()
             .map(|(p, why)| format!("`{p}`: {why}"))
@@ -379,9 +390,12 @@ impl ImplementWorkflow {
             })?;
             named.push("`.git`: the worktree's link to its repository is gavel's".to_owned());
         }
-        let after = wt
-            .snapshot_with(self.scratch())
-            .map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
+        // What was removed made the survey stale: look again.
+        let after = match survey {
+            Some(survey) => wt.record(survey),
+            None => wt.snapshot_with(self.scratch()),
+        }
+        .map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
         let lineage_prefix = format!("{}/", self.lineage(s)?.rel().display());
         let (lineage_changes, changes): (Vec<_>, Vec<_>) = wt
             .changes(before, &after)

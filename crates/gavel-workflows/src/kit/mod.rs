@@ -49,6 +49,7 @@ mod roles;
 pub mod state;
 mod step;
 mod stops;
+mod sweep;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -17,6 +17,7 @@ use gavel_llm::Role;
 use super::answer::{self, FileOp};
 use super::fingerprint::Fingerprint;
 use super::guard::{self, Step};
+use super::sweep;
 use super::{ImplementState, ImplementWorkflow, blob_text, goto, node};
 use crate::caller::ModelCaller;
 
@@ -114,8 +115,14 @@ impl ImplementWorkflow {
         let worktree = self.worktree(s)?;
         let wt = self.wt_git(s)?;
         let replay = cx.has_step("snapshot")?;
-        let snap: Result<TreeId, StepError<GitError>> =
-            cx.step("snapshot", || wt.snapshot_with(self.scratch()));
+        // The ignored entries are seen by the same look as the snapshot; a replay (the
+        // journaled snapshot, the closure not run) looks again once the files are put back.
+        let mut seen = None;
+        let snap: Result<TreeId, StepError<GitError>> = cx.step("snapshot", || {
+            let before = sweep::before(&wt, self.scratch())?;
+            seen = Some(before.ignored);
+            Ok(before.tree)
+        });
         let snap =
             snap.map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
         if replay {
@@ -123,6 +130,14 @@ impl ImplementWorkflow {
             wt.reset_to_with(&snap, self.scratch())
                 .map_err(|e| NodeError::Failed(format!("cannot reset the worktree: {e}")))?;
         }
+        let ignored_before = match seen {
+            Some(ignored) => ignored,
+            None => {
+                wt.survey(self.scratch())
+                    .map_err(|e| NodeError::Failed(format!("cannot look at the worktree: {e}")))?
+                    .ignored
+            }
+        };
         // Unconfined (`sandbox = "none"`), the person's checkout is fingerprinted just before
         // the model's step (they may have worked in it since the run started; only what changes
         // during the step is the step's doing). Boxed, the step cannot reach it (the box mounts
@@ -135,7 +150,6 @@ impl ImplementWorkflow {
                     NodeError::Failed(format!("cannot fingerprint the checkout: {e}"))
                 })?),
             };
-        let ignored_before = guard::ignored(&wt).map_err(NodeError::Failed)?;
         let prompt = self.prompt(s, cx, step, &worktree)?;
         let seq = s.implementer_calls;
         let caller = ModelCaller {
@@ -196,10 +210,9 @@ impl ImplementWorkflow {
         // A `.GIT/config` (a `.git` in another case) or a nested repository cannot be
         // snapshotted, and a `conftest.py` under an ignored path is never reviewed: removed, the
         // whole attempt put back and refused, never a run stuck on the snapshot.
-        let mut unrecordable = guard::clear_unrecordable(&wt).map_err(NodeError::Failed)?;
-        unrecordable
-            .extend(guard::clear_hidden_config(&wt, &ignored_before).map_err(NodeError::Failed)?);
-        if !unrecordable.is_empty() {
+        let (unrecordable, survey) =
+            sweep::after(&wt, self.scratch(), &ignored_before).map_err(NodeError::Failed)?;
+        let Some(survey) = survey else {
             wt.reset_to_with(&snap, self.scratch())
                 .map_err(|e| NodeError::Failed(format!("cannot reset the worktree: {e}")))?;
             let mut text = String::from("These changes were refused and put back:\n");
@@ -207,9 +220,9 @@ impl ImplementWorkflow {
                 text.push_str(&format!("- `{path}`: {why}\n"));
             }
             return Ok(Attempt::Retry(text));
-        }
+        };
         let after = wt
-            .snapshot_with(self.scratch())
+            .record(survey)
             .map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
         let changes = wt
             .changes(&snap, &after)

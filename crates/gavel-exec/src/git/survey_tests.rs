@@ -1,0 +1,145 @@
+//! [`Git::survey`] and [`Git::record`] against `git add --all` into an empty index (what a
+//! snapshot was before): the same tree after every kind of change a step can make, through a
+//! kept index and a fresh one, and the lists the guard reads.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+
+use super::survey::parse_status;
+use super::tests::{make_executable, repo_with};
+use super::{Git, Scratch, TreeId};
+
+/// What `git add --all` into a new empty index records: the oracle.
+fn added_all(git: &Git) -> TreeId {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let index = dir.path().join("index");
+    let run = |args: &[&str]| {
+        let out = git
+            .command(args)
+            .env("GIT_INDEX_FILE", &index)
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    run(&["add", "--all", "--", ":/"]);
+    TreeId::parse(run(&["write-tree"]).trim()).expect("a tree id")
+}
+
+fn linked_worktree() -> (tempfile::TempDir, Git) {
+    let (dir, person) = repo_with(&[
+        ("src/a.py", "x = 1\n"),
+        ("src/deep/b.py", "y = 2\n"),
+        ("gone/one.txt", "1\n"),
+        ("gone/two.txt", "2\n"),
+        ("becomes_dir", "a file\n"),
+        ("becomes_link", "a file\n"),
+        ("run.sh", "echo hi\n"),
+        (".gitignore", "build/\n*.log\n"),
+    ]);
+    let base = person.head().expect("head").expect("a commit");
+    person.worktree_add("1-impl", &base).expect("add");
+    let wt = person.linked("1-impl").expect("linked");
+    (dir, wt)
+}
+
+#[test]
+fn a_surveyed_snapshot_is_what_git_add_all_records_after_every_kind_of_change() {
+    let (_dir, wt) = linked_worktree();
+    let root = wt.root().to_path_buf();
+    for scratch in [Scratch::Kept, Scratch::Fresh] {
+        assert_eq!(wt.snapshot_with(scratch).expect("snap"), added_all(&wt));
+    }
+    // Every kind of change at once.
+    fs::write(root.join("src/a.py"), "x = 100\n").expect("modify");
+    fs::write(root.join("src/new file with spaces.py"), "z\n").expect("add");
+    fs::create_dir_all(root.join("fresh/dir")).expect("mkdir");
+    fs::write(root.join("fresh/dir/c.py"), "c\n").expect("add deep");
+    fs::write(root.join("fresh/ünïcode.txt"), "u\n").expect("add unicode");
+    fs::remove_dir_all(root.join("gone")).expect("delete a folder");
+    fs::remove_file(root.join("becomes_dir")).expect("rm");
+    fs::create_dir_all(root.join("becomes_dir")).expect("file to folder");
+    fs::write(root.join("becomes_dir/inner.txt"), "in\n").expect("write");
+    fs::remove_file(root.join("becomes_link")).expect("rm");
+    symlink("src/a.py", root.join("becomes_link")).expect("file to link");
+    make_executable(&root.join("run.sh"));
+    fs::create_dir_all(root.join("build")).expect("mkdir");
+    fs::write(root.join("build/out.o"), "ignored").expect("ignored");
+    fs::write(root.join("src/debug.log"), "ignored").expect("ignored");
+    fs::create_dir_all(root.join("empty/folder")).expect("an empty folder");
+    let expected = added_all(&wt);
+    let survey = wt.survey(Scratch::Kept).expect("survey");
+    assert_eq!(
+        survey.ignored.iter().cloned().collect::<Vec<_>>(),
+        ["build/", "src/debug.log"]
+    );
+    assert!(
+        survey.untracked.contains(&"fresh/dir/c.py".to_owned()),
+        "every untracked file on its own: {:?}",
+        survey.untracked
+    );
+    assert_eq!(wt.record(survey).expect("record"), expected);
+    assert_eq!(wt.snapshot_with(Scratch::Fresh).expect("fresh"), expected);
+    // A folder turned back into a file, a link back into a file: still the same as git's.
+    fs::remove_dir_all(root.join("becomes_dir")).expect("rm dir");
+    fs::write(root.join("becomes_dir"), "a file again\n").expect("folder to file");
+    fs::remove_file(root.join("becomes_link")).expect("rm link");
+    fs::write(root.join("becomes_link"), "a file again\n").expect("link to file");
+    fs::remove_dir_all(root.join("src")).expect("delete everything under src");
+    assert_eq!(
+        wt.snapshot_with(Scratch::Kept).expect("kept"),
+        added_all(&wt)
+    );
+}
+
+#[test]
+fn regression_a_folder_replaced_by_a_link_records_the_link_not_the_files_behind_it() {
+    let (_dir, wt) = linked_worktree();
+    let root = wt.root().to_path_buf();
+    wt.snapshot_with(Scratch::Kept).expect("first");
+    // `src/deep` becomes a link to a folder holding a `b.py` of its own: git must record the
+    // link, not read `src/deep/b.py` through it.
+    fs::create_dir_all(root.join("elsewhere")).expect("mkdir");
+    fs::write(root.join("elsewhere/b.py"), "through the link\n").expect("write");
+    fs::remove_dir_all(root.join("src/deep")).expect("rm");
+    symlink("../elsewhere", root.join("src/deep")).expect("link");
+    assert_eq!(
+        wt.snapshot_with(Scratch::Kept).expect("kept"),
+        added_all(&wt)
+    );
+}
+
+#[test]
+fn a_nested_repository_is_one_untracked_entry() {
+    let (_dir, wt) = linked_worktree();
+    let root = wt.root().to_path_buf();
+    fs::create_dir_all(root.join("sub")).expect("mkdir");
+    Git::at(&root.join("sub"))
+        .run(&["init", "-q"])
+        .expect("init");
+    fs::write(root.join("sub/x"), "x").expect("write");
+    let survey = wt.survey(Scratch::Kept).expect("survey");
+    assert!(
+        survey.untracked.contains(&"sub/".to_owned()),
+        "{:?}",
+        survey.untracked
+    );
+}
+
+#[test]
+fn status_records_are_read_by_their_kind() {
+    let out = concat!(
+        "1 .M N... 100644 100644 100644 aaaa bbbb src/a b.py\0",
+        "1 M. N... 100644 100644 100644 aaaa bbbb staged-only.py\0",
+        "1 .D N... 100644 100644 000000 aaaa aaaa gone.py\0",
+        "2 R. N... 100644 100644 100644 aaaa aaaa R100 new name.py\0old.py\0",
+        "u UU N... 100644 100644 100644 100644 aaaa bbbb cccc both.py\0",
+        "? fresh/c.py\0",
+        "? sub/\0",
+        "! build/\0",
+    );
+    let listed = parse_status(out);
+    assert_eq!(listed.changed, ["src/a b.py", "gone.py", "both.py"]);
+    assert_eq!(listed.untracked, ["fresh/c.py", "sub/"]);
+    assert_eq!(listed.ignored.into_iter().collect::<Vec<_>>(), ["build/"]);
+}
