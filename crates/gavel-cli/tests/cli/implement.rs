@@ -180,3 +180,36 @@ fn an_lld_not_approved_by_gavel_is_refused_unless_named() {
     );
     assert!(!env.state_db().exists(), "nothing written");
 }
+
+/// Issue 34: a finished boxed run's worktree is kept as a spare, and the next run starts from
+/// it instead of checking out every file: its timeline says so, and it runs, and merges, as a
+/// fresh one would.
+#[test]
+fn the_next_run_starts_from_the_last_runs_spare_worktree() {
+    let env = python_project(&[TESTS, CODE]);
+    let out = start(&env);
+    assert_exit(&out, 3);
+    assert!(!show_output(&out).contains("made from a spare"));
+    let out = env.run(&["abort", "1"]);
+    assert_exit(&out, 0);
+    assert!(!env.exists(".gavel/worktrees/1-impl"));
+    assert_eq!(
+        env.ls(".gavel/worktrees/.spare").len(),
+        1,
+        "kept as a spare"
+    );
+    assert!(
+        !env.git(&["branch", "--list"]).contains("gavel/1-impl"),
+        "its branch is gone"
+    );
+    let out = start(&env);
+    assert_exit(&out, 3);
+    let text = show_output(&out);
+    assert!(
+        text.contains("the worktree was made from a spare one"),
+        "{text}"
+    );
+    assert!(env.ls(".gavel/worktrees/.spare").is_empty(), "taken");
+    approve_in_a_terminal(&env, "2");
+    assert_eq!(env.read("calc.py"), "def add(a, b):\n    return a + b\n");
+}

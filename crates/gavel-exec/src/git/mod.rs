@@ -35,6 +35,9 @@ mod kept_tests;
 mod linked_tests;
 mod remote;
 mod snapshot;
+mod spare;
+#[cfg(test)]
+mod spare_tests;
 mod survey;
 #[cfg(test)]
 mod survey_tests;

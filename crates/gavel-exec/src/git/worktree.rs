@@ -32,16 +32,18 @@ pub struct Worktree {
     pub branch: Option<String>,
     /// The commit checked out, `None` before the first.
     pub head: Option<String>,
+    /// Made just now from a spare worktree (`spare.rs`) rather than checked out afresh.
+    pub from_spare: bool,
 }
 
 /// One record of `git worktree list --porcelain -z`.
 #[derive(Debug, Default)]
-struct Listed {
-    path: PathBuf,
+pub(super) struct Listed {
+    pub(super) path: PathBuf,
     head: Option<String>,
     branch: Option<String>,
-    locked: Option<String>,
-    prunable: bool,
+    pub(super) locked: Option<String>,
+    pub(super) prunable: bool,
 }
 
 impl Git {
@@ -55,8 +57,12 @@ impl Git {
         let path = home.join(name);
         let branch = format!("{BRANCH_PREFIX}{name}");
         if let Some(found) = self.listed_at(&path)? {
-            if found.locked.as_deref() == Some("initializing") {
-                // A `git worktree add` that never finished: start over.
+            if matches!(
+                found.locked.as_deref(),
+                Some("initializing" | super::spare::TAKING)
+            ) {
+                // A `git worktree add`, or the taking of a spare, that never finished: start
+                // over.
                 self.force_remove(&found.path)?;
             } else if found.prunable {
                 self.run(&["worktree", "prune"])?;
@@ -87,7 +93,10 @@ impl Git {
                 GitError::Failed { .. } => Ok(false),
                 e => Err(e),
             })?;
-        if exists {
+        let from_spare = self.take_spare(name, &branch, base, exists)?;
+        if from_spare {
+            // A spare made ready (spare.rs).
+        } else if exists {
             self.run(&["worktree", "add", "--quiet", &folder, &branch])?;
         } else {
             self.run(&[
@@ -102,7 +111,10 @@ impl Git {
             ])?;
         }
         self.listed_at(&path)?
-            .map(|found| to_worktree(name, found))
+            .map(|found| Worktree {
+                from_spare,
+                ..to_worktree(name, found)
+            })
             .ok_or_else(|| GitError::Worktree {
                 path,
                 detail: "git added it but does not list it".into(),
@@ -247,7 +259,7 @@ impl Git {
     }
 
     /// The worktree home, created, with symlinks resolved as git records worktree paths.
-    fn worktree_home_created(&self) -> Result<PathBuf, GitError> {
+    pub(super) fn worktree_home_created(&self) -> Result<PathBuf, GitError> {
         let home = &self.worktree_home;
         std::fs::create_dir_all(home)
             .and_then(|()| home.canonicalize())
@@ -258,7 +270,7 @@ impl Git {
     }
 
     /// The worktree home with symlinks resolved as far as it exists.
-    fn worktree_home_resolved(&self) -> PathBuf {
+    pub(super) fn worktree_home_resolved(&self) -> PathBuf {
         let home = &self.worktree_home;
         if let Ok(real) = home.canonicalize() {
             return real;
@@ -277,11 +289,11 @@ impl Git {
     }
 
     /// The worktree git lists at `path`.
-    fn listed_at(&self, path: &Path) -> Result<Option<Listed>, GitError> {
+    pub(super) fn listed_at(&self, path: &Path) -> Result<Option<Listed>, GitError> {
         Ok(self.listed()?.into_iter().find(|w| w.path == path))
     }
 
-    fn listed(&self) -> Result<Vec<Listed>, GitError> {
+    pub(super) fn listed(&self) -> Result<Vec<Listed>, GitError> {
         let out = self.run(&["worktree", "list", "--porcelain", "-z"])?;
         Ok(parse_list(&out))
     }
@@ -295,6 +307,7 @@ fn to_worktree(name: &str, listed: Listed) -> Worktree {
             .branch
             .map(|b| b.strip_prefix("refs/heads/").unwrap_or(&b).to_owned()),
         head: listed.head,
+        from_spare: false,
     }
 }
 
@@ -332,7 +345,7 @@ fn parse_list(out: &str) -> Vec<Listed> {
 
 /// A name is one folder and one branch-name component: ASCII letters, digits, `.`, `_` and `-`,
 /// starting with a letter or digit, at most 100 characters, not ending in `.lock`.
-fn check_name(name: &str) -> Result<(), GitError> {
+pub(super) fn check_name(name: &str) -> Result<(), GitError> {
     let bad = |reason| {
         Err(GitError::BadName {
             name: name.to_owned(),

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use gavel_core::{ContentHash, NodeCtx, NodeError, Transition};
-use gavel_exec::git::{BRANCH_PREFIX, Git};
+use gavel_exec::git::{BRANCH_PREFIX, Git, GitError};
 
 use super::{ChangeTarget, ImplementState, ImplementWorkflow, io_failed};
 use crate::fsutil;
@@ -25,14 +25,27 @@ pub fn kept_lineage_rel(s: &ImplementState, lineage_dir: &Path) -> PathBuf {
     }
 }
 
+/// The run's worktree removed, or kept as a spare (at most `spares` are kept) when every step
+/// of the run was boxed ([`ImplementState::spare_ok`]; `Git::worktree_retire`).
+pub(crate) fn retire(git: &Git, s: &ImplementState, spares: usize) -> Result<(), GitError> {
+    let name = s.worktree_name();
+    if s.spare_ok {
+        git.worktree_retire(&name, spares).map(drop)
+    } else {
+        git.worktree_remove(&name).map(drop)
+    }
+}
+
 /// Ends run `s` without merging (see the module doc); `blob` reads a lineage file's content
-/// from the store. Returns where the lineage went, if the run had any. Idempotent: a second
-/// call (a replay, `gavel abort` after a gate's abort) finds nothing left to remove.
+/// from the store; at most `spares` finished worktrees are kept ([`retire`]). Returns where
+/// the lineage went, if the run had any. Idempotent: a second call (a replay, `gavel abort`
+/// after a gate's abort) finds nothing left to remove.
 pub fn discard_run(
     root: &Path,
     lineage_dir: &Path,
     s: &ImplementState,
     blob: &dyn Fn(&ContentHash) -> Option<Vec<u8>>,
+    spares: usize,
 ) -> Result<Option<PathBuf>, String> {
     let git = Git::at(root);
     let name = s.worktree_name();
@@ -68,8 +81,7 @@ pub fn discard_run(
             kept = Some(kept_rel.clone());
         }
     }
-    git.worktree_remove(&name)
-        .map_err(|e| format!("cannot remove the worktree: {e}"))?;
+    retire(&git, s, spares).map_err(|e| format!("cannot remove the worktree: {e}"))?;
     let _ = git.run(&["branch", "-D", &format!("{BRANCH_PREFIX}{name}")]);
     if let Some(c) = &s.change {
         restore_change_state(root, c)?;
@@ -107,9 +119,13 @@ impl ImplementWorkflow {
         cx: &NodeCtx<'_>,
         why: &str,
     ) -> Result<Transition, NodeError> {
-        let kept = discard_run(self.root(), &self.settings.lineage_dir, s, &|h| {
-            cx.get_blob(h).ok()
-        })
+        let kept = discard_run(
+            self.root(),
+            &self.settings.lineage_dir,
+            s,
+            &|h| cx.get_blob(h).ok(),
+            self.settings.spare_worktrees,
+        )
         .map_err(NodeError::Failed)?;
         Ok(Transition::Abort {
             reason: format!(

@@ -325,11 +325,12 @@ impl ImplementWorkflow {
         Ok(Transition::Done { summary })
     }
 
-    /// Removes the run's worktree and branch (idempotent).
+    /// Removes the run's worktree (kept as a spare when it may be, see
+    /// [`super::discard::retire`]) and its branch (idempotent).
     pub(super) fn remove_worktree(&self, s: &ImplementState) -> Result<(), NodeError> {
         let git = Git::at(self.root());
         let name = s.worktree_name();
-        git.worktree_remove(&name)
+        super::discard::retire(&git, s, self.settings.spare_worktrees)
             .map_err(|e| NodeError::Failed(format!("cannot remove the worktree: {e}")))?;
         let _ = git.run(&["branch", "-D", &format!("{BRANCH_PREFIX}{name}")]);
         Ok(())

@@ -279,6 +279,10 @@ impl ImplementWorkflow {
         }
         // The worktree before the run, so that what the run itself leaves behind is judged.
         let wt = self.wt_git(s)?;
+        if confine.is_none() {
+            // Unboxed, the run's code can reach the worktree's git folder: not a spare.
+            s.spare_ok = false;
+        }
         let mut seen = None;
         let before: Result<TreeId, StepError<gavel_exec::git::GitError>> =
             cx.step(&format!("{}-before", which.name()), || {

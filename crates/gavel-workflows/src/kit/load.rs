@@ -56,7 +56,13 @@ impl ImplementWorkflow {
                 ),
             });
         }
+        if worktree.from_spare {
+            cx.event(EventKind::Note {
+                text: "the worktree was made from a spare one (an earlier run's, brought to this run's base by git and checked against its tree), not checked out afresh".to_owned(),
+            });
+        }
         s.worktree = Some(worktree.path.to_string_lossy().into_owned());
+        s.spare_ok = self.settings.confine.is_some();
         // A change's lineage holds its earlier runs' files (the plan's): number on from them.
         s.file_counter = match &s.change {
             Some(c) => {

@@ -191,6 +191,9 @@ pub struct ImplementSettings {
     pub pass_env: Vec<String>,
     /// Whether boxed tests and lint may use the network (`[implement] test_network`).
     pub test_network: bool,
+    /// How many finished boxed runs' worktrees are kept as spares for the next run to start
+    /// from (`[implement] spare_worktrees`; `gavel_exec::git::Git::worktree_retire`).
+    pub spare_worktrees: usize,
     /// The variables of this process that look like an attempt to skip the diff gate, for its
     /// audit line (see `gavel_diffgate::bypass_variables`); they change nothing.
     pub bypass_attempts: Vec<String>,

@@ -67,6 +67,11 @@ pub struct ImplementState {
     pub base_branch: String,
     /// The worktree's folder (absolute), once made.
     pub worktree: Option<String>,
+    /// Whether every step and test run of this run was boxed, so its worktree's git folder
+    /// was out of the model's code's reach and the worktree may be kept as a spare when the
+    /// run ends (`[implement] spare_worktrees`). `false` in runs from before it was recorded.
+    #[serde(default)]
+    pub spare_ok: bool,
     pub file_counter: u32,
     pub scaffold_attempts: u32,
     pub implement_attempts: u32,
@@ -193,6 +198,7 @@ impl ImplementState {
             base_commit,
             base_branch,
             worktree: None,
+            spare_ok: false,
             file_counter: 0,
             scaffold_attempts: 0,
             implement_attempts: 0,

@@ -114,6 +114,10 @@ impl ImplementWorkflow {
     ) -> Result<Attempt, NodeError> {
         let worktree = self.worktree(s)?;
         let wt = self.wt_git(s)?;
+        if self.settings.confine.is_none() {
+            // Unboxed, the model's code can reach the worktree's git folder: not a spare.
+            s.spare_ok = false;
+        }
         let replay = cx.has_step("snapshot")?;
         // The ignored entries are seen by the same look as the snapshot; a replay (the
         // journaled snapshot, the closure not run) looks again once the files are put back.

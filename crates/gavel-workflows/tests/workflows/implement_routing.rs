@@ -63,6 +63,7 @@ pub fn pipeline(
             output_limit: 64 * 1024,
             pass_env: Vec::new(),
             test_network: false,
+            spare_worktrees: 1,
             bypass_attempts: Vec::new(),
         },
         implementer: Box::new(ScriptedProvider::new(script)),

@@ -125,12 +125,17 @@ pub fn discard_after_abort(
     let branch = format!("gavel/{name}");
     let lineage_dir = ctx.settings.lineage_dir_for(WORKFLOW);
     let blob = |h: &gavel_core::ContentHash| store.get_blob(h).ok().flatten();
+    let spares = ctx
+        .settings
+        .section::<ImplementSettingsToml>()
+        .spare_worktrees;
     Some(
         match gavel_workflows::implement::discard_run(
             &ctx.settings.repo_root,
             &lineage_dir,
             &state,
             &blob,
+            spares,
         ) {
             Ok(Some(kept)) => format!(
                 "its worktree and branch {branch} were removed; its lineage is kept in {}",
@@ -226,6 +231,7 @@ pub fn workflow_for(
             output_limit: 256 * 1024,
             pass_env: i.pass_env.clone(),
             test_network: i.test_network,
+            spare_worktrees: i.spare_worktrees,
             bypass_attempts: {
                 let names: Vec<String> = std::env::vars_os()
                     .filter_map(|(k, _)| k.into_string().ok())

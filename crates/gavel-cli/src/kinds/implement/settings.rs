@@ -51,7 +51,12 @@ pub(crate) struct ImplementConfig {
     pass_env: Option<Vec<String>>,
     /// Whether tests and lint may use the network (default: no, only their own loopback).
     test_network: Option<bool>,
+    /// How many finished runs' worktrees are kept for the next run to start from.
+    spare_worktrees: Option<u32>,
 }
+
+/// The most spare worktrees `[implement] spare_worktrees` may keep.
+const MAX_SPARES: u32 = 8;
 
 /// How agent CLIs are confined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +80,7 @@ pub struct ImplementSettingsToml {
     /// Checked `pass_env` patterns (empty: the allowlist alone).
     pub pass_env: Vec<String>,
     pub test_network: bool,
+    pub spare_worktrees: usize,
 }
 
 impl ImplementConfig {
@@ -132,6 +138,15 @@ impl ImplementConfig {
             sandbox,
             pass_env,
             test_network: self.test_network.unwrap_or(false),
+            spare_worktrees: match self.spare_worktrees {
+                None => 1,
+                Some(n) if n <= MAX_SPARES => n as usize,
+                Some(n) => {
+                    return Err(bad(format!(
+                        "spare_worktrees = {n} is more than {MAX_SPARES} (each is a whole checkout)"
+                    )));
+                }
+            },
         })
     }
 }
