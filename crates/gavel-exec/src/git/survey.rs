@@ -83,27 +83,53 @@ impl Git {
     /// refreshes that index's stat data (see the module's doc).
     pub fn survey(&self, scratch: Scratch) -> Result<Survey, GitError> {
         let index = self.scratch(scratch)?;
+        // What it takes out, git lists as untracked below.
         self.forget_recent(&index)?;
-        let env = [("GIT_INDEX_FILE", index.path())];
-        let out = self.run_env(
-            &with_rules(&[
-                "status",
-                "--porcelain=v2",
-                "-z",
-                "--no-renames",
-                "--untracked-files=all",
-                "--ignored=matching",
-                "--ignore-submodules=none",
-            ]),
-            &env,
-        )?;
-        let listed = parse_status(&out);
+        let listed = self.status(&index, None)?;
         Ok(Survey {
             index,
             changed: listed.changed,
             untracked: listed.untracked,
             ignored: listed.ignored,
         })
+    }
+
+    /// A survey of the folder `within` (repository-relative) alone, through the kept index,
+    /// for a caller that knows nothing outside it changed since that index was last written:
+    /// its own writes are in `within`, and no code it does not trust ran since (a boxed run's
+    /// processes all end with its box). The ignored entries are `within`'s only. A change
+    /// elsewhere is not seen here but by the next full [`Self::survey`], which compares against
+    /// what this one records; nothing needs forgetting first ([`Self::forget_recent`] guards
+    /// against code running in the second an index is written, and none did).
+    pub fn survey_within(&self, within: &str) -> Result<Survey, GitError> {
+        let index = self.scratch(Scratch::Kept)?;
+        let listed = self.status(&index, Some(within))?;
+        Ok(Survey {
+            index,
+            changed: listed.changed,
+            untracked: listed.untracked,
+            ignored: listed.ignored,
+        })
+    }
+
+    /// `git status` through `index`, of the whole worktree or of the folder `within`.
+    fn status(&self, index: &ScratchIndex, within: Option<&str>) -> Result<Listed, GitError> {
+        let env = [("GIT_INDEX_FILE", index.path())];
+        let scope = within.map(|w| format!(":(top,literal){w}"));
+        let mut args = vec![
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--no-renames",
+            "--untracked-files=all",
+            "--ignored=matching",
+            "--ignore-submodules=none",
+        ];
+        if let Some(scope) = &scope {
+            args.extend(["--", scope.as_str()]);
+        }
+        let out = self.run_env(&with_rules(&args), &env)?;
+        Ok(parse_status(&out))
     }
 
     /// Writes what `survey` found into its index (only those paths are read and hashed) and

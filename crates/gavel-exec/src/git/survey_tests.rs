@@ -143,3 +143,80 @@ fn status_records_are_read_by_their_kind() {
     assert_eq!(listed.untracked, ["fresh/c.py", "sub/"]);
     assert_eq!(listed.ignored.into_iter().collect::<Vec<_>>(), ["build/"]);
 }
+
+#[test]
+fn a_survey_within_a_folder_records_that_folder_and_leaves_the_rest_to_the_next_full_one() {
+    let (_dir, wt) = linked_worktree();
+    let root = wt.root().to_path_buf();
+    let first = wt.snapshot_with(Scratch::Kept).expect("first");
+    fs::create_dir_all(root.join("docs/lineage/1-impl")).expect("mkdir");
+    fs::write(root.join("docs/lineage/1-impl/001-lld.md"), "# LLD\n").expect("lineage");
+    // A new file outside the folder, which the caller says cannot happen: not recorded here.
+    fs::write(root.join("src/new.py"), "n = 1\n").expect("outside");
+    let within = wt.survey_within("docs/lineage").expect("survey within");
+    assert_eq!(within.untracked, ["docs/lineage/1-impl/001-lld.md"]);
+    let tree = wt.record(within).expect("record");
+    let changed: Vec<String> = wt
+        .changes(&first, &tree)
+        .expect("changes")
+        .into_iter()
+        .map(|c| c.path)
+        .collect();
+    assert_eq!(changed, ["docs/lineage/1-impl/001-lld.md"]);
+    // The next full survey sees the outside change against what was recorded.
+    let full = wt.snapshot_with(Scratch::Kept).expect("full");
+    let changed: Vec<String> = wt
+        .changes(&tree, &full)
+        .expect("changes")
+        .into_iter()
+        .map(|c| c.path)
+        .collect();
+    assert_eq!(changed, ["src/new.py"]);
+    assert_eq!(full, added_all(&wt));
+}
+
+#[test]
+fn regression_a_rewrite_hidden_in_the_second_a_survey_within_wrote_is_seen_by_the_next_full_one() {
+    // A survey within a folder writes the kept index too: a file it recorded, rewritten by the
+    // next untrusted run in that same second with its size and modification time kept, is
+    // still read again by the full survey after that run.
+    let (_dir, wt) = linked_worktree();
+    let dir = wt.root().join("docs/lineage");
+    fs::create_dir_all(&dir).expect("mkdir");
+    let note = dir.join("001-note.md");
+    wt.snapshot_with(Scratch::Kept).expect("first");
+    let mut seen_in_one_second = 0;
+    for round in 0..20 {
+        fs::write(&note, format!("note {round:02}\n")).expect("write");
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+        fs::File::options()
+            .write(true)
+            .open(&note)
+            .expect("open")
+            .set_modified(old)
+            .expect("an old mtime");
+        let second = now_secs();
+        let within = wt.survey_within("docs/lineage").expect("within");
+        let recorded = wt.record(within).expect("record");
+        fs::write(&note, format!("evil {round:02}\n")).expect("rewrite");
+        fs::File::options()
+            .write(true)
+            .open(&note)
+            .expect("open")
+            .set_modified(old)
+            .expect("the mtime back");
+        let same_second = now_secs() == second;
+        let full = wt.snapshot_with(Scratch::Kept).expect("full");
+        assert_ne!(recorded, full, "round {round}: the rewrite is seen");
+        assert_eq!(full, added_all(&wt));
+        seen_in_one_second += usize::from(same_second);
+    }
+    assert!(seen_in_one_second > 0, "no round fell within one second");
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs()
+}

@@ -284,9 +284,11 @@ impl ImplementWorkflow {
             s.spare_ok = false;
         }
         let mut seen = None;
+        let carried = self.carry.take(cx, &s.worktree_name())?;
+        let lineage = self.lineage(s)?.rel().display().to_string();
         let before: Result<TreeId, StepError<gavel_exec::git::GitError>> =
             cx.step(&format!("{}-before", which.name()), || {
-                let before = super::sweep::before(&wt, self.scratch())?;
+                let before = super::sweep::before(&wt, self.scratch(), carried, &lineage)?;
                 seen = Some(before.ignored);
                 Ok(before.tree)
             });
@@ -395,6 +397,7 @@ impl ImplementWorkflow {
             named.push("`.git`: the worktree's link to its repository is gavel's".to_owned());
         }
         // What was removed made the survey stale: look again.
+        let ignored_after = survey.as_ref().map(|s| s.ignored.clone());
         let after = match survey {
             Some(survey) => wt.record(survey),
             None => wt.snapshot_with(self.scratch()),
@@ -433,6 +436,19 @@ impl ImplementWorkflow {
                 refused
                     .iter()
                     .map(|r| format!("`{}`: {}", r.change.path, r.why)),
+            );
+        }
+        if named.is_empty()
+            && let Some(ignored) = ignored_after
+        {
+            // The worktree is as `after` records it: the next node's look starts from it.
+            self.carry.keep(
+                cx,
+                &s.worktree_name(),
+                super::sweep::Before {
+                    tree: after,
+                    ignored,
+                },
             );
         }
         if !named.is_empty() {

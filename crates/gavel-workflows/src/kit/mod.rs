@@ -49,7 +49,7 @@ mod roles;
 pub mod state;
 mod step;
 mod stops;
-mod sweep;
+pub mod sweep;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -207,6 +207,9 @@ pub struct ImplementWorkflow {
     /// after the lint).
     pub stage: Box<dyn Stage>,
     pub observer: Option<std::sync::Arc<dyn CallObserver>>,
+    /// The last look at the worktree after an untrusted run, for the next one's look before
+    /// (`sweep.rs`); empty in a new process.
+    pub carry: sweep::Carry,
 }
 
 impl ImplementWorkflow {

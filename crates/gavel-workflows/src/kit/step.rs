@@ -122,8 +122,10 @@ impl ImplementWorkflow {
         // The ignored entries are seen by the same look as the snapshot; a replay (the
         // journaled snapshot, the closure not run) looks again once the files are put back.
         let mut seen = None;
+        let carried = self.carry.take(cx, &s.worktree_name())?;
+        let lineage = self.lineage(s)?.rel().display().to_string();
         let snap: Result<TreeId, StepError<GitError>> = cx.step("snapshot", || {
-            let before = sweep::before(&wt, self.scratch())?;
+            let before = sweep::before(&wt, self.scratch(), carried, &lineage)?;
             seen = Some(before.ignored);
             Ok(before.tree)
         });
@@ -225,6 +227,7 @@ impl ImplementWorkflow {
             }
             return Ok(Attempt::Retry(text));
         };
+        let ignored_after = survey.ignored.clone();
         let after = wt
             .record(survey)
             .map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
@@ -277,6 +280,15 @@ impl ImplementWorkflow {
                 }
             }
         }
+        // The worktree is as `after` records it: the next node's look starts from it.
+        self.carry.keep(
+            cx,
+            &s.worktree_name(),
+            sweep::Before {
+                tree: after,
+                ignored: ignored_after,
+            },
+        );
         cx.event(EventKind::Note {
             text: format!(
                 "{} file(s) changed: {}",

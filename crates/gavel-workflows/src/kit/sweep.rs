@@ -7,9 +7,19 @@
 //! see them are removed and named; the rest is recorded as the tree the step is judged by.
 //! Each side walks the tree once, as `git status` does (issue 34: a step's own cost follows
 //! git's).
+//!
+//! The look after one untrusted run is carried to the look before the next ([`Carry`]) when
+//! nothing but gavel came between: the next node visit, in the same process, with no person's
+//! answer in between. That look then reads only the run's lineage folder (gavel's own writes
+//! since) and the files [`Git::survey_within`] re-reads, and records them on top of the
+//! carried tree. Anything else that changed in between (a process the last run left behind)
+//! is then judged as the next step's change by its after-look, where a full look before would
+//! have taken it as the starting point unjudged.
 
 use std::collections::BTreeSet;
+use std::sync::Mutex;
 
+use gavel_core::{NodeCtx, NodeError};
 use gavel_exec::git::{Git, GitError, Scratch, Survey, TreeId};
 
 /// The worktree before untrusted code runs in it.
@@ -19,14 +29,69 @@ pub struct Before {
     pub ignored: BTreeSet<String>,
 }
 
-/// The worktree's tree and ignored entries, from one survey.
-pub fn before(wt: &Git, scratch: Scratch) -> Result<Before, GitError> {
+/// The worktree's tree and ignored entries, from one survey, or from the look `carried`
+/// from the last untrusted run with the lineage folder `lineage` (repository-relative) read
+/// again (see the module's doc).
+pub fn before(
+    wt: &Git,
+    scratch: Scratch,
+    carried: Option<Before>,
+    lineage: &str,
+) -> Result<Before, GitError> {
+    if let (Some(carried), Scratch::Kept) = (carried, scratch) {
+        let survey = wt.survey_within(lineage)?;
+        return Ok(Before {
+            tree: wt.record(survey)?,
+            ignored: carried.ignored,
+        });
+    }
     let survey = wt.survey(scratch)?;
     let ignored = survey.ignored.clone();
     Ok(Before {
         tree: wt.record(survey)?,
         ignored,
     })
+}
+
+/// The last look after an untrusted run, while the worktree is exactly as it recorded: kept
+/// for the next node visit's look before ([`before`]).
+#[derive(Default)]
+pub struct Carry(Mutex<Option<Carried>>);
+
+struct Carried {
+    /// The checkpoint the node visit that looked started from.
+    seq: u64,
+    worktree: String,
+    look: Before,
+}
+
+impl Carry {
+    /// Keeps `look` of `worktree`, taken in the node visit `cx` is: the worktree is as
+    /// `look.tree` records it.
+    pub fn keep(&self, cx: &NodeCtx<'_>, worktree: &str, look: Before) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(Carried {
+                seq: cx.seq(),
+                worktree: worktree.to_owned(),
+                look,
+            });
+        }
+    }
+
+    /// The kept look when it is for `worktree` and `cx` is the very next node visit with no
+    /// person's answer; taken either way (it serves once).
+    pub fn take(&self, cx: &NodeCtx<'_>, worktree: &str) -> Result<Option<Before>, NodeError> {
+        let carried = self.0.lock().ok().and_then(|mut slot| slot.take());
+        let Some(carried) = carried else {
+            return Ok(None);
+        };
+        let next = carried.seq.checked_add(1) == Some(cx.seq());
+        if next && carried.worktree == worktree && cx.answer()?.is_none() {
+            Ok(Some(carried.look))
+        } else {
+            Ok(None)
+        }
+    }
 }
 
 /// Why a path was removed after untrusted code ran.

@@ -69,6 +69,7 @@ pub fn pipeline(
         implementer: Box::new(ScriptedProvider::new(script)),
         stage,
         observer: None,
+        carry: Default::default(),
     }
 }
 

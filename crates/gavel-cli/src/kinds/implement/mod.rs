@@ -242,6 +242,7 @@ pub fn workflow_for(
         implementer: ctx.provider(&spec),
         stage: Box::new(gavel_workflows::implement::Issue),
         observer: Some(std::sync::Arc::new(crate::spinner::Spinner::default())),
+        carry: Default::default(),
     })
 }
 
