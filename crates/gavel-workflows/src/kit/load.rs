@@ -106,6 +106,14 @@ impl ImplementWorkflow {
                 })?),
             };
         self.stage.at(super::Moment::Loaded, self, s, cx)?;
+        if self.scratch() == gavel_exec::git::Scratch::Kept {
+            // The new worktree's first look (its kept index seeded, the files git checked out
+            // in the index's own second read again), carried to the first step's.
+            let wt = self.wt_git(s)?;
+            let look = super::sweep::before(&wt, self.scratch(), None, "")
+                .map_err(|e| NodeError::Failed(format!("cannot snapshot the worktree: {e}")))?;
+            self.carry.keep(cx, &s.worktree_name(), look);
+        }
         goto(node::SCAFFOLD)
     }
 
