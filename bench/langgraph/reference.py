@@ -303,6 +303,10 @@ def mode_steps(args):
     brief = os.path.join(d, "steps-brief.md")
     write_brief(brief)
     saver, conn = open_saver(db)
+    if postgres:
+        # A database that outlives one call keeps the thread: it would go on from its last
+        # state (and `steps` count) instead of starting afresh, as the SQLite file does.
+        saver.delete_thread("steps")
     # No lineage files: like `gavel-bench steps`, this times the engine and its checkpoints.
     graph = build_graph(saver, write_files=False)
     loops = loops_for_steps(n)

@@ -164,6 +164,13 @@ impl Blobs {
         Ok(hash)
     }
 
+    /// Blob `hash` has a row of `depth` once the current transaction commits: for a backend
+    /// that writes the rows [`Self::insert`] encoded later, in one statement, and learns then
+    /// which it added and which were there.
+    pub(crate) fn found(&self, hash: ContentHash, depth: i64) {
+        lock(&self.pending).push((hash, depth));
+    }
+
     /// The depth of a blob a committed transaction of this process wrote.
     fn known_depth(&self, hash: &ContentHash) -> Option<i64> {
         lock(&self.known).get(hash).copied()

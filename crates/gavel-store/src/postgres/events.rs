@@ -37,37 +37,55 @@ impl PgStore {
             concat!(append_events!(), " SELECT 1"),
             &[&run.0, &json],
         )?;
-        self.add_spend(tx, run, events)
+        let (months, micros) = spend_rows(events);
+        self.add_spend(tx, run, &months, &micros)
     }
 
-    /// Adds the model calls among `events` to the month's running total (the caller writes
-    /// the events in the same transaction).
+    /// Adds model calls to their months' running totals, in one statement (the caller writes
+    /// the calls' events in the same transaction): `months[i]` and `micros[i]` are one call's
+    /// ([`spend_rows`]).
     pub(crate) fn add_spend(
         &self,
         tx: &Tx<'_>,
         run: RunId,
-        events: &[Event],
+        months: &[String],
+        micros: &[i64],
     ) -> Result<(), StoreError> {
-        for event in events {
-            if let EventKind::ModelCall { ledger, .. } = &event.kind
-                && let Some(month) = event.at.get(..7)
-            {
-                let micros = ledger
-                    .as_ref()
-                    .and_then(|l| l.cost_micros)
-                    .map_or(0, |m| i64::try_from(m).unwrap_or(i64::MAX));
-                tx.execute(
-                    "adding up spend",
-                    "INSERT INTO spend (month, project, micros, calls)
-                     SELECT $1, project, $3, 1 FROM runs WHERE id = $2
-                     ON CONFLICT (month, project) DO UPDATE
-                     SET micros = spend.micros + EXCLUDED.micros, calls = spend.calls + 1",
-                    &[&month, &run.0, &micros],
-                )?;
-            }
+        if months.is_empty() {
+            return Ok(());
         }
+        tx.execute(
+            "adding up spend",
+            "INSERT INTO spend (month, project, micros, calls)
+             SELECT s.month, r.project, SUM(s.micros)::bigint, COUNT(*)
+             FROM runs r, unnest($2::text[], $3::bigint[]) AS s(month, micros)
+             WHERE r.id = $1
+             GROUP BY s.month, r.project
+             ON CONFLICT (month, project) DO UPDATE
+             SET micros = spend.micros + EXCLUDED.micros, calls = spend.calls + EXCLUDED.calls",
+            &[&run.0, &months, &micros],
+        )?;
         Ok(())
     }
+}
+
+/// The model calls among `events` as spend rows: each one's month (`YYYY-MM` of its time) and
+/// cost in micro-dollars (0 when unknown), in two lists.
+pub(crate) fn spend_rows(events: &[Event]) -> (Vec<String>, Vec<i64>) {
+    let mut rows = (Vec::new(), Vec::new());
+    for event in events {
+        if let EventKind::ModelCall { ledger, .. } = &event.kind
+            && let Some(month) = event.at.get(..7)
+        {
+            let micros = ledger
+                .as_ref()
+                .and_then(|l| l.cost_micros)
+                .map_or(0, |m| i64::try_from(m).unwrap_or(i64::MAX));
+            rows.0.push(month.to_owned());
+            rows.1.push(micros);
+        }
+    }
+    rows
 }
 
 /// `events` as the JSON texts the events table holds.

@@ -14,7 +14,10 @@
 //! back; the call that met the dead connection fails and says so. The URL's password is never
 //! shown: errors and [`PgStore::shown`] use [`redact`].
 
+mod batch;
+mod commit;
 mod events;
+mod journal;
 mod ledgers;
 mod lock;
 mod schema;
@@ -59,6 +62,8 @@ pub struct PgStore {
     project: Option<String>,
     conn: Mutex<Option<Conn>>,
     blobs: Blobs,
+    /// The head of each run this store last wrote, for a step's one-statement write.
+    heads: commit::Heads,
     /// The run locks this process holds through this store, to take again after a restart.
     held: Mutex<Vec<lock::HeldLock>>,
 }
@@ -143,6 +148,7 @@ impl PgStore {
             reconnect_for: DEFAULT_RECONNECT_FOR,
             conn: Mutex::new(None),
             blobs: Blobs::default(),
+            heads: commit::Heads::default(),
             held: Mutex::new(Vec::new()),
         };
         {
@@ -193,6 +199,7 @@ impl PgStore {
             // A server that went away may come back without its last commits (a failover to a
             // replica): blobs remembered as written are asked about again.
             self.blobs.forget_known();
+            self.heads.clear();
             let client = self.connect()?;
             *guard = Some(Conn {
                 client,
@@ -359,6 +366,22 @@ pub(crate) fn is_retryable(e: &postgres::Error) -> bool {
         e.code(),
         Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE
     )
+}
+
+/// Whether `e` is PostgreSQL refusing a row whose key another transaction took (a one-statement
+/// write then leaves the work to a transaction that looks under the run's lock).
+pub(crate) fn is_unique_violation(e: &StoreError) -> bool {
+    let StoreError::Backend {
+        source: Some(source),
+        ..
+    } = e
+    else {
+        return false;
+    };
+    source
+        .downcast_ref::<postgres::Error>()
+        .and_then(postgres::Error::code)
+        .is_some_and(|c| *c == SqlState::UNIQUE_VIOLATION)
 }
 
 /// A PostgreSQL failure as a store error: what gavel was doing, where, and the server's words.

@@ -7,8 +7,7 @@ use gavel_core::{
 };
 use postgres::Row;
 
-use super::events::{append_events, event_json};
-use super::{PgStore, Tx, lock, schema};
+use super::{PgStore, Tx, is_unique_violation, lock, schema};
 
 impl PgStore {
     pub(super) fn corrupt(&self, message: String) -> StoreError {
@@ -71,26 +70,6 @@ impl PgStore {
         self.seq(row.ok_or(StoreError::UnknownRun(run))?.get(0))
     }
 
-    /// Like [`Self::lock_head`], with the head checkpoint's state hash (a new checkpoint's
-    /// state is stored as a delta against it), in one round trip.
-    fn lock_head_and_state(
-        &self,
-        tx: &Tx<'_>,
-        run: RunId,
-    ) -> Result<(u64, Option<ContentHash>), StoreError> {
-        let row = tx
-            .query_opt(
-                "locking a run",
-                "SELECT r.head_seq, c.state_hash FROM runs r
-                 LEFT JOIN checkpoints c ON c.run_id = r.id AND c.seq = r.head_seq
-                 WHERE r.id = $1 AND ($2::text IS NULL OR r.project = $2) FOR UPDATE OF r",
-                &[&run.0, &self.project()],
-            )?
-            .ok_or(StoreError::UnknownRun(run))?;
-        let state = row.get::<_, Option<String>>(1).map(ContentHash::from_hex);
-        Ok((self.seq(row.get(0))?, state))
-    }
-
     /// The head seq of `run`, or [`StoreError::UnknownRun`].
     fn head_seq(&self, tx: &Tx<'_>, run: RunId) -> Result<u64, StoreError> {
         let row = tx.query_opt(
@@ -116,7 +95,7 @@ impl PgStore {
             message: "a store opened for every project cannot start runs".into(),
             source: None,
         })?;
-        self.tx("creating a run", |tx| {
+        let (id, hash) = self.tx("creating a run", |tx| {
             if claim {
                 // Every claim queues on one key, so two machines cannot both pass the check.
                 tx.execute(
@@ -158,8 +137,10 @@ impl PgStore {
                  VALUES ($1, 0, NULL, NULL, $2, $3, $4, $5)",
                 &[&id, &next, &hash.as_str(), &format, &now],
             )?;
-            Ok(RunId(id))
-        })
+            Ok((RunId(id), hash))
+        })?;
+        self.heads.set(id, 0, hash);
+        Ok(id)
     }
 
     fn write_hash(
@@ -328,54 +309,7 @@ impl RunStore for PgStore {
         status: &RunStatus,
         blobs: &[NewBlob<'_>],
     ) -> Result<(), StoreError> {
-        let status = encode_status(status)?;
-        let seq = sql_seq(cp.seq)?;
-        let parent = cp.parent.map(sql_seq).transpose()?;
-        let format = i32::try_from(cp.format).map_err(|e| {
-            StoreError::backend(format!("checkpoint format {} is too large", cp.format), e)
-        })?;
-        self.tx("committing a checkpoint", |tx| {
-            let (head, head_state) = self.lock_head_and_state(tx, cp.run)?;
-            gavel_core::check_commit(cp, head)?;
-            for blob in blobs {
-                self.blobs().insert(tx, blob.bytes, blob.similar)?;
-            }
-            // A state differs from its parent's (the head's, checked above) in a few fields:
-            // store it as a delta against it.
-            let parent_state = head_state.filter(|_| parent.is_some());
-            let hash = self
-                .blobs()
-                .insert(tx, &cp.state, parent_state.as_slice())?;
-            self.add_spend(tx, cp.run, events)?;
-            // The checkpoint, its events and the run's new head in one statement (one round
-            // trip; the run's row lock is held, so the events' numbers are free).
-            let json = event_json(events)?;
-            tx.execute(
-                "writing a checkpoint",
-                concat!(
-                    append_events!(),
-                    ", checkpoint AS (
-                         INSERT INTO checkpoints (run_id, seq, parent_seq, node, next_node,
-                                                  state_hash, format, created_at)
-                         VALUES ($1, $3, $4, $5, $6, $7, $8, $9)
-                     )
-                     UPDATE runs SET status = $10, head_seq = $3, updated_at = $9 WHERE id = $1"
-                ),
-                &[
-                    &cp.run.0,
-                    &json,
-                    &seq,
-                    &parent,
-                    &cp.node,
-                    &cp.next,
-                    &hash.as_str(),
-                    &format,
-                    &cp.created_at,
-                    &status,
-                ],
-            )?;
-            Ok(())
-        })
+        self.commit_step(cp, events, status, blobs)
     }
 
     fn head(&self, id: RunId) -> Result<Option<Checkpoint>, StoreError> {
@@ -475,6 +409,11 @@ impl RunStore for PgStore {
         blobs: &[&[u8]],
         now: &str,
     ) -> Result<(), StoreError> {
+        match self.journal_fast(id, step, value, blobs, now) {
+            // Another process journaled the step meanwhile: look again under the run's lock.
+            Err(e) if is_unique_violation(&e) => {}
+            done => return done,
+        }
         self.tx("journaling a step result", |tx| {
             self.lock_head(tx, id)?;
             for bytes in blobs {

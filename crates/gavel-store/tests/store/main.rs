@@ -15,5 +15,6 @@ mod engine_control;
 mod engine_gates;
 mod forward_compat;
 mod postgres;
+mod postgres_steps;
 mod postgres_tls;
 mod sqlite_open;
