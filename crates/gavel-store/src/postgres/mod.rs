@@ -15,6 +15,7 @@
 //! shown: errors and [`PgStore::shown`] use [`redact`].
 
 mod events;
+mod find;
 mod ledgers;
 mod lock;
 mod schema;
