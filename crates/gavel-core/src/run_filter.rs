@@ -15,7 +15,7 @@ pub struct RunFilter {
     /// Runs of this workflow.
     pub workflow: Option<String>,
     /// Runs whose status has this name as stored ([`crate::RunStatus::stored_name`]:
-    /// `running`, `waiting`, `halted`, `failed`, `done`, `aborted`).
+    /// `running`, `waiting`, `halted`, `failed`, `done`, `aborted`, or a newer gavel's name).
     pub status: Option<String>,
     /// Runs created on or after this day (`YYYY-MM-DD`, UTC): `created_at >= since`, as bytes.
     pub since: Option<String>,

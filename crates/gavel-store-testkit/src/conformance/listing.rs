@@ -38,6 +38,14 @@ pub fn runs_are_found_by_filter_and_page(store: &dyn Store) {
         };
         ok("set_status", store.set_status(id, &status, &[], at));
     }
+    // A status a newer gavel wrote, its name not first: found by its stored name too.
+    let newer: RunStatus = serde_json::from_str(r#"{"reason":"ci","status":"paused_for_ci"}"#)
+        .unwrap_or_else(|e| panic!("an unknown status loads: {e}"));
+    let paused = ok(
+        "create_run",
+        store.create_run("lld", "newer", b"{}", "start", days[2]),
+    );
+    ok("set_status", store.set_status(paused, &newer, &[], days[2]));
     let all = ok("runs", store.runs());
     let some = |v: &str| Some(v.to_owned());
     let mut filters = vec![RunFilter::default()];
@@ -47,7 +55,15 @@ pub fn runs_are_found_by_filter_and_page(store: &dyn Store) {
             ..RunFilter::default()
         });
     }
-    for s in ["running", "waiting", "halted", "failed", "done", "aborted"] {
+    for s in [
+        "running",
+        "waiting",
+        "halted",
+        "failed",
+        "done",
+        "aborted",
+        "paused_for_ci",
+    ] {
         filters.push(RunFilter {
             status: some(s),
             ..RunFilter::default()
@@ -85,6 +101,16 @@ pub fn runs_are_found_by_filter_and_page(store: &dyn Store) {
             );
         }
     }
+    let by_name = RunFilter {
+        status: some("paused_for_ci"),
+        ..RunFilter::default()
+    };
+    let found = ok("find_runs", store.find_runs(&by_name, 0, 50));
+    assert_eq!(
+        found.runs.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [paused],
+        "a status in another key order is still read"
+    );
     assert_eq!(
         ok("workflows", store.workflows()),
         ["change-plan", "issue", "lld"]

@@ -3,20 +3,23 @@
 //!
 //! The conditions are [`RunFilter::matches`] in SQL: dates compare as bytes (`COLLATE "C"`,
 //! whatever the database's collation), and a run's status name is its stored JSON's `status`
-//! field.
+//! field (see [`crate::status_name`] for how it is read without parsing every status).
 
 use gavel_core::{RunFilter, RunPage, StoreError};
 
 use super::PgStore;
+use crate::status_name::status_prefix;
 
 /// The runs of project `$1` (every project's when NULL) matching `$2` workflow, `$3` stored
-/// status name, `$4` since and `$5` until (each NULL for any).
+/// status name (`$6`: its [`status_prefix`]), `$4` since and `$5` until (each NULL for any).
 macro_rules! matching {
     () => {
         "FROM runs
          WHERE ($1::text IS NULL OR project = $1)
            AND ($2::text IS NULL OR workflow = $2)
-           AND ($3::text IS NULL OR status::json->>'status' = $3)
+           AND ($3::text IS NULL OR CASE WHEN left(status, 11) = '{\"status\":\"'
+                                         THEN left(status, length($6)) = $6
+                                         ELSE status::json->>'status' = $3 END)
            AND ($4::text IS NULL OR created_at COLLATE \"C\" >= $4)
            AND ($5::text IS NULL
                 OR (length(created_at) >= 10 AND left(created_at, 10) COLLATE \"C\" <= $5))"
@@ -35,6 +38,7 @@ impl PgStore {
         let project = self.project();
         let (workflow, status) = (filter.workflow.as_deref(), filter.status.as_deref());
         let (since, until) = (filter.since.as_deref(), filter.until.as_deref());
+        let prefix = filter.status.as_deref().map(status_prefix);
         // Each query on its own, as every read here: a run created between the two is at most
         // counted and not listed, or the other way round.
         let (matched, rows) = self.read("listing runs", |tx| {
@@ -42,7 +46,7 @@ impl PgStore {
                 .query_opt(
                     "counting runs",
                     concat!("SELECT COUNT(*) ", matching!()),
-                    &[&project, &workflow, &status, &since, &until],
+                    &[&project, &workflow, &status, &since, &until, &prefix],
                 )?
                 .map_or(0, |row| row.get(0));
             if limit == 0 || offset >= matched {
@@ -53,10 +57,10 @@ impl PgStore {
                 concat!(
                     "SELECT id, workflow, slug, status, created_at, updated_at, head_seq ",
                     matching!(),
-                    " ORDER BY id DESC LIMIT $6 OFFSET $7"
+                    " ORDER BY id DESC LIMIT $7 OFFSET $8"
                 ),
                 &[
-                    &project, &workflow, &status, &since, &until, &limit, &offset,
+                    &project, &workflow, &status, &since, &until, &prefix, &limit, &offset,
                 ],
             )?;
             Ok((matched, rows))

@@ -2,18 +2,22 @@
 //! page of `gavel ui` decodes the 50 runs it shows, not every run of the store.
 //!
 //! The conditions are [`RunFilter::matches`] in SQL: TEXT compares as bytes in SQLite (the
-//! BINARY collation), and a run's status name is its stored JSON's `status` field.
+//! BINARY collation), and a run's status name is its stored JSON's `status` field (see
+//! [`crate::status_name`] for how it is read without parsing every status).
 
 use gavel_core::{RunFilter, RunPage, RunRecord, StoreError};
 use rusqlite::params;
 
 use super::{RUN_COLUMNS, SqliteStore, raw_run};
+use crate::status_name::status_prefix;
 
-/// The runs matching `?1` workflow, `?2` stored status name, `?3` since and `?4` until (each
-/// NULL for any).
+/// The runs matching `?1` workflow, `?2` stored status name (`?5`: its [`status_prefix`]), `?3`
+/// since and `?4` until (each NULL for any).
 const MATCHING: &str = "FROM runs
      WHERE (?1 IS NULL OR workflow = ?1)
-       AND (?2 IS NULL OR json_extract(status, '$.status') = ?2)
+       AND (?2 IS NULL OR CASE WHEN substr(status, 1, 11) = '{\"status\":\"'
+                               THEN substr(status, 1, length(?5)) = ?5
+                               ELSE json_extract(status, '$.status') = ?2 END)
        AND (?3 IS NULL OR created_at >= ?3)
        AND (?4 IS NULL OR (length(created_at) >= 10 AND substr(created_at, 1, 10) <= ?4))";
 
@@ -26,7 +30,14 @@ impl SqliteStore {
     ) -> Result<RunPage, StoreError> {
         let offset = i64::try_from(offset).unwrap_or(i64::MAX);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let f = params![filter.workflow, filter.status, filter.since, filter.until];
+        let prefix = filter.status.as_deref().map(status_prefix);
+        let f = params![
+            filter.workflow,
+            filter.status,
+            filter.since,
+            filter.until,
+            prefix
+        ];
         let mut conn = self.conn();
         // One read transaction: the count and the page see the same runs.
         let tx = self.read_tx(&mut conn)?;
@@ -38,7 +49,7 @@ impl SqliteStore {
             Vec::new()
         } else {
             tx.prepare_cached(&format!(
-                "SELECT {RUN_COLUMNS} {MATCHING} ORDER BY id DESC LIMIT ?5 OFFSET ?6"
+                "SELECT {RUN_COLUMNS} {MATCHING} ORDER BY id DESC LIMIT ?6 OFFSET ?7"
             ))
             .and_then(|mut stmt| {
                 stmt.query_map(
@@ -47,6 +58,7 @@ impl SqliteStore {
                         filter.status,
                         filter.since,
                         filter.until,
+                        prefix,
                         limit,
                         offset
                     ],
