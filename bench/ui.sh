@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Benchmark (issue 17): how fast `gavel ui` answers with a long history. A repository whose store
-# holds N fabricated runs (`gavel-bench history`: checkpoints, model calls, journal) plus three
-# real scripted brief -> issue runs; `gavel ui` serves it and curl times each page over HTTP
-# (medians of 5 after a warm-up): the runs page (newest, filtered, the oldest page), a run page,
-# a draft's page with its diff, the spend page; then `gavel report RUN --html` as a process.
+# Benchmark (issues 17 and 34): how fast `gavel ui` answers with a long history, on SQLite and on
+# PostgreSQL (a throwaway cluster on a unix socket, bench/pg.sh). For each store, a repository
+# whose store holds N fabricated runs (`gavel-bench history`: checkpoints, model calls, journal)
+# plus three real scripted brief -> issue runs; `gavel ui` serves it and curl times each page over
+# HTTP (medians of 5 after a warm-up): the runs page (newest, filtered, the oldest page), a run
+# page, a draft's page with its diff, the spend page; then `gavel report RUN --html` as a process.
 #
 #   bash bench/ui.sh            # 10,000 earlier runs
 #   bash bench/ui.sh --quick    # 100 earlier runs, medians of 3 (CI: the harness)
@@ -26,50 +27,66 @@ command -v curl > /dev/null || { echo "curl is needed" >&2; exit 1; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-ui-XXXXXX")"
 ui_pid=""
-# Runs under `set -e` as the EXIT trap: nothing in it may fail the script (the server's own
-# exit status after the kill is 143).
-cleanup() {
+# shellcheck source=bench/pg.sh
+source bench/pg.sh
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+stop_ui() {
   if [ -n "$ui_pid" ]; then
     kill "$ui_pid" 2> /dev/null || true
     wait "$ui_pid" 2> /dev/null || true
+    ui_pid=""
   fi
+}
+# Runs under `set -e` as the EXIT trap: nothing in it may fail the script (the server's own
+# exit status after the kill is 143).
+cleanup() {
+  stop_ui
+  pg_stop
   rm -rf "$work" 2> /dev/null || { sleep 1; rm -rf "$work" || true; }
 }
 trap cleanup EXIT
-# shellcheck source=bench/lib.sh
-source bench/lib.sh
 bench_home "$work"
+pg_start "$work/pg"
 
-repo="$work/repo"
-mkdir -p "$repo" && cd "$repo"
-git init -q -b main
-"$gavel" init > /dev/null
-{
-  echo 'drafter:'
-  echo '  - text: "# Add dark mode\n\n**Labels:** enhancement\n\n## Why\nToo bright.\n"'
-  echo '    cost_usd: 0.01'
-  echo '  - text: "# Add dark mode\n\n**Labels:** enhancement\n\n## Why\nToo bright at night.\n"'
-  echo '    cost_usd: 0.01'
-  echo 'reviewer:'
-  echo '  - text: "```json\n{\"verdict\": \"REVISE\", \"findings\": [\"say when\"]}\n```\n"'
-  echo '  - text: "```json\n{\"verdict\": \"APPROVED\", \"findings\": []}\n```\n"'
-} > script.yaml
-sed -i -e 's|^drafter = .*|drafter = "scripted:script.yaml"|' -e 's|^reviewer = .*|reviewer = "scripted:script.yaml"|' gavel.toml
-printf '.gavel/\nscript.yaml*\n' >> .gitignore
-"$bench" history "$n" --repo "$repo" > /dev/null
-git add -A && git commit -q -m "history of $n runs"
-for i in 1 2 3; do
-  printf '# Idea %s\n\nPeople want a dark mode.\n' "$i" > "ideas/active/idea-$i.md"
-  rm -f script.yaml.calls.jsonl
-  "$gavel" issue "ideas/active/idea-$i.md" --auto > /dev/null 2>&1
-done
-last=$(( n + 3 ))
-
-"$gavel" ui > "$work/ui.out" 2> /dev/null &
-ui_pid=$!
-for _ in $(seq 1 100); do [ -s "$work/ui.out" ] && break; sleep 0.05; done
-url=$(head -1 "$work/ui.out")
-[ -n "$url" ] || { echo "gavel ui printed no URL" >&2; exit 1; }
+# The repository of one store, its history filled and three real runs made; leaves the shell
+# in it.
+new_repo() {
+  local backend="$1" repo="$work/$1"
+  mkdir -p "$repo" && cd "$repo"
+  git init -q -b main
+  git remote add origin "https://bench.invalid/ui/$backend.git"
+  "$gavel" init > /dev/null
+  {
+    echo 'drafter:'
+    echo '  - text: "# Add dark mode\n\n**Labels:** enhancement\n\n## Why\nToo bright.\n"'
+    echo '    cost_usd: 0.01'
+    echo '  - text: "# Add dark mode\n\n**Labels:** enhancement\n\n## Why\nToo bright at night.\n"'
+    echo '    cost_usd: 0.01'
+    echo 'reviewer:'
+    echo '  - text: "```json\n{\"verdict\": \"REVISE\", \"findings\": [\"say when\"]}\n```\n"'
+    echo '  - text: "```json\n{\"verdict\": \"APPROVED\", \"findings\": []}\n```\n"'
+  } > script.yaml
+  sed -i -e 's|^drafter = .*|drafter = "scripted:script.yaml"|' -e 's|^reviewer = .*|reviewer = "scripted:script.yaml"|' gavel.toml
+  printf '.gavel/\nscript.yaml*\n' >> .gitignore
+  if [ "$backend" = postgres ]; then
+    GAVEL_DATABASE_URL="$(pg_createdb ui)"
+    export GAVEL_DATABASE_URL
+    # Filling the history is not what is measured: it skips waiting for each commit's flush.
+    "$bench" history "$n" --repo "$repo" --db-url "$GAVEL_DATABASE_URL?options=-c%20synchronous_commit%3Doff" \
+      --project "bench.invalid/ui/$backend" > /dev/null
+  else
+    unset GAVEL_DATABASE_URL
+    "$bench" history "$n" --repo "$repo" > /dev/null
+  fi
+  git add -A && git commit -q -m "history of $n runs"
+  for i in 1 2 3; do
+    printf '# Idea %s\n\nPeople want a dark mode.\n' "$i" > "ideas/active/idea-$i.md"
+    rm -f script.yaml.calls.jsonl
+    "$gavel" issue "ideas/active/idea-$i.md" --auto > /dev/null 2>&1 \
+      || { echo "$backend: run $i failed" >&2; "$gavel" issue "ideas/active/idea-$i.md" --auto; exit 1; }
+  done
+}
 
 page() {
   local path="$1" times=() code
@@ -80,31 +97,46 @@ page() {
   done
   median "${times[@]}"
 }
-pages=$(( (last + 49) / 50 ))
-draft=$(curl -s "${url}runs/$last/index.html" | grep -o 'files/[0-9]*\.html">[0-9]*-draft.md' | tail -1 | cut -d'"' -f1)
-[ -n "$draft" ] || { echo "no draft on run $last's page" >&2; exit 1; }
 
-# Each page is timed into a variable first: a failing `page` inside an `echo`'s arguments
-# would not stop the script under `set -e`.
-newest=$(page index.html)
-filtered=$(page 'index.html?status=done&since=2026-01-01')
-oldest=$(page "index.html?page=$pages")
-run_page=$(page "runs/$last/index.html")
-draft_page=$(page "runs/$last/$draft")
-spend=$(page spend.html)
-echo "| page ($last runs in the store, gavel ui over HTTP) | ms (median of $reps) |"
-echo "|---|---|"
-echo "| runs, newest 50 | $newest |"
-echo "| runs, status=done, 2026 | $filtered |"
-echo "| runs, the oldest page ($pages) | $oldest |"
-echo "| a run (#$last: 2 rounds, 4 calls) | $run_page |"
-echo "| its second draft, with its diff | $draft_page |"
-echo "| spend by day, workflow and role | $spend |"
-times=()
-for i in $(seq 1 "$reps"); do
-  rm -rf "$work/report"
-  start=$EPOCHREALTIME
-  "$gavel" report "$last" --html "$work/report" > /dev/null 2>&1 || { echo "gavel report $last failed" >&2; exit 1; }
-  times+=("$(ms_since "$start")")
+last=$(( n + 3 ))
+pages=$(( (last + 49) / 50 ))
+declare -A ms
+for backend in sqlite postgres; do
+  new_repo "$backend"
+  "$gavel" ui > "$work/ui.out" 2> /dev/null &
+  ui_pid=$!
+  for _ in $(seq 1 100); do [ -s "$work/ui.out" ] && break; sleep 0.05; done
+  url=$(head -1 "$work/ui.out")
+  [ -n "$url" ] || { echo "gavel ui printed no URL" >&2; exit 1; }
+  draft=$(curl -s "${url}runs/$last/index.html" | grep -o 'files/[0-9]*\.html">[0-9]*-draft.md' | tail -1 | cut -d'"' -f1)
+  [ -n "$draft" ] || { echo "no draft on run $last's page" >&2; exit 1; }
+  # Each page is timed into a variable first: a failing `page` inside an assignment's
+  # arguments would not stop the script under `set -e`.
+  t=$(page index.html); ms[$backend,newest]=$t
+  t=$(page 'index.html?status=done&since=2026-01-01'); ms[$backend,filtered]=$t
+  t=$(page "index.html?page=$pages"); ms[$backend,oldest]=$t
+  t=$(page "runs/$last/index.html"); ms[$backend,run]=$t
+  t=$(page "runs/$last/$draft"); ms[$backend,draft]=$t
+  t=$(page spend.html); ms[$backend,spend]=$t
+  stop_ui
+  times=()
+  for i in $(seq 1 "$reps"); do
+    rm -rf "$work/report"
+    start=$EPOCHREALTIME
+    "$gavel" report "$last" --html "$work/report" > /dev/null 2>&1 || { echo "gavel report $last failed" >&2; exit 1; }
+    times+=("$(ms_since "$start")")
+  done
+  ms[$backend,report]=$(median "${times[@]}")
+  cd "$work"
 done
-echo "| gavel report $last --html DIR (whole process) | $(median "${times[@]}") |"
+
+row() { echo "| $1 | ${ms[sqlite,$2]} | ${ms[postgres,$2]} |"; }
+echo "| page ($last runs in the store, gavel ui over HTTP), ms (median of $reps) | SQLite | PostgreSQL |"
+echo "|---|---|---|"
+row "runs, newest 50" newest
+row "runs, status=done, 2026" filtered
+row "runs, the oldest page ($pages)" oldest
+row "a run (#$last: 2 rounds, 4 calls)" run
+row "its second draft, with its diff" draft
+row "spend by day, workflow and role" spend
+row "gavel report $last --html DIR (whole process)" report

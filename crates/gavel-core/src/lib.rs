@@ -19,6 +19,7 @@ mod gate;
 mod hash;
 mod key;
 mod run;
+mod run_filter;
 mod spend;
 mod store;
 
@@ -33,7 +34,8 @@ pub use gate::{Choice, Confirm, GateAnswer, GateRequest, Presentation};
 pub use hash::ContentHash;
 pub use key::random_key;
 pub use run::{CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
-pub use spend::Spend;
+pub use run_filter::{RunFilter, RunPage};
+pub use spend::{Spend, SpendTotal, spend_totals_of};
 pub use store::{
     AuditStore, LockInfo, NewBlob, RunLock, RunStore, SpendStore, Store, StoreError, check_commit,
     model_call_events_of, month_cost, spent_in_month_of,

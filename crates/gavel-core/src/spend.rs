@@ -1,12 +1,23 @@
-//! What a run keeps of its model calls in its own state: their count, their cost and its
-//! budget.
+//! What model calls cost, as a run keeps it and as a store adds it up.
 //!
 //! Every workflow's state embeds [`Spend`] (flattened, so the fields sit at the state's top
-//! level, where older checkpoints have them). That makes it the one part of a workflow's state
-//! others may read: the report shows a run's budget against its spend from the run's newest
-//! checkpoint ([`Spend::of_state`]) without knowing the workflow's state type.
+//! level, where older checkpoints have them): the calls' count, their cost and the run's budget.
+//! That makes it the one part of a workflow's state others may read: the report shows a run's
+//! budget against its spend from the run's newest checkpoint ([`Spend::of_state`]) without
+//! knowing the workflow's state type.
+//!
+//! Across runs, a store answers the spend page with [`SpendTotal`]s (by day, workflow and role)
+//! it keeps as calls are recorded ([`crate::SpendStore::spend_totals`]), instead of every call's
+//! event being read and decoded; [`spend_totals_of`] computes the same from the runs' timelines
+//! (the default, and the reference the stores are tested against).
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+use crate::event::EventKind;
+use crate::run::RunId;
+use crate::store::{RunStore, SpendStore, StoreError};
 
 /// The spend fields of a workflow's state.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +39,69 @@ impl Spend {
     pub fn of_state(state: &[u8]) -> Option<Self> {
         serde_json::from_slice(state).ok()
     }
+}
+
+/// What the model calls of one day, workflow and role cost, over every run of a store.
+///
+/// A call counts once, as its run's ledger numbers it: a node replayed after a crash records
+/// its call again with the same number, and the last record wins (its time, role and cost).
+/// The day is the first 10 characters of that record's time (UTC).
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SpendTotal {
+    pub day: String,
+    pub workflow: String,
+    pub role: String,
+    /// Calls counted (never 0: a total without calls is not listed).
+    pub calls: u64,
+    /// Calls whose cost is unknown (no reported cost and no price): counted, adding nothing.
+    pub unpriced: u64,
+    /// What the priced calls cost, in micro-USD.
+    pub micros: u64,
+}
+
+/// [`SpendStore::spend_totals`] computed from the runs' model-call events
+/// ([`SpendStore::model_call_events`]), sorted by day, workflow and role.
+pub fn spend_totals_of(
+    store: &(impl RunStore + SpendStore + ?Sized),
+) -> Result<Vec<SpendTotal>, StoreError> {
+    let workflows: BTreeMap<RunId, String> = store
+        .runs()?
+        .into_iter()
+        .map(|r| (r.id, r.workflow))
+        .collect();
+    // Each run's calls by number, the last record winning: (day, role, cost).
+    let mut calls: BTreeMap<(RunId, u32), (String, String, Option<u64>)> = BTreeMap::new();
+    for (run, event) in store.model_call_events()? {
+        if let EventKind::ModelCall {
+            role,
+            ledger: Some(ledger),
+            ..
+        } = event.kind
+        {
+            let day = event.at.get(..10).unwrap_or(&event.at).to_owned();
+            calls.insert((run, ledger.n), (day, role, ledger.cost_micros));
+        }
+    }
+    let mut totals: BTreeMap<(String, String, String), SpendTotal> = BTreeMap::new();
+    for ((run, _), (day, role, cost)) in calls {
+        let Some(workflow) = workflows.get(&run) else {
+            continue;
+        };
+        let total = totals
+            .entry((day.clone(), workflow.clone(), role.clone()))
+            .or_insert_with(|| SpendTotal {
+                day,
+                workflow: workflow.clone(),
+                role,
+                ..SpendTotal::default()
+            });
+        total.calls += 1;
+        match cost {
+            Some(c) => total.micros = total.micros.saturating_add(c),
+            None => total.unpriced += 1,
+        }
+    }
+    Ok(totals.into_values().collect())
 }
 
 #[cfg(test)]

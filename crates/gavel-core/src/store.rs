@@ -25,6 +25,8 @@ use serde::{Deserialize, Serialize};
 use crate::event::Event;
 use crate::hash::ContentHash;
 use crate::run::{CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
+use crate::run_filter::{RunFilter, RunPage};
+use crate::spend::SpendTotal;
 
 /// What the model calls among `events` made in month `month` (`YYYY-MM`) cost, in micro-USD.
 pub fn month_cost(events: &[Event], month: &str) -> u64 {
@@ -191,6 +193,28 @@ pub trait RunStore: Send + Sync {
         Ok(runs)
     }
 
+    /// The runs `filter` matches, newest first, skipping `offset` of them and keeping at most
+    /// `limit`, with how many match in all: a listing's page without reading every run. The
+    /// default filters [`Self::runs`] ([`RunFilter::page_of`]); the stores select and count in
+    /// one query each.
+    fn find_runs(
+        &self,
+        filter: &RunFilter,
+        offset: usize,
+        limit: usize,
+    ) -> Result<RunPage, StoreError> {
+        Ok(filter.page_of(self.runs()?, offset, limit))
+    }
+
+    /// The workflows this store has runs of, each once, sorted: what a listing offers to
+    /// filter by.
+    fn workflows(&self) -> Result<Vec<String>, StoreError> {
+        let mut names: Vec<String> = self.runs()?.into_iter().map(|r| r.workflow).collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
     /// Calls `wait` once: something slow the caller does outside the store (a git commit),
     /// during which the store may do its housekeeping on another thread, done by the time this
     /// returns. The default just calls `wait`.
@@ -324,7 +348,8 @@ pub trait AuditStore: Send + Sync {
 /// The spend ledger across a store's runs: what the model calls cost.
 ///
 /// The answers follow from the runs' timelines ([`RunStore::events`]); a store without a
-/// faster way gives [`spent_in_month_of`] and [`model_call_events_of`], which read every run.
+/// faster way gives [`spent_in_month_of`], [`model_call_events_of`] and
+/// [`crate::spend_totals_of`], which read every run.
 pub trait SpendStore: Send + Sync {
     /// What the model calls recorded in calendar month `month` (`YYYY-MM`, by their events'
     /// UTC time) cost, in micro-USD, over every run this store can see: a team's monthly
@@ -335,6 +360,12 @@ pub trait SpendStore: Send + Sync {
     /// then in timeline order (replays included, as in each run's events): what a spend report
     /// needs without reading every other event. A store may select the calls in one query.
     fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError>;
+
+    /// What the model calls of this store's runs cost by day, workflow and role, each call
+    /// counted once (see [`SpendTotal`]), in any order: the spend page. The SQLite and
+    /// PostgreSQL stores keep these totals as calls are recorded, so the answer does not grow
+    /// with the number of calls; [`crate::spend_totals_of`] computes them from the timelines.
+    fn spend_totals(&self) -> Result<Vec<SpendTotal>, StoreError>;
 }
 
 /// Everything a store keeps: runs, audit lines and spend. Implemented for every type that is

@@ -14,6 +14,7 @@ pub(crate) mod markdown;
 mod pages;
 pub mod query;
 pub mod site;
+mod spend;
 pub mod view;
 
 pub use changes::ChangeCard;

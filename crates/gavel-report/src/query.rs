@@ -1,7 +1,8 @@
 //! The runs page's filters (workflow, status, creation dates) and paging, checked before
-//! anything is read: a bad value is refused with what was expected.
+//! anything is read: a bad value is refused with what was expected. The store selects the
+//! page and counts the matches ([`RunStore::find_runs`]), so a page reads 50 runs, not all.
 
-use gavel_core::{RunRecord, RunStore};
+use gavel_core::{RunFilter, RunRecord, RunStore};
 use serde::Deserialize;
 
 use crate::error::ReportError;
@@ -89,35 +90,19 @@ impl RunsQuery {
         let since = day("since", nonempty(&self.since))?;
         let until = day("until", nonempty(&self.until))?;
         let page = self.page.unwrap_or(1).max(1);
-        let all = store.runs()?;
-        let mut workflows: Vec<String> = all.iter().map(|r| r.workflow.clone()).collect();
-        workflows.sort();
-        workflows.dedup();
-        let mut matched: Vec<RunRecord> = all
-            .into_iter()
-            .filter(|r| workflow.is_none_or(|w| r.workflow == w))
-            .filter(|r| status.is_none_or(|s| r.status.name() == s))
-            .filter(|r| since.as_deref().is_none_or(|d| r.created_at.as_str() >= d))
-            .filter(|r| {
-                until
-                    .as_deref()
-                    .is_none_or(|d| r.created_at.get(..10).is_some_and(|c| c <= d))
-            })
-            .collect();
-        matched.reverse();
-        let count = matched.len();
-        let pages = count.div_ceil(PAGE_SIZE).max(1);
-        let runs = matched
-            .into_iter()
-            .skip((page - 1).saturating_mul(PAGE_SIZE))
-            .take(PAGE_SIZE)
-            .collect();
+        let filter = RunFilter {
+            workflow: workflow.map(str::to_owned),
+            status: status.map(str::to_owned),
+            since,
+            until,
+        };
+        let found = store.find_runs(&filter, (page - 1).saturating_mul(PAGE_SIZE), PAGE_SIZE)?;
         Ok(RunsPage {
-            runs,
+            pages: found.matched.div_ceil(PAGE_SIZE).max(1),
+            runs: found.runs,
             page,
-            pages,
-            matched: count,
-            workflows,
+            matched: found.matched,
+            workflows: store.workflows()?,
         })
     }
 

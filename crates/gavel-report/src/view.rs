@@ -1,19 +1,18 @@
-//! What the pages show, read from a store (a [`RunStore`]; the spend page also asks for its
-//! [`SpendStore`]): a run's path through its graph, its timeline, gates, model calls and spend,
-//! its lineage files (drafts with their diffs, verdicts: by the [`ArtifactKind`] each file's
-//! workflow declared, never by its name), and the diff-gate decisions it journaled. Only reads;
-//! every text here is still untrusted and is escaped (or rendered by [`crate::markdown`]) by
-//! the templates.
+//! What the pages show, read from a store (a [`RunStore`]; the spend page, [`crate::spend`],
+//! also asks for its `SpendStore`): a run's path through its graph, its timeline, gates, model
+//! calls and spend, its lineage files (drafts with their diffs, verdicts: by the
+//! [`ArtifactKind`] each file's workflow declared, never by its name), and the diff-gate
+//! decisions it journaled. Only reads; every text here is still untrusted and is escaped (or
+//! rendered by [`crate::markdown`]) by the templates.
 
-use std::collections::BTreeMap;
-
-use gavel_core::{ArtifactKind, ContentHash, Event, EventKind, RunId, RunStore, SpendStore};
+use gavel_core::{ArtifactKind, ContentHash, Event, EventKind, RunId, RunStore};
 use gavel_diffgate::AuditEvent;
 
 use crate::diff::{self, DiffLine};
 use crate::error::ReportError;
 use crate::ledger::{self, CallRow};
 use crate::listing::{self, RunRow};
+pub use crate::spend::{SpendView, spend_view};
 
 /// An edge of the graph the run took, with how often.
 #[derive(Debug, Clone)]
@@ -461,91 +460,6 @@ fn audits(store: &dyn RunStore, id: RunId) -> Result<Vec<AuditItem>, ReportError
         });
     }
     Ok(out)
-}
-
-/// Spend totals grouped by a key, largest first, for the charts.
-#[derive(Debug, Clone, Default)]
-pub struct SpendView {
-    pub by_day: Vec<(String, u64)>,
-    pub by_workflow: Vec<(String, u64)>,
-    pub by_role: Vec<(String, u64)>,
-    pub total_micros: u64,
-    pub calls: u64,
-    /// Calls whose cost is unknown (no reported cost and no price): counted, adding nothing.
-    pub unpriced: u64,
-    pub runs: usize,
-}
-
-/// Spend over every run of the store (or only the runs `only` names), in micro-USD.
-pub fn spend_view<S: RunStore + SpendStore + ?Sized>(
-    store: &S,
-    only: Option<&[RunId]>,
-) -> Result<SpendView, ReportError> {
-    let mut day: BTreeMap<String, u64> = BTreeMap::new();
-    let mut workflow: BTreeMap<String, u64> = BTreeMap::new();
-    let mut role: BTreeMap<String, u64> = BTreeMap::new();
-    let mut view = SpendView::default();
-    let runs: Vec<_> = match only {
-        None => store.runs()?,
-        Some(ids) => {
-            let mut runs = Vec::new();
-            for id in ids {
-                runs.extend(store.run(*id)?);
-            }
-            runs
-        }
-    };
-    view.runs = runs.len();
-    // Every run's calls: one query over the whole store, or each chosen run's timeline.
-    let events: Vec<(RunId, gavel_core::Event)> = match only {
-        None => store.model_call_events()?,
-        Some(_) => {
-            let mut events = Vec::new();
-            for run in &runs {
-                events.extend(store.events(run.id)?.into_iter().map(|e| (run.id, e)));
-            }
-            events
-        }
-    };
-    let workflows: BTreeMap<RunId, &str> =
-        runs.iter().map(|r| (r.id, r.workflow.as_str())).collect();
-    // Each run's calls as its ledger counts them (a replay's second record replaces the
-    // first); the events come grouped by run.
-    let mut total = ledger::Totals::default();
-    let mut rest = events.as_slice();
-    while let Some((run, _)) = rest.first() {
-        let run = *run;
-        let end = rest
-            .iter()
-            .position(|(r, _)| *r != run)
-            .unwrap_or(rest.len());
-        let (of_run, after) = rest.split_at(end);
-        rest = after;
-        let Some(w) = workflows.get(&run) else {
-            continue;
-        };
-        for call in ledger::calls(of_run.iter().map(|(_, e)| e)) {
-            total.add(&call.ledger);
-            let cost = call.ledger.cost_micros.unwrap_or(0);
-            let d = call.at.get(..10).unwrap_or(&call.at).to_owned();
-            *day.entry(d).or_default() += cost;
-            *workflow.entry((*w).to_owned()).or_default() += cost;
-            *role.entry(call.role).or_default() += cost;
-        }
-    }
-    view.calls = u64::from(total.calls);
-    view.unpriced = u64::from(total.unpriced_calls);
-    view.total_micros = total.cost_micros;
-    view.by_day = day.into_iter().collect();
-    view.by_workflow = sorted(workflow);
-    view.by_role = sorted(role);
-    Ok(view)
-}
-
-fn sorted(m: BTreeMap<String, u64>) -> Vec<(String, u64)> {
-    let mut v: Vec<(String, u64)> = m.into_iter().collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    v
 }
 
 #[cfg(test)]

@@ -275,3 +275,114 @@ fn the_kinds_workflows_declare_decide_what_is_a_version_of_what_not_file_names()
     assert_eq!(previous(3), None, "feedback has no versions");
     assert_eq!(previous(5), Some(4), "a verdict follows the verdict before");
 }
+
+/// The stores the spend and runs pages are checked on: memory, SQLite and PostgreSQL.
+fn every_store(dir: &std::path::Path) -> Vec<(&'static str, Box<dyn gavel_core::Store>)> {
+    let sqlite = gavel_store::SqliteStore::open(&dir.join("gavel.db")).expect("sqlite");
+    let url = gavel_store_testkit::TempPostgres::shared().fresh_database();
+    let postgres = gavel_store::PgStore::open(&url).expect("postgres");
+    vec![
+        ("memory", Box::new(MemoryStore::default())),
+        ("sqlite", Box::new(sqlite)),
+        ("postgres", Box::new(postgres)),
+    ]
+}
+
+#[test]
+fn the_spend_page_from_the_stores_totals_equals_the_one_added_up_from_every_timeline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, store) in every_store(dir.path()) {
+        let runs = gavel_store_testkit::conformance::record_spend_fixture(store.as_ref());
+        let kept = gavel_report::view::spend_view(store.as_ref(), None).expect("totals");
+        // What the page showed before the stores kept totals: every run's calls, added up
+        // from their events by the ledger's rule.
+        let added_up = gavel_report::view::spend_view(store.as_ref(), Some(&runs)).expect("events");
+        assert_eq!(kept, added_up, "{name}");
+        assert_eq!(
+            (kept.runs, kept.calls, kept.unpriced, kept.total_micros),
+            (5, 7, 2, 1_000_419),
+            "{name}"
+        );
+        assert_eq!(
+            kept.by_workflow,
+            [
+                ("change-plan".to_owned(), 1_000_000),
+                ("issue".to_owned(), 350),
+                ("lld".to_owned(), 69)
+            ],
+            "{name}"
+        );
+        let site = Site::new(store.as_ref(), SiteMode::Served);
+        let page = site.spend_page(None).expect("the page");
+        assert_eq!(
+            page,
+            site.spend_page(Some(&runs)).expect("the page"),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn the_runs_page_filters_and_pages_the_same_on_every_store() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut pages: Vec<(&str, Vec<String>)> = Vec::new();
+    for (name, store) in every_store(dir.path()) {
+        for i in 0..120u32 {
+            let day = 1 + i % 28;
+            let at = format!("2026-{:02}-{day:02}T10:00:00Z", 1 + i % 3);
+            let workflow = ["issue", "lld"][(i % 2) as usize];
+            let run = store
+                .create_run(workflow, &format!("s{i}"), b"{}", "N0", &at)
+                .expect("run");
+            if i % 3 == 0 {
+                let done = gavel_core::RunStatus::Done {
+                    summary: format!("filed {i}"),
+                };
+                store.set_status(run, &done, &[], &at).expect("done");
+            }
+        }
+        let site = Site::new(store.as_ref(), SiteMode::Served);
+        let mut shown = Vec::new();
+        for q in [
+            RunsQuery::default(),
+            RunsQuery {
+                page: Some(3),
+                ..RunsQuery::default()
+            },
+            RunsQuery {
+                status: Some("done".into()),
+                since: Some("2026-02-01".into()),
+                ..RunsQuery::default()
+            },
+            RunsQuery {
+                workflow: Some("lld".into()),
+                until: Some("2026-02-14".into()),
+                page: Some(2),
+                ..RunsQuery::default()
+            },
+        ] {
+            let selected = q.select(store.as_ref()).expect("select");
+            let expected = gavel_core::RunFilter {
+                workflow: q.workflow.clone(),
+                status: q.status.clone(),
+                since: q.since.clone(),
+                until: q.until.clone(),
+            }
+            .page_of(
+                store.runs().expect("runs"),
+                (q.page.unwrap_or(1) - 1) * gavel_report::query::PAGE_SIZE,
+                gavel_report::query::PAGE_SIZE,
+            );
+            assert_eq!(selected.runs, expected.runs, "{name} {q:?}");
+            assert_eq!(selected.matched, expected.matched, "{name} {q:?}");
+            assert_eq!(selected.workflows, ["issue", "lld"], "{name}");
+            shown.push(site.runs_page(&q).expect("the page"));
+        }
+        pages.push((name, shown));
+    }
+    // Every store shows the same pages (the same ids, as each numbers its runs from 1).
+    let (first, reference) = &pages[0];
+    for (name, shown) in &pages[1..] {
+        assert_eq!(shown, reference, "{name} against {first}");
+    }
+}

@@ -138,6 +138,10 @@ impl SpendStore for MemoryStore {
     fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
         gavel_core::model_call_events_of(self)
     }
+
+    fn spend_totals(&self) -> Result<Vec<gavel_core::SpendTotal>, StoreError> {
+        gavel_core::spend_totals_of(self)
+    }
 }
 
 impl RunStore for MemoryStore {

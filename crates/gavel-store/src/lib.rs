@@ -36,6 +36,7 @@ mod lock;
 mod postgres;
 mod schema;
 mod sqlite;
+mod status_name;
 
 pub use postgres::{
     DEFAULT_RECONNECT_FOR as DEFAULT_PG_RECONNECT, PgEnv, PgStore, redact as redact_url,

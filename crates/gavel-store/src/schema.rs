@@ -14,7 +14,7 @@ use gavel_core::StoreError;
 use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i64 = 3;
+pub(crate) const SCHEMA_VERSION: i64 = 4;
 
 /// How many compiled statements a connection keeps: more than the store uses (a brief → issue
 /// run compiles 35 statements in all), so none is pushed out and compiled again (rusqlite's
@@ -40,6 +40,54 @@ pub(crate) const WAL_AUTOCHECKPOINT_BYTES: i64 = 4 << 20;
 
 /// The first 16 bytes of every SQLite 3 database file.
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// Whether the event JSON `$j` (an SQL expression) is a model call its run's ledger counts: what
+/// decodes as an `EventKind::ModelCall` with a ledger (`instr` only skips the JSON parse for
+/// every other event).
+#[rustfmt::skip]
+macro_rules! is_counted_call {
+    ($j:literal) => {
+        concat!(
+            "instr(", $j, ", '\"model_call\"') > 0",
+            " AND json_extract(", $j, ", '$.event') = 'model_call'",
+            " AND json_type(", $j, ", '$.ledger') = 'object'",
+            " AND json_type(", $j, ", '$.ledger.n') = 'integer'",
+            " AND json_type(", $j, ", '$.at') = 'text'",
+            " AND json_type(", $j, ", '$.role') = 'text'"
+        )
+    };
+}
+
+/// A `model_calls` row's values from the event JSON `$j`: the call's number in its run's
+/// ledger, its day (the first 10 characters of its time, UTC), role and cost (NULL: unpriced).
+#[rustfmt::skip]
+macro_rules! call_values {
+    ($j:literal) => {
+        concat!(
+            "json_extract(", $j, ", '$.ledger.n'), ",
+            "substr(json_extract(", $j, ", '$.at'), 1, 10), ",
+            "json_extract(", $j, ", '$.role'), ",
+            "json_extract(", $j, ", '$.ledger.cost_micros')"
+        )
+    };
+}
+
+/// Adds the `model_calls` row `$row` (`NEW` or `OLD`) to its day, workflow and role's total
+/// (`$sign` `+`), or takes it away (`-`).
+#[rustfmt::skip]
+macro_rules! count_call {
+    ($row:literal, $sign:literal) => {
+        concat!(
+            "INSERT INTO spend_totals (day, workflow, role, calls, unpriced, micros)
+             SELECT ", $row, ".day, workflow, ", $row, ".role, ", $sign, "1, ",
+                 $sign, "(", $row, ".cost_micros IS NULL), ",
+                 $sign, "COALESCE(", $row, ".cost_micros, 0)
+             FROM runs WHERE id = ", $row, ".run_id
+             ON CONFLICT (day, workflow, role) DO UPDATE SET calls = calls + excluded.calls,
+                 unpriced = unpriced + excluded.unpriced, micros = micros + excluded.micros;"
+        )
+    };
+}
 
 /// `MIGRATIONS[n]` takes the schema from version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -94,6 +142,73 @@ const MIGRATIONS: &[&str] = &[
     "
     CREATE INDEX runs_by_slug ON runs (slug, workflow);
     ",
+    // 3 -> 4: the spend page's totals by day, workflow and role, kept as calls are recorded
+    // (`SpendStore::spend_totals`) instead of every call's event being read and decoded. The
+    // triggers keep them, whichever way an event is inserted: `model_calls` holds each call's
+    // last record (a replay's record of the same number replaces the one before, and moves its
+    // cost), `spend_totals` the sums. Both are filled from the events recorded before.
+    concat!(
+        "
+    CREATE TABLE model_calls (
+        run_id       INTEGER NOT NULL REFERENCES runs(id),
+        n            INTEGER NOT NULL,
+        day          TEXT NOT NULL,
+        role         TEXT NOT NULL,
+        cost_micros  INTEGER,
+        PRIMARY KEY (run_id, n)
+    ) WITHOUT ROWID;
+    CREATE TABLE spend_totals (
+        day       TEXT NOT NULL,
+        workflow  TEXT NOT NULL,
+        role      TEXT NOT NULL,
+        calls     INTEGER NOT NULL,
+        unpriced  INTEGER NOT NULL,
+        micros    INTEGER NOT NULL,
+        PRIMARY KEY (day, workflow, role)
+    ) WITHOUT ROWID;
+    INSERT INTO model_calls (run_id, n, day, role, cost_micros)
+    SELECT run_id, ",
+        call_values!("json"),
+        " FROM (
+        SELECT run_id, json, row_number() OVER (
+            PARTITION BY run_id, json_extract(json, '$.ledger.n') ORDER BY seq DESC
+        ) AS newest
+        FROM events WHERE ",
+        is_counted_call!("json"),
+        "
+    ) WHERE newest = 1;
+    INSERT INTO spend_totals (day, workflow, role, calls, unpriced, micros)
+    SELECT c.day, r.workflow, c.role, COUNT(*), COUNT(*) - COUNT(c.cost_micros),
+           COALESCE(SUM(c.cost_micros), 0)
+    FROM model_calls c JOIN runs r ON r.id = c.run_id GROUP BY c.day, r.workflow, c.role;
+    CREATE TRIGGER model_call_recorded AFTER INSERT ON events WHEN ",
+        is_counted_call!("NEW.json"),
+        "
+    BEGIN
+        INSERT INTO model_calls (run_id, n, day, role, cost_micros)
+        VALUES (NEW.run_id, ",
+        call_values!("NEW.json"),
+        ")
+        ON CONFLICT (run_id, n) DO UPDATE SET day = excluded.day, role = excluded.role,
+            cost_micros = excluded.cost_micros;
+    END;
+    CREATE TRIGGER model_call_counted AFTER INSERT ON model_calls
+    BEGIN
+        ",
+        count_call!("NEW", "+"),
+        "
+    END;
+    CREATE TRIGGER model_call_replaced AFTER UPDATE ON model_calls
+    BEGIN
+        ",
+        count_call!("OLD", "-"),
+        "
+        ",
+        count_call!("NEW", "+"),
+        "
+    END;
+    "
+    ),
 ];
 
 /// Opens (creating if missing) the database at `path`, configured and migrated.
@@ -151,11 +266,13 @@ fn check_not_foreign(path: &Path, conn: &Connection) -> Result<(), StoreError> {
         .map_err(|e| classify(path, "reading the database's tables", e))?;
     // gavel's own tables at version 0: another process is creating the store right now
     // (its version is written after them), so this is gavel's, not a foreign file.
-    const OURS: [&str; 6] = [
+    const OURS: [&str; 8] = [
         "blobs",
         "checkpoints",
         "events",
+        "model_calls",
         "runs",
+        "spend_totals",
         "sqlite_sequence",
         "writes",
     ];

@@ -20,6 +20,7 @@ use crate::blobs::Blobs;
 
 mod calls;
 mod create;
+mod find;
 #[cfg(test)]
 mod statement_tests;
 mod tx;
@@ -363,6 +364,19 @@ impl RunStore for SqliteStore {
             })
             .map_err(self.err("listing runs"))?;
         raws.into_iter().map(|raw| self.record(raw)).collect()
+    }
+
+    fn find_runs(
+        &self,
+        filter: &gavel_core::RunFilter,
+        offset: usize,
+        limit: usize,
+    ) -> Result<gavel_core::RunPage, StoreError> {
+        self.select_runs(filter, offset, limit)
+    }
+
+    fn workflows(&self) -> Result<Vec<String>, StoreError> {
+        self.select_workflows()
     }
 
     /// Copies the write-ahead log into the database on another thread while `wait` runs (a

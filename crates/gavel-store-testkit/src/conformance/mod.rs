@@ -12,7 +12,9 @@
 //! Panicking is how it reports.
 
 mod journal;
+mod listing;
 mod runs;
+mod spend;
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
@@ -27,11 +29,15 @@ pub use journal::{
     the_journal_lists_every_step_result, unknown_runs_are_errors,
     writes_are_idempotent_and_conflicts_are_refused,
 };
+pub use listing::runs_are_found_by_filter_and_page;
 pub use runs::{
     a_claimed_slug_is_refused_while_its_run_is_unfinished, a_commit_stores_its_blobs_or_nothing,
     commit_advances_the_head, commit_rejects_a_stale_or_wrong_checkpoint, create_run_and_read_back,
     every_status_round_trips, model_calls_are_listed_across_runs, runs_are_found_by_slug,
     runs_are_listed_oldest_first, runs_have_independent_sequences,
+};
+pub use spend::{
+    SPEND_FIXTURE_TOTALS, priced_call, record_spend_fixture, spend_totals_follow_the_ledger,
 };
 
 /// One named contract check.
@@ -114,6 +120,14 @@ pub const CHECKS: &[Check] = &[
     Check {
         name: "runs_are_found_by_slug",
         run: runs_are_found_by_slug,
+    },
+    Check {
+        name: "runs_are_found_by_filter_and_page",
+        run: runs_are_found_by_filter_and_page,
+    },
+    Check {
+        name: "spend_totals_follow_the_ledger",
+        run: spend_totals_follow_the_ledger,
     },
 ];
 

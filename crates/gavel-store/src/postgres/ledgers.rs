@@ -1,8 +1,10 @@
 //! The audit and spend parts of the PostgreSQL store: the team's diff-gate decisions, kept
-//! once per line for every machine to read, and its spend, a running total per month kept in
-//! the same transaction as the model calls' events (see [`super::events`]).
+//! once per line for every machine to read, and its spend: a running total per month kept in
+//! the same transaction as the model calls' events (see [`super::events`]), and the spend
+//! page's totals by project, day, workflow and role, which the schema's triggers keep as the
+//! events are inserted (see [`super::schema`]).
 
-use gavel_core::{AuditStore, ContentHash, Event, RunId, SpendStore, StoreError};
+use gavel_core::{AuditStore, ContentHash, Event, RunId, SpendStore, SpendTotal, StoreError};
 
 use super::PgStore;
 
@@ -50,5 +52,33 @@ impl SpendStore for PgStore {
 
     fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
         self.select_model_calls()
+    }
+
+    fn spend_totals(&self) -> Result<Vec<SpendTotal>, StoreError> {
+        let rows = self.read("reading the spend totals", |tx| {
+            tx.query(
+                "reading the spend totals",
+                "SELECT day, workflow, role, SUM(calls)::BIGINT, SUM(unpriced)::BIGINT,
+                        SUM(micros)::BIGINT
+                 FROM spend_totals WHERE ($1::text IS NULL OR project = $1)
+                 GROUP BY day, workflow, role HAVING SUM(calls) > 0",
+                &[&self.project()],
+            )
+        })?;
+        let count = |v: i64| {
+            u64::try_from(v).map_err(|_| self.corrupt(format!("a negative spend total {v}")))
+        };
+        rows.iter()
+            .map(|row| {
+                Ok(SpendTotal {
+                    day: row.get(0),
+                    workflow: row.get(1),
+                    role: row.get(2),
+                    calls: count(row.get(3))?,
+                    unpriced: count(row.get(4))?,
+                    micros: count(row.get(5))?,
+                })
+            })
+            .collect()
     }
 }

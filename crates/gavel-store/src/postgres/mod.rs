@@ -17,6 +17,7 @@
 mod batch;
 mod commit;
 mod events;
+mod find;
 mod journal;
 mod ledgers;
 mod lock;

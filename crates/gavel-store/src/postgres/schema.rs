@@ -9,7 +9,7 @@ use gavel_core::StoreError;
 use postgres::Client;
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i32 = 1;
+pub(crate) const SCHEMA_VERSION: i32 = 2;
 
 /// The advisory-lock class of gavel's keys (`pg_advisory_lock(CLASS, key)`): "gavl".
 pub(crate) const LOCK_CLASS: i32 = 0x6761_766c;
@@ -91,6 +91,91 @@ const MIGRATIONS: &[&str] = &[
         since        TEXT NOT NULL
     );
     ",
+    // 1 -> 2: the spend page's totals by project, day, workflow and role, kept as calls are
+    // recorded (`SpendStore::spend_totals`) instead of every call's event being read and
+    // decoded: the same tables and rules as SQLite's schema version 4, kept by triggers
+    // (whichever statement inserts an event) and filled from the events recorded before.
+    r#"
+    CREATE TABLE model_calls (
+        run_id       BIGINT NOT NULL REFERENCES runs(id),
+        n            BIGINT NOT NULL,
+        day          TEXT NOT NULL,
+        role         TEXT NOT NULL,
+        cost_micros  BIGINT,
+        PRIMARY KEY (run_id, n)
+    );
+    CREATE TABLE spend_totals (
+        project   TEXT NOT NULL,
+        day       TEXT NOT NULL,
+        workflow  TEXT NOT NULL,
+        role      TEXT NOT NULL,
+        calls     BIGINT NOT NULL,
+        unpriced  BIGINT NOT NULL,
+        micros    BIGINT NOT NULL,
+        PRIMARY KEY (project, day, workflow, role)
+    );
+    -- Whether event JSON `j` is a model call its run's ledger counts: what decodes as an
+    -- `EventKind::ModelCall` with a ledger.
+    CREATE FUNCTION gavel_counted_call(j jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
+        SELECT COALESCE(j->>'event' = 'model_call'
+            AND jsonb_typeof(j->'ledger') = 'object'
+            AND jsonb_typeof(j->'ledger'->'n') = 'number'
+            AND jsonb_typeof(j->'at') = 'string'
+            AND jsonb_typeof(j->'role') = 'string', false)
+    $$;
+    INSERT INTO model_calls (run_id, n, day, role, cost_micros)
+    SELECT DISTINCT ON (e.run_id, (j->'ledger'->>'n')::bigint)
+           e.run_id, (j->'ledger'->>'n')::bigint, left(j->>'at', 10), j->>'role',
+           (j->'ledger'->>'cost_micros')::bigint
+    FROM events e CROSS JOIN LATERAL (SELECT e.json::jsonb AS j) AS parsed
+    WHERE e.json LIKE '%"model_call"%' AND gavel_counted_call(j)
+    ORDER BY e.run_id, (j->'ledger'->>'n')::bigint, e.seq DESC;
+    INSERT INTO spend_totals (project, day, workflow, role, calls, unpriced, micros)
+    SELECT r.project, c.day, r.workflow, c.role, COUNT(*), COUNT(*) - COUNT(c.cost_micros),
+           COALESCE(SUM(c.cost_micros), 0)
+    FROM model_calls c JOIN runs r ON r.id = c.run_id
+    GROUP BY r.project, c.day, r.workflow, c.role;
+    -- A call's record: its run's `model_calls` row, replacing an earlier record of its number.
+    CREATE FUNCTION gavel_model_call_recorded() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        j jsonb := NEW.json::jsonb;
+    BEGIN
+        IF gavel_counted_call(j) THEN
+            INSERT INTO model_calls (run_id, n, day, role, cost_micros)
+            VALUES (NEW.run_id, (j->'ledger'->>'n')::bigint, left(j->>'at', 10), j->>'role',
+                    (j->'ledger'->>'cost_micros')::bigint)
+            ON CONFLICT (run_id, n) DO UPDATE SET day = EXCLUDED.day, role = EXCLUDED.role,
+                cost_micros = EXCLUDED.cost_micros;
+        END IF;
+        RETURN NULL;
+    END
+    $$;
+    CREATE TRIGGER model_call_recorded AFTER INSERT ON events FOR EACH ROW
+        WHEN (NEW.json LIKE '%"model_call"%') EXECUTE FUNCTION gavel_model_call_recorded();
+    -- A call counted in its total; a replaced record's call moved out of its old one first.
+    CREATE FUNCTION gavel_model_call_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'UPDATE' THEN
+            UPDATE spend_totals t SET calls = t.calls - 1,
+                unpriced = t.unpriced - (OLD.cost_micros IS NULL)::int,
+                micros = t.micros - COALESCE(OLD.cost_micros, 0)
+            FROM runs r
+            WHERE r.id = OLD.run_id AND t.project = r.project AND t.day = OLD.day
+              AND t.workflow = r.workflow AND t.role = OLD.role;
+        END IF;
+        INSERT INTO spend_totals (project, day, workflow, role, calls, unpriced, micros)
+        SELECT r.project, NEW.day, r.workflow, NEW.role, 1, (NEW.cost_micros IS NULL)::int,
+               COALESCE(NEW.cost_micros, 0)
+        FROM runs r WHERE r.id = NEW.run_id
+        ON CONFLICT (project, day, workflow, role) DO UPDATE
+        SET calls = spend_totals.calls + 1, unpriced = spend_totals.unpriced + EXCLUDED.unpriced,
+            micros = spend_totals.micros + EXCLUDED.micros;
+        RETURN NULL;
+    END
+    $$;
+    CREATE TRIGGER model_call_counted AFTER INSERT OR UPDATE ON model_calls FOR EACH ROW
+        EXECUTE FUNCTION gavel_model_call_counted();
+    "#,
 ];
 
 /// Brings the database's schema to [`SCHEMA_VERSION`], or refuses a newer one.

@@ -17,7 +17,7 @@ impl PgStore {
         }
     }
 
-    fn record(&self, row: &Row) -> Result<RunRecord, StoreError> {
+    pub(super) fn record(&self, row: &Row) -> Result<RunRecord, StoreError> {
         let id: i64 = row.get(0);
         let status: String = row.get(3);
         Ok(RunRecord {
@@ -281,6 +281,19 @@ impl RunStore for PgStore {
             )
         })?;
         rows.iter().map(|row| self.record(row)).collect()
+    }
+
+    fn find_runs(
+        &self,
+        filter: &gavel_core::RunFilter,
+        offset: usize,
+        limit: usize,
+    ) -> Result<gavel_core::RunPage, StoreError> {
+        self.select_runs(filter, offset, limit)
+    }
+
+    fn workflows(&self) -> Result<Vec<String>, StoreError> {
+        self.select_workflows()
     }
 
     fn set_status(

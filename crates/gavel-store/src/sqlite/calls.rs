@@ -1,9 +1,11 @@
-//! The spend and audit parts of the SQLite store. Every model call of the store comes in one
-//! query, for the spend report: the events whose JSON names the `model_call` kind, read
-//! without decoding the rest of every timeline. A repository's store is nobody else's, so it
-//! keeps no audit lines: the repository's audit log file is the record.
+//! The spend and audit parts of the SQLite store. The spend page's totals by day, workflow and
+//! role are rows the schema's triggers keep as calls are recorded (`spend_totals`, see
+//! [`crate::schema`]), read as they are. Every model call of the store comes in one query:
+//! the events whose JSON names the `model_call` kind, read without decoding the rest of every
+//! timeline. A repository's store is nobody else's, so it keeps no audit lines: the
+//! repository's audit log file is the record.
 
-use gavel_core::{AuditStore, Event, EventKind, RunId, SpendStore, StoreError};
+use gavel_core::{AuditStore, Event, EventKind, RunId, SpendStore, SpendTotal, StoreError};
 
 use super::{SqliteStore, get_u64};
 
@@ -17,6 +19,28 @@ impl SpendStore for SqliteStore {
 
     fn model_call_events(&self) -> Result<Vec<(RunId, Event)>, StoreError> {
         self.select_model_calls()
+    }
+
+    fn spend_totals(&self) -> Result<Vec<SpendTotal>, StoreError> {
+        let conn = self.conn();
+        conn.prepare_cached(
+            "SELECT day, workflow, role, calls, unpriced, micros FROM spend_totals
+             WHERE calls > 0",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([], |row| {
+                Ok(SpendTotal {
+                    day: row.get(0)?,
+                    workflow: row.get(1)?,
+                    role: row.get(2)?,
+                    calls: get_u64(row, 3)?,
+                    unpriced: get_u64(row, 4)?,
+                    micros: get_u64(row, 5)?,
+                })
+            })?
+            .collect()
+        })
+        .map_err(self.err("reading the spend totals"))
     }
 }
 

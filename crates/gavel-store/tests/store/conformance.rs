@@ -443,14 +443,14 @@ fn a_database_from_a_newer_gavel_is_refused_and_left_alone() {
     let path = dir.path().join("gavel.db");
     {
         let conn = rusqlite::Connection::open(&path).expect("create");
-        conn.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 4;")
+        conn.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 5;")
             .expect("setup");
     }
     let before = fs::read(&path).expect("read");
     assert_refused_untouched(
         &path,
         &before,
-        "schema version 4 is newer than this gavel supports (3)",
+        "schema version 5 is newer than this gavel supports (4)",
     );
 }
 
@@ -508,7 +508,7 @@ fn a_version_1_database_is_migrated_and_its_raw_blobs_still_read() {
     let version: i64 = rusqlite::Connection::open(&path)
         .and_then(|c| c.query_row("PRAGMA user_version", [], |row| row.get(0)))
         .expect("user_version");
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
 }
 
 #[test]
@@ -528,5 +528,5 @@ fn open_creates_missing_directories_and_an_empty_file_is_a_new_database() {
     let version: i64 = rusqlite::Connection::open(&empty)
         .and_then(|c| c.query_row("PRAGMA user_version", [], |row| row.get(0)))
         .expect("user_version");
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
 }

@@ -14,6 +14,7 @@ mod engine_blobs;
 mod engine_control;
 mod engine_gates;
 mod forward_compat;
+mod migrate_spend;
 mod postgres;
 mod postgres_steps;
 mod postgres_tls;
