@@ -17,7 +17,11 @@
 #                         instant), and its peak RSS (`/usr/bin/time -f %M`);
 #   from a spare          the run aborted (its worktree kept as a spare) and a second run
 #                         started: its start, which takes the spare instead of checking out;
-# and, on deps, `rg --files | wc -l`. gavel runs first, then git's own commands: on this
+# and, on deps, `rg --files | wc -l`. Then, on both (`context_rows`, a block of its own): the
+# context validator (`--context` of `gavel lld` and `gavel implement`) on the whole tree, alone
+# (`gavel-bench context .`, in process) and as a whole `gavel lld 999 --context .` process (it
+# stops at the refusal, or at the issue that does not exist), next to `rg --files | wc -l`, with
+# files per second for each. gavel runs first, then git's own commands: on this
 # machine's ext4 a new file is slow for a while after many were deleted (bench/lib.sh,
 # settle_fs), and each timed `git worktree add` is removed again, so whatever runs after them
 # starts its checkout on a slower filesystem.
@@ -26,7 +30,8 @@
 #   bash bench/real-size.sh --quick    # 2,000 and 5,000 files: checks the harness (CI)
 #
 # Targets (issue 34): a model step <= 2x git status; start <= git worktree add + 0.5 s, and
-# under 2 s on deps; peak RSS <= 200 MB on small. Reported (ok / MISSED), not enforced.
+# under 2 s on deps; peak RSS <= 200 MB on small; context validation of deps under 2 s.
+# Reported (ok / MISSED), not enforced.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -51,7 +56,8 @@ fi
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 echo "building gavel (release)..." >&2
-gavel="$(scripts/build-release -p gavel-cli)/gavel"
+bin="$(scripts/build-release -p gavel-cli -p gavel-bench)"
+gavel="$bin/gavel"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/gavel-real-size-XXXXXX")"
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
@@ -250,6 +256,50 @@ rg_files=$(rg --files | wc -l)
 rg_ms=$(ms_since "$s")
 row "deps: rg --files | wc -l, ms" "$rg_ms" "" "" "" "$rg_files files"
 cd "$root"
+
+# --- context validation (issue 34) ------------------------------------------------------------
+# context_rows NAME DIR: validating DIR's whole tree as context, against listing it with rg.
+# Each is warmed once, then the median of 3 is taken. `gavel-bench context .` times
+# gavel_context::validate alone (the files it looked at, passed or refused: binaries, files over
+# the size limit and secrets are refused, as they would be); `gavel lld 999 --context .` is the
+# whole process, start-up included, and exits at the refusal (2) or, if everything passed, at
+# the missing issue.
+context_rows() {
+  local name="$1" dir="$2" out files s rg_files
+  local bench=() whole=() rg=()
+  cd "$dir"
+  "$bin/gavel-bench" context . > /dev/null
+  for _ in 1 2 3; do
+    out=$("$bin/gavel-bench" context .)
+    bench+=("$(sed -n 's/.* ms=\([0-9.]*\).*/\1/p' <<< "$out")")
+  done
+  files=$(sed -n 's/^files=\([0-9]*\).*/\1/p' <<< "$out")
+  "$gavel" lld 999 --context . --auto > /dev/null 2>&1 < /dev/null || true
+  for _ in 1 2 3; do
+    s=$EPOCHREALTIME
+    "$gavel" lld 999 --context . --auto > /dev/null 2>&1 < /dev/null || true
+    whole+=("$(ms_since "$s")")
+  done
+  rg --files | wc -l > /dev/null
+  for _ in 1 2 3; do
+    s=$EPOCHREALTIME; rg_files=$(rg --files | wc -l); rg+=("$(ms_since "$s")")
+  done
+  local v w r
+  v=$(median "${bench[@]}") w=$(median "${whole[@]}") r=$(median "${rg[@]}")
+  local fps='BEGIN { printf "%.0f", n / (ms / 1000) }'
+  progress "$name: context validation of $files files $v ms (process $w ms), rg --files $rg_files files $r ms"
+  row "$name: context validation of the tree, ms (other: rg --files | wc -l)" "$v" "$r" \
+    "$(awk -v a="$v" -v b="$r" 'BEGIN { printf "%.1f×", a / b }')" \
+    "$([ "$name" = deps ] && echo "<2,000 ms")" \
+    "$([ "$name" = deps ] && verdict "$v" 1999.999)"
+  row "$name: the same, files per second (other: rg)" "$(awk -v n="$files" -v ms="$v" "$fps")" \
+    "$(awk -v n="$rg_files" -v ms="$r" "$fps")" "" "" "$files / $rg_files files"
+  row "$name: gavel lld --context ., whole process, ms" "$w" "" "" \
+    "$([ "$name" = deps ] && echo "<2,000 ms")" "$([ "$name" = deps ] && verdict "$w" 1999.999)"
+  cd "$root"
+}
+context_rows deps "$deps"
+context_rows small "$small"
 
 echo
 echo "gavel on real-size repositories ($(date -u +%Y-%m-%d), $(nproc) cores$([ "$quick" = 1 ] && echo ", --quick"))"

@@ -7,7 +7,10 @@
 //!   `tokens=N ms=X load_ms=Y` (`ms` counts only; `load_ms` is the one-time vocabulary load).
 //! - `gavel-bench history N --repo DIR [--db-url URL --project P]`: gives a repository the
 //!   history of N finished runs (in its store and its working tree) for `bench/history.sh`.
+//! - `gavel-bench context PATH... [--repo DIR]`: times the context validator on PATH and prints
+//!   `files=N passed=P refused=R ms=X files_per_s=Y` for `bench/real-size.sh`.
 
+mod context;
 mod history;
 
 use std::io::Write;
@@ -144,8 +147,9 @@ fn run() -> Result<String, String> {
             ))
         }
         Some("history") => history::run(&args),
+        Some("context") => context::run(&args),
         _ => Err(
-            "usage: gavel-bench steps N --db PATH | gavel-bench tokens FILE | gavel-bench history N --repo DIR [--db-url URL --project P]"
+            "usage: gavel-bench steps N --db PATH | gavel-bench tokens FILE | gavel-bench history N --repo DIR [--db-url URL --project P] | gavel-bench context PATH... [--repo DIR]"
                 .into(),
         ),
     }

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
+use std::sync::{Mutex, OnceLock};
 
 use crate::store::AnyStore;
 use gavel_core::{CancelToken, Clock, CrashHook, FixedClock, LockInfo, SystemClock};
@@ -26,6 +26,9 @@ pub struct Context {
     pub ui: Ui,
     pub settings: Settings,
     pub clock: Box<dyn Clock>,
+    /// When the command started (by [`Self::clock`]), until a drive claims it: see
+    /// [`Self::take_start`].
+    started: Mutex<Option<jiff::Timestamp>>,
 }
 
 impl Context {
@@ -37,6 +40,8 @@ impl Context {
 
     /// Like [`Context::load`], from `dir`.
     pub fn load_in(dir: &Path, overrides: &Overrides) -> Result<Self, CliError> {
+        let clock = clock()?;
+        let started = clock.now();
         let git = Git::discover(dir).map_err(|e| {
             CliError::error(e.to_string())
                 .hint("gavel works inside a git repository: run `git init` first")
@@ -46,7 +51,8 @@ impl Context {
         Ok(Self {
             ui: Ui::detect(),
             settings,
-            clock: clock()?,
+            clock,
+            started: Mutex::new(Some(started)),
         })
     }
 
@@ -90,6 +96,14 @@ impl Context {
             gavel_llm::build_with(spec, &s.repo_root, &provider_settings),
             s.retry,
         ))
+    }
+
+    /// When the command started, for the first run it drives: the command's own work before
+    /// the run (its checks, the context's validation) is gavel's time too. `None` after the
+    /// first call, and once a person was asked anything (their time is not gavel's).
+    pub fn take_start(&self) -> Option<jiff::Timestamp> {
+        let start = self.started.lock().ok()?.take();
+        start.filter(|_| !crate::ui::asked())
     }
 
     /// Who holds a run's lock while this process drives it.

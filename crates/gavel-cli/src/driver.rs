@@ -60,6 +60,9 @@ pub fn drive<W: Workflow>(
     if let Some(hook) = crash.as_deref() {
         engine = engine.with_crash_hook(hook);
     }
+    if let Some(start) = ctx.take_start() {
+        engine = engine.counting_from(start);
+    }
     // One lock for the whole session: nobody else answers while a person is at a prompt.
     let session = engine.session(run)?;
     // This clone drives the run now: a later resume here never writes its old lineage back.

@@ -7,6 +7,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set while gavel waits at a prompt; Ctrl-C then exits at once (the run is already saved).
 pub static IN_PROMPT: AtomicBool = AtomicBool::new(false);
 
+/// Set once this process has asked a person anything: the time before it is not all gavel's.
+static ASKED: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process has asked a person anything yet.
+pub fn asked() -> bool {
+    ASKED.load(Ordering::SeqCst)
+}
+
 /// Discards input typed at the terminal that nothing has read yet, so an answer is typed
 /// after its question: an `approve` typed ahead (or pasted, or sent by a script that does not
 /// wait for the prompt) never answers a gate it was not typed for. Nothing happens when stdin
@@ -77,6 +85,7 @@ impl Ui {
             discard_typeahead();
         }
         IN_PROMPT.store(true, Ordering::SeqCst);
+        ASKED.store(true, Ordering::SeqCst);
         let mut line = String::new();
         let read = io::stdin().lock().read_line(&mut line);
         IN_PROMPT.store(false, Ordering::SeqCst);

@@ -4,13 +4,19 @@
 //! model is called: each path must resolve inside the repository and outside `.git`
 //! (`paths.rs`), must not be a secret by name or match the `[context] deny` list (`names.rs`),
 //! must be small UTF-8 text, must hold no secret by content (`rules.rs` is the rule table,
-//! `scan.rs` runs it), and all of them together must fit the token budget. Every problem is
-//! collected, so the person fixes them all in one go; no refusal ever quotes a secret.
+//! `scan.rs` runs it; `check.rs` runs the checks of many files on every core), and all of them
+//! together must fit the token budget. Every problem is collected, so the person fixes them all
+//! in one go; no refusal ever quotes a secret. Tokens are counted in path order until the
+//! total passes twice the budget ([`COUNTED_PAST_BUDGET`]) and at least [`COUNTED_AT_LEAST`]
+//! bytes were counted: past that the context is refused whatever the rest holds, and counting
+//! a whole source tree (about 5 MB of text a second) would cost seconds for a number nobody
+//! needs exactly.
 //!
 //! What passes is a [`Context`]: the texts for the prompt ([`Context::prompt_section`]) and a
 //! manifest of paths, sizes, token counts and hashes for the lineage
 //! ([`Context::manifest`]), never the contents.
 
+mod check;
 mod names;
 mod paths;
 pub mod rules;
@@ -19,6 +25,8 @@ mod scan;
 mod tests;
 #[cfg(test)]
 mod tests_clean;
+#[cfg(test)]
+mod tests_scale;
 #[cfg(test)]
 mod tests_secrets;
 
@@ -74,6 +82,8 @@ pub struct ContextFile {
 #[error("{}", render(.refusals))]
 pub struct ContextError {
     pub refusals: Vec<Refusal>,
+    /// How many files were looked at, refused or not (for benchmarks and counts).
+    pub files: usize,
 }
 
 /// One refused path (or, for `over-token-budget`, the context as a whole: `path` is empty).
@@ -129,76 +139,140 @@ pub fn validate(
                 repo_root.display()
             ),
         )],
+        files: 0,
     })?;
     let names = names::NameRules::new(&root, &settings.deny, &mut refusals);
     let found = paths::collect(&root, cwd, paths, &mut refusals);
-    let mut files = Vec::new();
-    for file in found {
-        if let Some(refusal) = names.check(&file) {
-            refusals.push(refusal);
-            continue;
+    let examined = found.len();
+    let mut tally = Tally::new(settings.max_tokens);
+    check::each_in_order(
+        &found,
+        &names,
+        settings.max_file_bytes,
+        |file, checked| match checked {
+            check::Checked::Passed(text) => tally.add(&file.rel, text),
+            check::Checked::Refused(why) => refusals.extend(why),
+        },
+    );
+    if let Some(refusal) = tally.over_budget() {
+        refusals.push(refusal);
+    }
+    if refusals.is_empty() {
+        Ok(Context {
+            total_tokens: tally.counted,
+            files: tally.files,
+        })
+    } else {
+        Err(ContextError {
+            refusals,
+            files: examined,
+        })
+    }
+}
+
+/// Tokens are counted until the total passes this many times the budget (see the module doc)...
+pub const COUNTED_PAST_BUDGET: u64 = 2;
+
+/// ... and at least this many bytes of text were counted (a small context, even far over a
+/// small budget, always gets its exact count: counting it costs nothing).
+pub const COUNTED_AT_LEAST: u64 = 64 * 1024;
+
+/// The files that passed, in path order, with their tokens counted until the total is over
+/// [`COUNTED_PAST_BUDGET`] times the budget and [`COUNTED_AT_LEAST`] bytes were counted; after
+/// that only their names and sizes are kept.
+struct Tally {
+    budget: u64,
+    /// Tokens of `files`.
+    counted: u64,
+    /// Bytes of `files`.
+    counted_bytes: u64,
+    files: Vec<ContextFile>,
+    /// Files that passed after the count stopped: path and bytes.
+    uncounted: Vec<(String, u64)>,
+}
+
+impl Tally {
+    fn new(budget: u64) -> Self {
+        Self {
+            budget,
+            counted: 0,
+            counted_bytes: 0,
+            files: Vec::new(),
+            uncounted: Vec::new(),
         }
-        let text = match paths::read_text(&file, settings.max_file_bytes) {
-            Ok(text) => text,
-            Err(refusal) => {
-                refusals.push(refusal);
-                continue;
-            }
-        };
-        let findings = scan::scan(&text);
-        if !findings.is_empty() {
-            refusals.extend(findings.into_iter().map(|f| {
-                Refusal::new(
-                    &file.shown,
-                    format!("secret-content:{}", f.rule),
-                    format!(
-                        "`{}` line {} holds what looks like {}; remove it or leave the file out",
-                        file.shown, f.line, f.description
-                    ),
-                )
-            }));
-            continue;
+    }
+
+    fn add(&mut self, rel: &str, text: String) {
+        if self.counted > self.budget.saturating_mul(COUNTED_PAST_BUDGET)
+            && self.counted_bytes >= COUNTED_AT_LEAST
+        {
+            self.uncounted.push((rel.to_owned(), text.len() as u64));
+            return;
         }
-        files.push(ContextFile {
-            path: file.rel,
+        let tokens = gavel_llm::tokens::count(&text);
+        self.counted += tokens;
+        self.counted_bytes += text.len() as u64;
+        self.files.push(ContextFile {
+            path: rel.to_owned(),
             bytes: text.len() as u64,
-            tokens: gavel_llm::tokens::count(&text),
+            tokens,
             sha256: ContentHash::of(text.as_bytes()).as_str().to_owned(),
             text,
         });
     }
-    let total_tokens = files.iter().map(|f| f.tokens).sum();
-    if total_tokens > settings.max_tokens {
-        refusals.push(over_budget(&files, total_tokens, settings.max_tokens));
-    }
-    if refusals.is_empty() {
-        Ok(Context {
-            files,
-            total_tokens,
-        })
-    } else {
-        Err(ContextError { refusals })
-    }
-}
 
-/// The refusal for context over the token budget, naming the three biggest files.
-fn over_budget(files: &[ContextFile], total: u64, budget: u64) -> Refusal {
-    let mut biggest: Vec<&ContextFile> = files.iter().collect();
-    biggest.sort_by(|a, b| b.tokens.cmp(&a.tokens).then(a.path.cmp(&b.path)));
-    let named = biggest
-        .iter()
-        .take(3)
-        .map(|f| format!("`{}` ({} tokens)", f.path, f.tokens))
-        .collect::<Vec<_>>()
-        .join(", ");
-    Refusal::new(
-        "",
-        "over-token-budget",
-        format!(
-            "the context is {total} tokens, over the budget of {budget} ([context] max_tokens); \
-             the biggest files: {named}"
-        ),
-    )
+    /// The refusal for context over the token budget, naming the three biggest files: by
+    /// tokens when every file was counted, else by size.
+    fn over_budget(&self) -> Option<Refusal> {
+        let budget = self.budget;
+        if self.counted <= budget {
+            return None;
+        }
+        let named = |mut sized: Vec<(&str, u64)>, unit: &str| {
+            sized.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            sized
+                .iter()
+                .take(3)
+                .map(|(path, n)| format!("`{path}` ({n} {unit})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let limit = "([context] max_tokens)";
+        let sentence = if self.uncounted.is_empty() {
+            let total = self.counted;
+            let biggest = named(
+                self.files
+                    .iter()
+                    .map(|f| (f.path.as_str(), f.tokens))
+                    .collect(),
+                "tokens",
+            );
+            format!(
+                "the context is {total} tokens, over the budget of {budget} {limit}; \
+                 the biggest files: {biggest}"
+            )
+        } else {
+            let (counted, n) = (self.counted, self.files.len());
+            let (rest, rest_bytes) = (
+                self.uncounted.len(),
+                self.uncounted.iter().map(|(_, b)| b).sum::<u64>(),
+            );
+            let biggest = named(
+                self.files
+                    .iter()
+                    .map(|f| (f.path.as_str(), f.bytes))
+                    .chain(self.uncounted.iter().map(|(p, b)| (p.as_str(), *b)))
+                    .collect(),
+                "bytes",
+            );
+            format!(
+                "the context is more than {counted} tokens (its first {n} files; the other \
+                 {rest}, {rest_bytes} bytes, were not counted), over the budget of {budget} \
+                 {limit}; the biggest files: {biggest}"
+            )
+        };
+        Some(Refusal::new("", "over-token-budget", sentence))
+    }
 }
 
 /// One line of the manifest.

@@ -4,11 +4,16 @@
 //! keywords says which rules can possibly match a text; only those rules' regexes run. A match
 //! becomes a [`Finding`] (rule and 1-based line), never carrying the matched text, so nothing
 //! downstream can print a secret by accident.
+//!
+//! The keyword pass reads every byte of every file (a source tree of 170 MB of text), so the
+//! automaton is a full DFA: its overlapping search runs about three times as fast as the
+//! contiguous NFA the builder picks by itself for this many patterns (1.2 s against 3.8 s on
+//! `cargo vendor` of gavel's dependencies), for a table of a few hundred kilobytes built once.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::{Captures, Regex};
 
 use super::rules::{
@@ -50,6 +55,7 @@ fn compiled() -> &'static Compiled {
         // here is a bug in gavel, not in anything a person passed in.
         let keywords = AhoCorasick::builder()
             .ascii_case_insensitive(true)
+            .kind(Some(AhoCorasickKind::DFA))
             .build(&words)
             .expect("the secret keywords compile");
         let regexes = CONTENT_RULES
@@ -77,7 +83,8 @@ pub fn scan(text: &str) -> Vec<Finding> {
         .zip(CONTENT_RULES)
         .any(|(&c, r)| c && !r.requires.is_empty())
         .then(|| text.to_ascii_lowercase());
-    let lines = LineIndex::new(text);
+    // Built at the first match: most texts have none.
+    let mut lines: Option<LineIndex> = None;
     let mut found = BTreeSet::new();
     for (i, rule) in CONTENT_RULES.iter().enumerate() {
         if !candidates[i] {
@@ -90,6 +97,7 @@ pub fn scan(text: &str) -> Vec<Finding> {
         }
         for caps in compiled.regexes[i].captures_iter(text) {
             if let Some(start) = secret_start(rule, &caps, text) {
+                let lines = lines.get_or_insert_with(|| LineIndex::new(text));
                 found.insert(Finding {
                     line: lines.line_of(start),
                     rule: rule.id,

@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::artifact::ArtifactKind;
 use crate::hash::ContentHash;
+use crate::timing::TimeSpent;
 
 /// One entry in a run's timeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,6 +115,8 @@ pub enum EventKind {
     Done { summary: String },
     /// The run was aborted.
     Aborted { reason: String },
+    /// Where one drive's time went (written with the drive's last events; see `timing.rs`).
+    Time(TimeSpent),
     /// A kind this gavel does not know (written by a newer gavel). `raw` is the whole stored
     /// object, `event` field included, and is written back unchanged.
     #[serde(skip)]
@@ -135,6 +138,7 @@ const KNOWN_EVENTS: &[&str] = &[
     "failed",
     "done",
     "aborted",
+    "time",
 ];
 
 impl EventKind {
@@ -151,6 +155,7 @@ impl EventKind {
             Self::Failed { .. } => "failed",
             Self::Done { .. } => "done",
             Self::Aborted { .. } => "aborted",
+            Self::Time(_) => "time",
             Self::Unknown { event, .. } => event,
         }
     }
@@ -236,6 +241,11 @@ mod tests {
             EventKind::Failed { error: text() },
             EventKind::Done { summary: text() },
             EventKind::Aborted { reason: text() },
+            EventKind::Time(TimeSpent {
+                active_ms: 3,
+                model_ms: 2,
+                tests_ms: 1,
+            }),
         ]
     }
 

@@ -22,6 +22,7 @@ mod run;
 mod run_filter;
 mod spend;
 mod store;
+mod timing;
 
 pub use artifact::ArtifactKind;
 pub use clock::{Clock, FixedClock, SystemClock};
@@ -40,3 +41,4 @@ pub use store::{
     AuditStore, LockInfo, NewBlob, RunLock, RunStore, SpendStore, Store, StoreError, check_commit,
     model_call_events_of, month_cost, spent_in_month_of,
 };
+pub use timing::{Outside, Stopwatch, TimeSpent};

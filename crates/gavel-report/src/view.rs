@@ -415,6 +415,7 @@ fn timeline(events: &[Event]) -> Vec<TimelineItem> {
                 EventKind::Failed { error } => ("fail", format!("failed: {error}"), None),
                 EventKind::Done { summary } => ("done", format!("done: {summary}"), None),
                 EventKind::Aborted { reason } => ("abort", format!("aborted: {reason}"), None),
+                EventKind::Time(t) => ("time", format!("this drive: {}", t.describe()), None),
                 // As `gavel show` says it: the stored JSON is not for the page.
                 EventKind::Unknown { event, .. } => (
                     "other",

@@ -18,7 +18,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use gavel_core::{
-    Blobs, CallLedger, ContentHash, EventKind, NodeCtx, NodeError, StepError, Transition,
+    Blobs, CallLedger, ContentHash, EventKind, NodeCtx, NodeError, Outside, StepError, Transition,
 };
 use gavel_llm::price::usd;
 use gavel_llm::{
@@ -310,15 +310,19 @@ impl ModelCaller<'_> {
             Some(attempts::mark_attempt(cx)?)
         };
         tracing::info!(%role, provider = %provider.describe(), step = %request.step_id, replay, "model call");
+        // The call's time is the model's, not gavel's (the run's account, `gavel show`).
+        let stopwatch = cx.stopwatch();
         let result = cx.step_with_blobs("call", || {
-            let response = provider
-                .complete(
-                    &request,
-                    &Call {
-                        cancelled: &cancelled,
-                        progress: &progress,
-                    },
-                )
+            let response = stopwatch
+                .time(Outside::Model, || {
+                    provider.complete(
+                        &request,
+                        &Call {
+                            cancelled: &cancelled,
+                            progress: &progress,
+                        },
+                    )
+                })
                 .map_err(CallFailure::Provider)?;
             Ok::<_, CallFailure>(JournaledCall::prepare(response, billed.take()))
         });

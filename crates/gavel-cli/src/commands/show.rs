@@ -3,7 +3,7 @@
 use clap::Args;
 use std::collections::BTreeMap;
 
-use gavel_core::{EventKind, RunId, RunStatus, Store};
+use gavel_core::{EventKind, RunId, RunStatus, Store, TimeSpent};
 use serde::Serialize;
 
 use super::runs::{RunRow, row};
@@ -35,8 +35,19 @@ struct Shown {
     status: RunStatus,
     spend: Totals,
     spend_by_role: BTreeMap<String, Totals>,
+    /// Where the run's time went, summed over its drives (absent for a run no gavel kept an
+    /// account of).
+    time: Option<ShownTime>,
     calls: Vec<CallRow>,
     timeline: Vec<gavel_core::Event>,
+}
+
+/// The run's [`TimeSpent`], with gavel's own share worked out.
+#[derive(Debug, Serialize)]
+struct ShownTime {
+    #[serde(flatten)]
+    spent: TimeSpent,
+    own_ms: u64,
 }
 
 /// `gavel show RUN --call N --json`.
@@ -56,6 +67,10 @@ pub fn cmd_show(args: &ShowArgs, ctx: Context) -> Result<Exit, CliError> {
         return show_call(&ctx, &*store, id, &calls, n, args.json);
     }
     let (spend, spend_by_role) = ledger::totals(&calls);
+    let time = TimeSpent::of_events(&timeline).map(|spent| ShownTime {
+        own_ms: spent.own_ms(),
+        spent,
+    });
     let checkpoints = store.checkpoints(id)?;
     let head = checkpoints.last();
     let shown = Shown {
@@ -66,6 +81,7 @@ pub fn cmd_show(args: &ShowArgs, ctx: Context) -> Result<Exit, CliError> {
         status: record.status.clone(),
         spend,
         spend_by_role,
+        time,
         calls,
         timeline,
     };
@@ -112,6 +128,9 @@ pub fn cmd_show(args: &ShowArgs, ctx: Context) -> Result<Exit, CliError> {
     ui.out(&format!("spend:       {}", shown.spend.summary()));
     for (role, t) in &shown.spend_by_role {
         ui.out(&format!("  {role:<10} {}", t.summary()));
+    }
+    if let Some(t) = &shown.time {
+        ui.out(&format!("time:        {}", t.spent.describe()));
     }
     if !shown.calls.is_empty() {
         ui.out("calls:");
@@ -256,6 +275,7 @@ fn line(kind: &EventKind) -> String {
         EventKind::Failed { error } => format!("failed  {error}"),
         EventKind::Done { summary } => format!("done    {summary}"),
         EventKind::Aborted { reason } => format!("aborted {reason}"),
+        EventKind::Time(t) => format!("time    this drive: {}", t.describe()),
         EventKind::Unknown { event, .. } => format!("unknown `{event}` (from a newer gavel)"),
         other => format!("event   {other:?}"),
     }

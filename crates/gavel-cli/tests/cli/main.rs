@@ -38,6 +38,7 @@ mod lld;
 mod lld_crash;
 mod mcp;
 mod mcp_schemas;
+mod overhead;
 mod parallel;
 mod platform;
 mod postgres;

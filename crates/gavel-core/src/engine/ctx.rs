@@ -15,6 +15,7 @@ use crate::gate::{Choice, GateAnswer, GateRequest};
 use crate::hash::ContentHash;
 use crate::run::RunId;
 use crate::store::{Store, StoreError};
+use crate::timing::{DriveTime, Stopwatch, TimeSpent};
 
 /// What a node can do besides changing its state: journaled steps, gate answers, events, blobs.
 pub struct NodeCtx<'a> {
@@ -32,6 +33,8 @@ pub struct NodeCtx<'a> {
     /// Blobs this node stored, not yet in the store: the node's checkpoint stores them in its
     /// own transaction (see [`Self::put_blob`]).
     pub(super) pending: RefCell<Vec<PendingBlob>>,
+    /// The account of the drive this node runs in (see `timing.rs`).
+    pub(super) drive: &'a DriveTime,
 }
 
 /// A blob kept until the node's checkpoint: its hash, bytes, and the blobs it resembles.
@@ -340,6 +343,22 @@ impl<'a> NodeCtx<'a> {
     /// The clock, for timestamps that end up in artifacts.
     pub fn clock(&self) -> &dyn Clock {
         self.clock
+    }
+
+    /// Times what the node waits on outside gavel (a model, a test command) for the run's
+    /// account of where its time went; copy it out before a journaled step that waits.
+    pub fn stopwatch(&self) -> Stopwatch<'a> {
+        Stopwatch {
+            clock: self.clock,
+            drive: self.drive,
+        }
+    }
+
+    /// Where the run's time went so far: the accounts of its earlier drives and this drive's
+    /// up to now (see `timing.rs`).
+    pub fn time_spent(&self) -> Result<TimeSpent, NodeError> {
+        let earlier = TimeSpent::of_events(&self.store.events(self.run)?).unwrap_or_default();
+        Ok(earlier + self.drive.spent(self.clock.now()))
     }
 
     /// The cancellation flag, for long steps to poll.

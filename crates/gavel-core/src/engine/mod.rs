@@ -8,6 +8,8 @@
 //!   id (`{checkpoint seq}:{node}:{name}`). Its result is journaled before the step counts as
 //!   done, and a replayed node gets the stored result back instead of running it again.
 //! - A gate answer is journaled as a step too, so a crash after answering never loses it.
+//! - Each drive ends by writing its account of where its time went (`timing.rs`) with its last
+//!   events.
 
 mod answered;
 mod ctx;
@@ -25,8 +27,11 @@ use crate::event::{Event, EventKind};
 use crate::gate::{Choice, GateAnswer, GateRequest};
 use crate::run::{CHECKPOINT_FORMAT, Checkpoint, RunId, RunStatus};
 use crate::store::{LockInfo, NewBlob, RunLock, Store, StoreError};
+use crate::timing::DriveTime;
 use answered::answered_event;
+use jiff::Timestamp;
 use journal::Journal;
+use std::sync::Mutex;
 
 /// A run held by this process: drive it as often as needed; the lock goes when this is dropped.
 pub struct Session<'e, 'a, W: Workflow> {
@@ -66,6 +71,9 @@ pub struct Engine<'a, W: Workflow> {
     crash: Option<&'a CrashHook>,
     observer: Option<&'a Observer>,
     holder: LockInfo,
+    /// When the first drive's account starts, if earlier than the drive (see
+    /// [`Self::counting_from`]); taken by that drive.
+    since: Mutex<Option<Timestamp>>,
 }
 
 /// Stops `run` for good, with only the store: no workflow, providers or tracker are needed,
@@ -120,6 +128,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
             crash: None,
             observer: None,
             holder,
+            since: Mutex::new(None),
         }
     }
 
@@ -140,6 +149,16 @@ impl<'a, W: Workflow> Engine<'a, W> {
 
     pub fn with_crash_hook(mut self, hook: &'a CrashHook) -> Self {
         self.crash = Some(hook);
+        self
+    }
+
+    /// Counts the first drive's time from `at` instead of from its own start: the caller's
+    /// work for the run before it (a command's start-up, its checks) is gavel's time too. Only
+    /// for a caller that asked a person nothing since `at` (see `timing.rs`).
+    pub fn counting_from(self, at: Timestamp) -> Self {
+        if let Ok(mut since) = self.since.lock() {
+            *since = Some(at);
+        }
         self
     }
 
@@ -205,6 +224,13 @@ impl<'a, W: Workflow> Engine<'a, W> {
         answer: Option<GateAnswer>,
         journal: &Journal,
     ) -> Result<Outcome, EngineError> {
+        let started = self
+            .since
+            .lock()
+            .ok()
+            .and_then(|mut since| since.take())
+            .unwrap_or_else(|| self.clock.now());
+        let drive = DriveTime::starting_at(started);
         let record = self.store.run(run)?.ok_or(StoreError::UnknownRun(run))?;
         EngineError::refuse_unknown(run, &record.status)?;
         if record.status.is_terminal() {
@@ -283,7 +309,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
         let mut steps = 0u32;
         loop {
             if self.cancel.is_cancelled() {
-                return self.interrupted(run, Vec::new());
+                return self.interrupted(run, Vec::new(), &drive);
             }
             let Some(node) = cp.next.clone() else {
                 // A head without a next node is finished; repair the status if a crash hit
@@ -295,7 +321,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
                     &RunStatus::Done {
                         summary: summary.clone(),
                     },
-                    &[],
+                    &[drive.event(self.clock)],
                     &self.clock.now_rfc3339(),
                 )?;
                 return Ok(Outcome::Done { summary });
@@ -306,7 +332,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
                     "engine step limit ({}) reached in one drive; the workflow may be looping",
                     self.limits.max_steps_per_drive
                 );
-                return self.halt(run, reason, Vec::new());
+                return self.halt(run, reason, Vec::new(), &drive);
             }
             self.crash_point(&format!("before:{node}"));
             if let Some(obs) = self.observer {
@@ -329,6 +355,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
                 events: Vec::new(),
                 journal,
                 pending: Default::default(),
+                drive: &drive,
             };
             let result = self.workflow.run_node(&node, &mut state, &mut cx);
             let mut events = std::mem::take(&mut cx.events);
@@ -356,12 +383,13 @@ impl<'a, W: Workflow> Engine<'a, W> {
                 .collect();
             let transition = match result {
                 Ok(t) => t,
-                Err(NodeError::Cancelled) => return self.interrupted(run, events),
+                Err(NodeError::Cancelled) => return self.interrupted(run, events, &drive),
                 Err(NodeError::Failed(error)) => {
                     tracing::warn!(run = run.0, node = %node, %error, "node failed");
                     events.push(self.event(EventKind::Failed {
                         error: error.clone(),
                     }));
+                    events.push(drive.event(self.clock));
                     self.store.set_status(
                         run,
                         &RunStatus::Failed {
@@ -398,6 +426,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
                         gate: gate.id.clone(),
                         kind: gate.kind.clone(),
                     }));
+                    events.push(drive.event(self.clock));
                     self.store.set_status(
                         run,
                         &RunStatus::Waiting { gate: gate.clone() },
@@ -416,6 +445,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
                     events.push(self.event(EventKind::Done {
                         summary: summary.clone(),
                     }));
+                    events.push(drive.event(self.clock));
                     self.checkpoint(
                         &cp,
                         (&node, None),
@@ -433,6 +463,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
                     events.push(self.event(EventKind::Aborted {
                         reason: reason.clone(),
                     }));
+                    events.push(drive.event(self.clock));
                     self.checkpoint(
                         &cp,
                         (&node, None),
@@ -445,7 +476,7 @@ impl<'a, W: Workflow> Engine<'a, W> {
                     )?;
                     return Ok(Outcome::Aborted { reason });
                 }
-                Transition::Halt { reason } => return self.halt(run, reason, events),
+                Transition::Halt { reason } => return self.halt(run, reason, events, &drive),
             }
         }
     }
@@ -497,10 +528,12 @@ impl<'a, W: Workflow> Engine<'a, W> {
         run: RunId,
         reason: String,
         mut events: Vec<Event>,
+        drive: &DriveTime,
     ) -> Result<Outcome, EngineError> {
         events.push(self.event(EventKind::Halted {
             reason: reason.clone(),
         }));
+        events.push(drive.event(self.clock));
         self.store.set_status(
             run,
             &RunStatus::Halted {
@@ -513,11 +546,17 @@ impl<'a, W: Workflow> Engine<'a, W> {
         Ok(Outcome::Halted { reason })
     }
 
-    fn interrupted(&self, run: RunId, mut events: Vec<Event>) -> Result<Outcome, EngineError> {
+    fn interrupted(
+        &self,
+        run: RunId,
+        mut events: Vec<Event>,
+        drive: &DriveTime,
+    ) -> Result<Outcome, EngineError> {
         let reason = String::from("interrupted (Ctrl-C)");
         events.push(self.event(EventKind::Halted {
             reason: reason.clone(),
         }));
+        events.push(drive.event(self.clock));
         self.store.set_status(
             run,
             &RunStatus::Halted { reason },

@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use gavel_core::{NodeCtx, NodeError, StepError, Transition};
+use gavel_core::{NodeCtx, NodeError, StepError, TimeSpent, Transition};
 use gavel_exec::git::{BRANCH_PREFIX, Git, GitError};
 
 use super::commit::{commit_once, interrupted};
@@ -67,7 +67,7 @@ impl ImplementWorkflow {
                         s.issue, gate.title
                     ),
                 };
-                let mut detail = self.summary(s);
+                let mut detail = self.summary(s, &cx.time_spent()?);
                 if let Some(d) = &gate.detail {
                     detail.push_str(&format!("\n{d}"));
                 }
@@ -92,8 +92,9 @@ impl ImplementWorkflow {
         }
     }
 
-    /// Tests before and after, lint, cost: what a person weighs at N6.
-    fn summary(&self, s: &ImplementState) -> String {
+    /// Tests before and after, lint, cost, and gavel's own share of the run's time so far:
+    /// what a person weighs at N6.
+    fn summary(&self, s: &ImplementState, time: &TimeSpent) -> String {
         let line = |name: &str, r: &Option<super::GateRecord>| {
             format!(
                 "{name}: {}",
@@ -101,14 +102,15 @@ impl ImplementWorkflow {
             )
         };
         format!(
-            "{}\n{}\n{}\nattempts: {} scaffold, {} implementation; model calls: {}; cost: ${:.4}",
+            "{}\n{}\n{}\nattempts: {} scaffold, {} implementation; model calls: {}; cost: ${:.4}\n{}",
             line("tests before (red)", &s.red),
             line("tests after (green)", &s.green),
             line("lint", &s.lint),
             s.scaffold_attempts + 1,
             s.implement_attempts + 1,
             s.spend.call_count,
-            s.spend.spent_micros as f64 / 1e6
+            s.spend.spent_micros as f64 / 1e6,
+            time.describe()
         )
     }
 

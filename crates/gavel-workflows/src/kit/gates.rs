@@ -12,7 +12,7 @@
 //! lineage; after red and green the worktree is committed so no generated work is lost.
 
 use gavel_core::ArtifactKind;
-use gavel_core::{EventKind, NodeCtx, NodeError, StepError, Transition};
+use gavel_core::{EventKind, NodeCtx, NodeError, Outside, StepError, Transition};
 use gavel_exec::confine::Confinement;
 use gavel_exec::git::TreeId;
 use gavel_exec::process::ProcessError;
@@ -306,11 +306,13 @@ impl ImplementWorkflow {
         // The red and green runs write the runner's own report of each test, outside the
         // worktree, for a green read per test rather than from the exit code.
         let report_dir = home.join(format!(".{name}.report"));
+        // The command's time is the tests', not gavel's (the run's account, `gavel show`).
+        let stopwatch = cx.stopwatch();
         let ran: Result<TestReport, StepError<ProcessError>> = cx.step(which.name(), || {
             let mut on_start = |pid: u32| {
                 let _ = crate::fsutil::write_atomic(&pid_file, pid.to_string().as_bytes());
             };
-            let report = match which {
+            let report = stopwatch.time(Outside::Tests, || match which {
                 Which::Lint => run_tests_confined(
                     &cmd,
                     confine.as_ref(),
@@ -326,7 +328,7 @@ impl ImplementWorkflow {
                     &|| cancel.is_cancelled(),
                     &mut on_start,
                 ),
-            };
+            });
             let _ = std::fs::remove_file(&pid_file);
             report
         });

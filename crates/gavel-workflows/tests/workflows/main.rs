@@ -11,3 +11,4 @@ mod implement_routing;
 mod kit;
 mod layering;
 mod openspec;
+mod timing;
