@@ -56,9 +56,7 @@ fn line(time: &Value) -> String {
 fn the_summary_and_show_give_gavels_own_time_without_the_waits_at_the_gate() {
     let env = python_project(&[TESTS, CODE]);
     let started = Instant::now();
-    let out = real_clock(start_command(&env))
-        .output()
-        .expect("run gavel");
+    let out = real_clock(start_command(&env)).output().expect("run gavel");
     let implement_ms = started.elapsed().as_millis() as u64;
     assert_exit(&out, 3);
     let text = show_output(&out);
@@ -108,7 +106,10 @@ fn the_summary_and_show_give_gavels_own_time_without_the_waits_at_the_gate() {
     assert!(env.exists("calc.py"), "merged");
 
     let (total, accounts) = shown_time(&env);
-    assert_eq!(accounts, 2, "one more for the resume's drive after the answer");
+    assert_eq!(
+        accounts, 2,
+        "one more for the resume's drive after the answer"
+    );
     let second = ms(&total, "active_ms") - active;
     assert!(
         second + 1_200 <= resume_ms,
