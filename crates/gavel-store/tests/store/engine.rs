@@ -16,7 +16,41 @@ on_every_store!(
     an_effect_that_crashed_before_its_journal_runs_again,
     a_failed_node_fails_the_run_resumably_and_keeps_its_journal,
     two_interleaved_runs_keep_their_own_checkpoints_and_journals,
+    each_drive_ends_with_its_time_account,
 );
+
+/// Each drive of a run ends with one time account after its last event (the other tests
+/// leave these out of the events they compare): here a drive to the gate and one to the end,
+/// nothing spent under the fixed clock.
+fn each_drive_ends_with_its_time_account(store: &dyn Store) {
+    let bench = Bench::new(store);
+    let run = bench.start();
+    let gate = bench.drive_to_gate(run, None);
+    bench
+        .drive(run, Some(answer(&gate.id, "go")))
+        .expect("done");
+    let all = bench.all_events(run);
+    let at: Vec<usize> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, kind)| matches!(kind, EventKind::Time(_)))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(at.len(), 2, "one account per drive: {all:?}");
+    assert!(
+        matches!(all[at[0] - 1], EventKind::GateWaiting { .. }),
+        "the first drive's account follows its gate: {all:?}"
+    );
+    assert_eq!(
+        at[1],
+        all.len() - 1,
+        "the last drive's account ends the run"
+    );
+    assert!(matches!(all[at[1] - 1], EventKind::Done { .. }), "{all:?}");
+    for i in at {
+        assert_eq!(all[i], EventKind::Time(gavel_core::TimeSpent::default()));
+    }
+}
 
 fn a_run_checkpoints_every_node_until_it_is_done(store: &dyn Store) {
     let bench = Bench::new(store);

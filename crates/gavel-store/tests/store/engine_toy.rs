@@ -323,7 +323,17 @@ impl<'s> Bench<'s> {
         self.store.checkpoints(run).expect("read the checkpoints")
     }
 
+    /// The run's events but the time account each drive ends with, which
+    /// `each_drive_ends_with_its_time_account` checks on its own.
     pub fn events(&self, run: RunId) -> Vec<EventKind> {
+        self.all_events(run)
+            .into_iter()
+            .filter(|kind| !matches!(kind, EventKind::Time(_)))
+            .collect()
+    }
+
+    /// Every event of the run, in order.
+    pub fn all_events(&self, run: RunId) -> Vec<EventKind> {
         let events = self.store.events(run).expect("read the events");
         assert!(
             events.iter().all(|e| e.at == NOW),
