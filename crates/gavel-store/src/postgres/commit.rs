@@ -29,7 +29,8 @@ use gavel_core::{Checkpoint, ContentHash, Event, NewBlob, RunId, RunStatus, Stor
 
 use super::batch::Batch;
 use super::events::{append_events, event_json, spend_rows};
-use super::{PgStore, Tx, is_unique_violation};
+use super::tx::is_unique_violation;
+use super::{PgStore, Tx};
 
 /// How many runs' heads a store remembers (a process drives one or a few at a time).
 const HEADS: usize = 256;
