@@ -29,7 +29,8 @@ use gavel_core::{Checkpoint, ContentHash, Event, NewBlob, RunId, RunStatus, Stor
 
 use super::batch::Batch;
 use super::events::{append_events, event_json, spend_rows};
-use super::{PgStore, Tx, is_unique_violation};
+use super::tx::is_unique_violation;
+use super::{PgStore, Tx};
 
 /// How many runs' heads a store remembers (a process drives one or a few at a time).
 const HEADS: usize = 256;
@@ -93,7 +94,15 @@ enum Fast {
 /// A checkpoint's statement: the run's head moved (and its row locked) only if it is still the
 /// parent with the remembered state, then the blobs, events, spend and checkpoint of the runs
 /// that update returned (none when it did not match). Answers whether the head moved, the blob
-/// rows added and those already there (with their depths).
+/// rows added and those already there (with their depths). The rows already there are looked
+/// up one index probe per hash: `hash = ANY($5)` got a generic plan that read the whole blobs
+/// table (0.16 ms a step after 40 steps, and growing with the table).
+///
+/// Each array is read through a sub-select (`unnest((SELECT $5::text[]))`) so that the planner
+/// sees its length in no plan: a plan for the actual values then costs what the generic plan
+/// costs, and PostgreSQL keeps the generic plan after its first five executions. Given the
+/// arrays themselves, each custom plan looked cheaper, and planning this statement afresh for
+/// every step cost about 0.5 ms, more than the statement itself.
 const FAST_SQL: &str = "WITH moved AS (
          UPDATE runs SET status = $18, head_seq = $12, updated_at = $17
          FROM checkpoints c
@@ -102,12 +111,17 @@ const FAST_SQL: &str = "WITH moved AS (
          RETURNING runs.id, runs.project
      ),
      found AS (
-         SELECT hash, depth FROM blobs WHERE hash = ANY($5::text[])
+         SELECT f.hash, f.depth FROM (
+             SELECT h.hash, (SELECT b.depth FROM blobs b WHERE b.hash = h.hash) AS depth
+             FROM unnest((SELECT $5::text[])) AS h(hash)
+         ) AS f
+         WHERE f.depth IS NOT NULL
      ),
      added AS (
          INSERT INTO blobs (hash, data, codec, depth)
          SELECT b.hash, b.data, b.codec, b.depth
-         FROM moved, unnest($5::text[], $6::bytea[], $7::bigint[], $8::bigint[])
+         FROM moved, unnest((SELECT $5::text[]), (SELECT $6::bytea[]),
+                            (SELECT $7::bigint[]), (SELECT $8::bigint[]))
              AS b(hash, data, codec, depth)
          ON CONFLICT (hash) DO NOTHING
          RETURNING hash, depth
@@ -115,13 +129,13 @@ const FAST_SQL: &str = "WITH moved AS (
      appended AS (
          INSERT INTO events (run_id, seq, json)
          SELECT moved.id, next.seq + e.ord - 1, e.json
-         FROM moved, unnest($9::text[]) WITH ORDINALITY AS e(json, ord),
+         FROM moved, unnest((SELECT $9::text[])) WITH ORDINALITY AS e(json, ord),
               (SELECT COALESCE(MAX(seq) + 1, 0) AS seq FROM events WHERE run_id = $1) AS next
      ),
      spent AS (
          INSERT INTO spend (month, project, micros, calls)
          SELECT s.month, moved.project, SUM(s.micros)::bigint, COUNT(*)
-         FROM moved, unnest($10::text[], $11::bigint[]) AS s(month, micros)
+         FROM moved, unnest((SELECT $10::text[]), (SELECT $11::bigint[])) AS s(month, micros)
          GROUP BY s.month, moved.project
          ON CONFLICT (month, project) DO UPDATE
          SET micros = spend.micros + EXCLUDED.micros, calls = spend.calls + EXCLUDED.calls

@@ -20,7 +20,8 @@ use super::batch::Batch;
 
 /// A step result's statement: the run's row locked; the blobs and the result added unless the
 /// step has one. Answers whether the run is there, the step's earlier result, and the blob
-/// rows added and those already there (with their depths).
+/// rows added and those already there (with their depths). One index probe per hash, and the
+/// arrays read through sub-selects so that the generic plan is kept, as in [`super::commit`].
 const JOURNAL_SQL: &str = "WITH locked AS (
          SELECT id FROM runs WHERE id = $1 AND ($2::text IS NULL OR project = $2) FOR UPDATE
      ),
@@ -28,12 +29,17 @@ const JOURNAL_SQL: &str = "WITH locked AS (
          SELECT value_hash FROM writes WHERE run_id = $1 AND step_id = $3
      ),
      found AS (
-         SELECT hash, depth FROM blobs WHERE hash = ANY($6::text[])
+         SELECT f.hash, f.depth FROM (
+             SELECT h.hash, (SELECT b.depth FROM blobs b WHERE b.hash = h.hash) AS depth
+             FROM unnest((SELECT $6::text[])) AS h(hash)
+         ) AS f
+         WHERE f.depth IS NOT NULL
      ),
      added AS (
          INSERT INTO blobs (hash, data, codec, depth)
          SELECT b.hash, b.data, b.codec, b.depth
-         FROM locked, unnest($6::text[], $7::bytea[], $8::bigint[], $9::bigint[])
+         FROM locked, unnest((SELECT $6::text[]), (SELECT $7::bytea[]),
+                             (SELECT $8::bigint[]), (SELECT $9::bigint[]))
              AS b(hash, data, codec, depth)
          WHERE NOT EXISTS (SELECT 1 FROM existing)
          ON CONFLICT (hash) DO NOTHING

@@ -369,22 +369,6 @@ pub(crate) fn is_retryable(e: &postgres::Error) -> bool {
     )
 }
 
-/// Whether `e` is PostgreSQL refusing a row whose key another transaction took (a one-statement
-/// write then leaves the work to a transaction that looks under the run's lock).
-pub(crate) fn is_unique_violation(e: &StoreError) -> bool {
-    let StoreError::Backend {
-        source: Some(source),
-        ..
-    } = e
-    else {
-        return false;
-    };
-    source
-        .downcast_ref::<postgres::Error>()
-        .and_then(postgres::Error::code)
-        .is_some_and(|c| *c == SqlState::UNIQUE_VIOLATION)
-}
-
 /// A PostgreSQL failure as a store error: what gavel was doing, where, and the server's words.
 pub(crate) fn backend_error(shown: &str, doing: &str, e: postgres::Error) -> StoreError {
     let why = match e.as_db_error() {

@@ -7,7 +7,8 @@ use gavel_core::{
 };
 use postgres::Row;
 
-use super::{PgStore, Tx, is_unique_violation, lock, schema};
+use super::tx::is_unique_violation;
+use super::{PgStore, Tx, lock, schema};
 
 impl PgStore {
     pub(super) fn corrupt(&self, message: String) -> StoreError {

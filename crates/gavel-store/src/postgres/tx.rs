@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use gavel_core::{ContentHash, StoreError};
+use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Row, Statement, Transaction};
 
@@ -165,6 +166,22 @@ impl<'a> Tx<'a> {
             .and_then(|stmt| self.tx.borrow_mut().execute(&stmt, params))
             .map_err(|e| self.fail(doing, e))
     }
+}
+
+/// Whether `e` is PostgreSQL refusing a row whose key another transaction took (a one-statement
+/// write then leaves the work to a transaction that looks under the run's lock).
+pub(crate) fn is_unique_violation(e: &StoreError) -> bool {
+    let StoreError::Backend {
+        source: Some(source),
+        ..
+    } = e
+    else {
+        return false;
+    };
+    source
+        .downcast_ref::<postgres::Error>()
+        .and_then(postgres::Error::code)
+        .is_some_and(|c| *c == SqlState::UNIQUE_VIOLATION)
 }
 
 impl BlobTable for Tx<'_> {

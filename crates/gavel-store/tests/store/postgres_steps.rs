@@ -232,22 +232,11 @@ fn a_run_another_store_moved_on_is_refused_and_nothing_of_the_step_is_written() 
     assert_eq!(a.head(run).expect("head").expect("head").state, state(4));
 }
 
-/// The server commits the step, then the connection is cut before its answer arrives (a
-/// synchronous standby that never answers holds the answer; the session is then terminated,
-/// which PostgreSQL reports as "committed locally"). The retry on a new connection finds the
-/// step written, and reports it done instead of writing it again or calling it a conflict.
-#[test]
-fn a_step_committed_whose_answer_was_lost_is_done_once() {
-    let pg = TempPostgres::start();
-    let url = pg.url();
-    let store = open(&url).reconnect_for(Duration::from_secs(30));
-    let run = store
-        .create_run("w", "s", &state(0), "loop", NOW)
-        .expect("create_run");
-    store
-        .commit(&checkpoint(run, 1, &state(1)), &[], &RunStatus::Running)
-        .expect("commit 1");
-    let mut admin = admin(&url);
+/// Runs `write` while the server commits but cannot answer: a synchronous standby that never
+/// answers holds the answer back, and the store's session is then terminated, which
+/// PostgreSQL reports as "committed locally". The store's retry meets a server that answers.
+fn with_the_answer_lost(url: &str, write: impl FnOnce()) {
+    let mut admin = admin(url);
     // One statement per call: ALTER SYSTEM refuses a transaction block.
     for sql in [
         "SET synchronous_commit = local",
@@ -289,14 +278,32 @@ fn a_step_committed_whose_answer_was_lost_is_done_once() {
             admin.batch_execute(sql).expect("no standby again");
         }
     });
-    store
-        .commit(
-            &checkpoint(run, 2, &state(2)),
-            &[note("step 2")],
-            &RunStatus::Running,
-        )
-        .expect("the step is done, once");
+    write();
     cutter.join().expect("cutter");
+}
+
+/// A step the server committed but whose answer was lost: the retry on a new connection finds
+/// it written and reports it done, instead of writing it again or calling it a conflict.
+#[test]
+fn a_step_committed_whose_answer_was_lost_is_done_once() {
+    let pg = TempPostgres::start();
+    let url = pg.url();
+    let store = open(&url).reconnect_for(Duration::from_secs(30));
+    let run = store
+        .create_run("w", "s", &state(0), "loop", NOW)
+        .expect("create_run");
+    store
+        .commit(&checkpoint(run, 1, &state(1)), &[], &RunStatus::Running)
+        .expect("commit 1");
+    with_the_answer_lost(&url, || {
+        store
+            .commit(
+                &checkpoint(run, 2, &state(2)),
+                &[note("step 2")],
+                &RunStatus::Running,
+            )
+            .expect("the step is done, once");
+    });
     assert_eq!(
         store.head(run).expect("head").expect("head").state,
         state(2)
@@ -305,4 +312,29 @@ fn a_step_committed_whose_answer_was_lost_is_done_once() {
     store
         .commit(&checkpoint(run, 3, &state(3)), &[], &RunStatus::Running)
         .expect("the next step");
+}
+
+/// The same for a journaled step result: the retry finds its own result and is done.
+#[test]
+fn a_result_journaled_whose_answer_was_lost_is_kept_once() {
+    let pg = TempPostgres::start();
+    let url = pg.url();
+    let store = open(&url).reconnect_for(Duration::from_secs(30));
+    let run = store
+        .create_run("w", "s", &state(0), "loop", NOW)
+        .expect("create_run");
+    let raw = b"the answer as the provider sent it".to_vec();
+    with_the_answer_lost(&url, || {
+        store
+            .put_write_with_blobs(run, "1:loop:call", b"the answer", &[&raw], NOW)
+            .expect("journaled, once");
+    });
+    assert_eq!(
+        store.journal(run).expect("journal"),
+        [("1:loop:call".to_owned(), b"the answer".to_vec())]
+    );
+    assert_eq!(
+        store.get_blob(&ContentHash::of(&raw)).expect("blob"),
+        Some(raw)
+    );
 }
