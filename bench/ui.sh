@@ -83,8 +83,8 @@ new_repo() {
   for i in 1 2 3; do
     printf '# Idea %s\n\nPeople want a dark mode.\n' "$i" > "ideas/active/idea-$i.md"
     rm -f script.yaml.calls.jsonl
-    "$gavel" issue "ideas/active/idea-$i.md" --auto > /dev/null 2>&1 \
-      || { echo "$backend: run $i failed" >&2; "$gavel" issue "ideas/active/idea-$i.md" --auto; exit 1; }
+    "$gavel" issue "ideas/active/idea-$i.md" --auto > "$work/run.log" 2>&1 \
+      || { echo "$backend: run $i failed:" >&2; cat "$work/run.log" >&2; exit 1; }
   done
 }
 

@@ -93,9 +93,7 @@ fn a_version_1_postgres_store_gets_its_spend_totals_from_its_events() {
     client
         .batch_execute(
             "DROP TRIGGER model_call_recorded ON events;
-             DROP TRIGGER model_call_counted ON model_calls;
-             DROP FUNCTION gavel_model_call_recorded(); DROP FUNCTION gavel_model_call_counted();
-             DROP FUNCTION gavel_counted_call(jsonb);
+             DROP FUNCTION gavel_model_call_recorded(); DROP FUNCTION gavel_counted_call(jsonb);
              DROP TABLE model_calls; DROP TABLE spend_totals;
              UPDATE gavel_schema SET version = 1;",
         )
