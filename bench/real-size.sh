@@ -259,19 +259,23 @@ cd "$root"
 
 # --- context validation (issue 34) ------------------------------------------------------------
 # context_rows NAME DIR: validating DIR's whole tree as context, against listing it with rg.
-# Each is warmed once, then the median of 3 is taken. `gavel-bench context .` times
-# gavel_context::validate alone (the files it looked at, passed or refused: binaries, files over
-# the size limit and secrets are refused, as they would be); `gavel lld 999 --context .` is the
+# Each is warmed once, then the median of 3 is taken, of the wall time and of the CPU time (user
+# + system, from /usr/bin/time: on a busy machine the wall time measures the neighbours too).
+# `gavel-bench context .` times gavel_context::validate alone (the files it looked at, passed or
+# refused: binaries, files over the size limit and secrets are refused, as they would be);
+# `gavel lld 999 --context .` is the
 # whole process, start-up included, and exits at the refusal (2) or, if everything passed, at
 # the missing issue.
 context_rows() {
   local name="$1" dir="$2" out files s rg_files
-  local bench=() whole=() rg=()
+  local bench=() whole=() rg=() bench_cpu=() rg_cpu=()
+  # cpu_ms: the last /usr/bin/time record's user + system time, in ms.
+  cpu_ms() { awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$work/cpu"; }
   cd "$dir"
   "$bin/gavel-bench" context . > /dev/null
   for _ in 1 2 3; do
-    out=$("$bin/gavel-bench" context .)
-    bench+=("$(sed -n 's/.* ms=\([0-9.]*\).*/\1/p' <<< "$out")")
+    out=$(/usr/bin/time -f "%U %S" -o "$work/cpu" "$bin/gavel-bench" context .)
+    bench+=("$(sed -n 's/.* ms=\([0-9.]*\).*/\1/p' <<< "$out")") bench_cpu+=("$(cpu_ms)")
   done
   files=$(sed -n 's/^files=\([0-9]*\).*/\1/p' <<< "$out")
   "$gavel" lld 999 --context . --auto > /dev/null 2>&1 < /dev/null || true
@@ -282,16 +286,20 @@ context_rows() {
   done
   rg --files | wc -l > /dev/null
   for _ in 1 2 3; do
-    s=$EPOCHREALTIME; rg_files=$(rg --files | wc -l); rg+=("$(ms_since "$s")")
+    s=$EPOCHREALTIME; rg_files=$(/usr/bin/time -f "%U %S" -o "$work/cpu" rg --files | wc -l)
+    rg+=("$(ms_since "$s")") rg_cpu+=("$(cpu_ms)")
   done
-  local v w r
+  local v w r vc rc
   v=$(median "${bench[@]}") w=$(median "${whole[@]}") r=$(median "${rg[@]}")
-  local fps='BEGIN { printf "%.0f", n / (ms / 1000) }'
-  progress "$name: context validation of $files files $v ms (process $w ms), rg --files $rg_files files $r ms"
+  vc=$(median "${bench_cpu[@]}") rc=$(median "${rg_cpu[@]}")
+  local fps='BEGIN { if (ms > 0) printf "%.0f", n / (ms / 1000) }'
+  progress "$name: context validation of $files files $v ms ($vc ms CPU; process $w ms), rg --files $rg_files files $r ms ($rc ms CPU)"
   row "$name: context validation of the tree, ms (other: rg --files | wc -l)" "$v" "$r" \
-    "$(awk -v a="$v" -v b="$r" 'BEGIN { printf "%.1f×", a / b }')" \
+    "$(awk -v a="$v" -v b="$r" 'BEGIN { if (b > 0) printf "%.1f×", a / b }')" \
     "$([ "$name" = deps ] && echo "<2,000 ms")" \
     "$([ "$name" = deps ] && verdict "$v" 1999.999)"
+  row "$name: the same, CPU time (user + system), ms (other: rg)" "$vc" "$rc" \
+    "$(awk -v a="$vc" -v b="$rc" 'BEGIN { if (b > 0) printf "%.1f×", a / b }')" "" ""
   row "$name: the same, files per second (other: rg)" "$(awk -v n="$files" -v ms="$v" "$fps")" \
     "$(awk -v n="$rg_files" -v ms="$r" "$fps")" "" "" "$files / $rg_files files"
   row "$name: gavel lld --context ., whole process, ms" "$w" "" "" \

@@ -141,8 +141,16 @@ pub fn validate(
         )],
         files: 0,
     })?;
-    let names = names::NameRules::new(&root, &settings.deny, &mut refusals);
-    let found = paths::collect(&root, cwd, paths, &mut refusals);
+    // The tokenizer's vocabulary and the compiled secret rules take a few hundred milliseconds
+    // to load, once per process: they load on threads of their own while the paths are
+    // resolved and the folders walked.
+    let (names, found) = std::thread::scope(|scope| {
+        scope.spawn(|| gavel_llm::tokens::count(""));
+        scope.spawn(scan::warm_up);
+        let names = names::NameRules::new(&root, &settings.deny, &mut refusals);
+        let found = paths::collect(&root, cwd, paths, &mut refusals);
+        (names, found)
+    });
     let examined = found.len();
     let mut tally = Tally::new(settings.max_tokens);
     check::each_in_order(

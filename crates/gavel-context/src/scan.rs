@@ -70,6 +70,11 @@ fn compiled() -> &'static Compiled {
     })
 }
 
+/// Compiles the rules now (else the first [`scan`] does).
+pub fn warm_up() {
+    compiled();
+}
+
 /// Every secret in `text`, sorted by line then rule, one finding per rule and line. A generic
 /// rule (see [`GENERIC_RULES`]) is not reported on a line where a specific rule fired.
 pub fn scan(text: &str) -> Vec<Finding> {
