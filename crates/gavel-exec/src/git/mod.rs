@@ -33,6 +33,7 @@ mod commit;
 mod kept_tests;
 #[cfg(test)]
 mod linked_tests;
+mod recorded;
 mod remote;
 mod snapshot;
 mod spare;

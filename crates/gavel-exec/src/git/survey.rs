@@ -23,8 +23,9 @@
 //!   untracked cache forced off for these commands whatever the configuration says). git
 //!   compares times to the second, so a file rewritten in the second the index was written,
 //!   its size kept and its modification time put back, would look unchanged: before each use
-//!   gavel takes every file whose change time falls in that second out of the kept index, so
-//!   git hashes it again (`Git::forget_recent`).
+//!   gavel takes every file git recorded in that second (its recorded change time, read from
+//!   the index) out of the kept index, so git hashes it again (`Git::forget_recent`). git
+//!   built with nanosecond times compares finer; the rule holds either way.
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::MetadataExt;
@@ -62,8 +63,10 @@ const STAT_RULES: [&str; 8] = [
 /// the tree; its index is the one it was taken through.
 pub struct Survey {
     index: ScratchIndex,
-    /// Tracked paths whose file differs from the index, or is gone.
+    /// Tracked paths whose file differs from the index.
     changed: Vec<String>,
+    /// Tracked paths with no file (or whose folder became a symbolic link).
+    gone: Vec<String>,
     /// The untracked entries, every file on its own; a nested repository is one entry
     /// ending in `/`.
     pub untracked: Vec<String>,
@@ -89,6 +92,7 @@ impl Git {
         Ok(Survey {
             index,
             changed: listed.changed,
+            gone: listed.gone,
             untracked: listed.untracked,
             ignored: listed.ignored,
         })
@@ -107,6 +111,7 @@ impl Git {
         Ok(Survey {
             index,
             changed: listed.changed,
+            gone: listed.gone,
             untracked: listed.untracked,
             ignored: listed.ignored,
         })
@@ -148,6 +153,20 @@ impl Git {
     /// Brings `survey`'s index to the files it found: changed and gone paths updated or
     /// removed, untracked ones added (a nested repository by its folder, as `git add` would).
     pub(super) fn update_index(&self, survey: &Survey) -> Result<(), GitError> {
+        if !survey.gone.is_empty() {
+            // Taken out by name: `--remove` would refuse a path beyond a symbolic link (a
+            // folder replaced by a link), which is gone all the same.
+            let mut list = Vec::new();
+            for path in &survey.gone {
+                list.extend_from_slice(path.as_bytes());
+                list.push(0);
+            }
+            self.feed(
+                &["update-index", "--force-remove", "-z", "--stdin"],
+                survey.index.path(),
+                &list,
+            )?;
+        }
         if survey.changed.is_empty() && survey.untracked.is_empty() {
             return Ok(());
         }
@@ -166,13 +185,13 @@ impl Git {
                 "--stdin",
             ],
             survey.index.path(),
-            &list,
+            list.as_bytes(),
         )
     }
 
     /// Runs `git args` (after [`STAT_RULES`]) on `index`, with `input` on its stdin and its
     /// stdout dropped.
-    fn feed(&self, args: &[&str], index: &std::ffi::OsStr, input: &str) -> Result<(), GitError> {
+    fn feed(&self, args: &[&str], index: &std::ffi::OsStr, input: &[u8]) -> Result<(), GitError> {
         let mut cmd = self.command(&with_rules(args));
         cmd.env("GIT_INDEX_FILE", index)
             .stdin(std::process::Stdio::piped())
@@ -183,7 +202,7 @@ impl Git {
             .child
             .stdin
             .take()
-            .map(|mut stdin| std::io::Write::write_all(&mut stdin, input.as_bytes()));
+            .map(|mut stdin| std::io::Write::write_all(&mut stdin, input));
         // git's own failure first (it explains a broken pipe), then ours.
         git.finish()?;
         if let Some(Err(e)) = wrote {
@@ -192,10 +211,11 @@ impl Git {
         Ok(())
     }
 
-    /// Takes out of a kept index every file whose change time falls in the second the index
-    /// was last written, so the next `git add` hashes it again (see the module's doc): git
-    /// cannot tell such a file's own change from a rewrite that kept its size and put its
-    /// modification time back. A fresh index has nothing to take out.
+    /// Takes out of a kept index every file whose recorded change time falls in the second the
+    /// index was last written, so the next `git status` lists it and [`Self::record`] hashes
+    /// it again (see the module's doc): git cannot tell such a file's own change from a rewrite
+    /// that kept its size and put its modification time back. The recorded times are read
+    /// from the index ([`super::recorded`]). A fresh index has nothing to take out.
     fn forget_recent(&self, index: &ScratchIndex) -> Result<(), GitError> {
         let ScratchIndex::Kept(path) = index else {
             return Ok(());
@@ -210,28 +230,46 @@ impl Git {
                 });
             }
         };
+        let recent = match super::recorded::recorded_since(path, written) {
+            Some(recent) => recent,
+            None => self.changed_since(path, written)?,
+        };
+        if recent.is_empty() {
+            return Ok(());
+        }
+        // Named on stdin, as paths (not pathspecs: matching tens of thousands of pathspecs
+        // against every entry would cost their product); a fresh checkout may name them all.
+        let mut list = Vec::new();
+        for rel in &recent {
+            list.extend_from_slice(rel);
+            list.push(0);
+        }
+        self.feed(
+            &["update-index", "--force-remove", "-z", "--stdin"],
+            path.as_os_str(),
+            &list,
+        )
+    }
+
+    /// The files of the index at `path` whose change time on disk is at or after `written`,
+    /// by stating every one: for an index gix cannot read ([`super::recorded`]). A superset
+    /// of the entries git recorded in that second (a file changed since is in it too).
+    fn changed_since(
+        &self,
+        path: &std::path::Path,
+        written: i64,
+    ) -> Result<Vec<Vec<u8>>, GitError> {
         let env = [("GIT_INDEX_FILE", path.as_os_str())];
         let listed = self.run_env(&["ls-files", "-z"], &env)?;
-        let recent: Vec<&str> = listed
+        Ok(listed
             .split('\0')
             .filter(|rel| !rel.is_empty())
             .filter(|rel| {
                 // Gone or unreadable: git sees that by itself.
                 std::fs::symlink_metadata(self.root.join(rel)).is_ok_and(|m| m.ctime() >= written)
             })
-            .collect();
-        if recent.is_empty() {
-            return Ok(());
-        }
-        // Named on stdin, as paths (not pathspecs: matching tens of thousands of pathspecs
-        // against every entry would cost their product); a fresh checkout may name them all.
-        let mut list = recent.join("\0");
-        list.push('\0');
-        self.feed(
-            &["update-index", "--force-remove", "-z", "--stdin"],
-            path.as_os_str(),
-            &list,
-        )
+            .map(|rel| rel.as_bytes().to_vec())
+            .collect())
     }
 
     /// The index file for `scratch`: a new one (removed when dropped) or the kept one.
@@ -341,13 +379,15 @@ pub(super) fn with_rules<'a>(args: &[&'a str]) -> Vec<&'a str> {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Listed {
     pub(super) changed: Vec<String>,
+    pub(super) gone: Vec<String>,
     pub(super) untracked: Vec<String>,
     pub(super) ignored: BTreeSet<String>,
 }
 
 /// Reads `git status --porcelain=v2 -z` records: `1 XY ... PATH`, `2 XY ... PATH\0ORIG`,
-/// `u XY ... PATH`, `? PATH`, `! PATH`. A tracked path counts as changed when its worktree
-/// side (`Y`) is not `.`; an unmerged one always does.
+/// `u XY ... PATH`, `? PATH`, `! PATH`. A tracked path counts as gone when its worktree side
+/// (`Y`) is `D` (no file there, or one beyond a symbolic link), as changed when it is another
+/// letter; an unmerged one always counts as changed.
 pub(super) fn parse_status(out: &str) -> Listed {
     let mut listed = Listed::default();
     let mut records = out.split('\0');
@@ -378,8 +418,11 @@ pub(super) fn parse_status(out: &str) -> Listed {
                     // The original path follows as a record of its own.
                     records.next();
                 }
-                if kind == "u" || xy.as_bytes().get(1).is_some_and(|y| *y != b'.') {
-                    listed.changed.push(path.to_owned());
+                match xy.as_bytes().get(1) {
+                    _ if kind == "u" => listed.changed.push(path.to_owned()),
+                    Some(b'D') => listed.gone.push(path.to_owned()),
+                    Some(y) if *y != b'.' => listed.changed.push(path.to_owned()),
+                    _ => {}
                 }
             }
             _ => {}
