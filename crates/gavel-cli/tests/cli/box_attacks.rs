@@ -308,3 +308,35 @@ fn regression_a_conftest_written_into_the_lineage_folder_is_refused() {
     );
     assert!(!env.exists(".gavel/worktrees/1-impl/docs/lineage/active/1-impl/conftest.py"));
 }
+
+#[test]
+fn regression_a_file_named_with_bytes_that_are_not_utf8_is_removed_not_left_unseen() {
+    // gavel names files to git as text: a file whose name is not UTF-8 was read with its
+    // bytes replaced, so the snapshot never recorded it and no review showed it, while the
+    // tests still saw it. The red run's test leaves one (and one inside a new folder of such a
+    // name); both are removed and named.
+    let tests = "=== gavel:write tests/test_calc.py\nimport os\n\nif not os.path.exists('calc.py'):\n    with open(b'tests/data_\\xff.py', 'w') as f:\n        f.write('x = 1\\n')\n    os.makedirs(b'hidden_\\xfe', exist_ok=True)\n    with open(b'hidden_\\xfe/conftest.py', 'w') as f:\n        f.write('\\n')\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n=== gavel:end\n";
+    let env = python_project(&[tests, CODE]);
+    let out = start(&env);
+    let text = show_output(&out);
+    assert_exit(&out, 3);
+    assert!(
+        text.contains("the red run left changes no step may make; put back:"),
+        "{text}"
+    );
+    for named in [
+        "`tests/data_\u{fffd}.py`: a name that is not UTF-8",
+        "`hidden_\u{fffd}`: a name that is not UTF-8",
+    ] {
+        assert!(text.contains(named), "{named}: {text}");
+    }
+    let worktree = env.repo.join(".gavel/worktrees/1-impl");
+    let left: Vec<String> = std::fs::read_dir(worktree.join("tests"))
+        .expect("tests folder")
+        .chain(std::fs::read_dir(&worktree).expect("worktree"))
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains('\u{fffd}'))
+        .collect();
+    assert!(left.is_empty(), "left in the worktree: {left:?}");
+}

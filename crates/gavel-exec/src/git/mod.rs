@@ -53,7 +53,7 @@ use std::process::{Command, ExitStatus};
 pub use self::child::GitProcess;
 pub use self::commit::PriorAttempt;
 pub use self::snapshot::{ChangeKind, TreeChange, TreeId};
-pub use self::survey::{Scratch, Survey};
+pub use self::survey::{Listing, Scratch, Survey, Undecodable};
 pub use self::worktree::{BRANCH_PREFIX, DEFAULT_WORKTREE_HOME, Worktree};
 use crate::process::capped::Capped;
 
@@ -240,13 +240,19 @@ impl Git {
 
     /// Runs `git args...` with `env` set on top of the scrubbed environment.
     fn run_env(&self, args: &[&str], env: &[(&str, &OsStr)]) -> Result<String, GitError> {
+        let out = self.run_env_bytes(args, env)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// [`Self::run_env`]'s stdout as git wrote it: paths that are not UTF-8 stay themselves.
+    fn run_env_bytes(&self, args: &[&str], env: &[(&str, &OsStr)]) -> Result<Vec<u8>, GitError> {
         let mut cmd = self.command(args);
         for (key, value) in env {
             cmd.env(key, value);
         }
         let out = cmd.output().map_err(GitError::Spawn)?;
         check(&args.join(" "), out.status, &out.stderr)?;
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        Ok(out.stdout)
     }
 
     /// The current commit, or `None` in a repository without commits.

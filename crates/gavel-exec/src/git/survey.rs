@@ -72,6 +72,28 @@ pub struct Survey {
     pub untracked: Vec<String>,
     /// The ignored entries; an ignored folder is one entry ending in `/`.
     pub ignored: BTreeSet<String>,
+    /// Entries whose name is not UTF-8 (repository-relative, as on disk), which gavel's
+    /// snapshot cannot name to git: untracked or ignored ones, and tracked ones that changed
+    /// (see [`Undecodable`]).
+    pub undecodable: Vec<Undecodable>,
+}
+
+/// An entry `git status` named whose path is not UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undecodable {
+    /// The path as on disk, relative to the worktree (an ignored folder without its `/`).
+    pub path: PathBuf,
+    /// How git listed it.
+    pub listed: Listing,
+}
+
+/// How `git status` listed an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// A tracked file that changed.
+    Changed,
+    Untracked,
+    Ignored,
 }
 
 impl Survey {
@@ -95,6 +117,7 @@ impl Git {
             gone: listed.gone,
             untracked: listed.untracked,
             ignored: listed.ignored,
+            undecodable: listed.undecodable,
         })
     }
 
@@ -114,6 +137,7 @@ impl Git {
             gone: listed.gone,
             untracked: listed.untracked,
             ignored: listed.ignored,
+            undecodable: listed.undecodable,
         })
     }
 
@@ -133,7 +157,7 @@ impl Git {
         if let Some(scope) = &scope {
             args.extend(["--", scope.as_str()]);
         }
-        let out = self.run_env(&with_rules(&args), &env)?;
+        let out = self.run_env_bytes(&with_rules(&args), &env)?;
         Ok(parse_status(&out))
     }
 
@@ -380,6 +404,7 @@ pub(super) fn with_rules<'a>(args: &[&'a str]) -> Vec<&'a str> {
 pub(super) struct Listed {
     pub(super) changed: Vec<String>,
     pub(super) gone: Vec<String>,
+    pub(super) undecodable: Vec<Undecodable>,
     pub(super) untracked: Vec<String>,
     pub(super) ignored: BTreeSet<String>,
 }
@@ -388,45 +413,79 @@ pub(super) struct Listed {
 /// `u XY ... PATH`, `? PATH`, `! PATH`. A tracked path counts as gone when its worktree side
 /// (`Y`) is `D` (no file there, or one beyond a symbolic link), as changed when it is another
 /// letter; an unmerged one always counts as changed.
-pub(super) fn parse_status(out: &str) -> Listed {
+pub(super) fn parse_status(out: &[u8]) -> Listed {
     let mut listed = Listed::default();
-    let mut records = out.split('\0');
+    let mut records = out.split(|b| *b == 0);
     while let Some(record) = records.next() {
-        let mut kind_rest = record.splitn(2, ' ');
-        let (Some(kind), Some(rest)) = (kind_rest.next(), kind_rest.next()) else {
+        let Some(space) = record.iter().position(|b| *b == b' ') else {
             continue;
         };
+        let (kind, rest) = (&record[..space], &record[space + 1..]);
         match kind {
-            "?" => listed.untracked.push(rest.to_owned()),
-            "!" => {
-                listed.ignored.insert(rest.to_owned());
+            b"?" | b"!" => {
+                let listing = if kind == b"?" {
+                    Listing::Untracked
+                } else {
+                    Listing::Ignored
+                };
+                let Some(path) = decoded(rest, listing, &mut listed) else {
+                    continue;
+                };
+                if kind == b"?" {
+                    listed.untracked.push(path);
+                } else {
+                    listed.ignored.insert(path);
+                }
             }
-            "1" | "2" | "u" => {
+            b"1" | b"2" | b"u" => {
                 // Fields before the path: XY sub mH mI mW hH hI (1), then a score (2); XY sub
                 // m1 m2 m3 mW h1 h2 h3 (u).
                 let before = match kind {
-                    "1" => 7,
-                    "2" => 8,
+                    b"1" => 7,
+                    b"2" => 8,
                     _ => 9,
                 };
-                let mut fields = rest.splitn(before + 1, ' ');
-                let xy = fields.next().unwrap_or("..");
+                let mut fields = rest.splitn(before + 1, |b| *b == b' ');
+                let xy = fields.next().unwrap_or(b"..");
                 let Some(path) = fields.nth(before - 1) else {
                     continue;
                 };
-                if kind == "2" {
+                if kind == b"2" {
                     // The original path follows as a record of its own.
                     records.next();
                 }
-                match xy.as_bytes().get(1) {
-                    _ if kind == "u" => listed.changed.push(path.to_owned()),
-                    Some(b'D') => listed.gone.push(path.to_owned()),
-                    Some(y) if *y != b'.' => listed.changed.push(path.to_owned()),
-                    _ => {}
+                let y = xy.get(1).copied();
+                let changed = kind == b"u" || y.is_some_and(|y| y != b'.');
+                if !changed {
+                    continue;
+                }
+                let Some(path) = decoded(path, Listing::Changed, &mut listed) else {
+                    continue;
+                };
+                if kind != b"u" && y == Some(b'D') {
+                    listed.gone.push(path);
+                } else {
+                    listed.changed.push(path);
                 }
             }
             _ => {}
         }
     }
     listed
+}
+
+/// `path` as a string, or `None` with it kept in `listed.undecodable` when it is not UTF-8.
+fn decoded(path: &[u8], listing: Listing, listed: &mut Listed) -> Option<String> {
+    match std::str::from_utf8(path) {
+        Ok(path) => Some(path.to_owned()),
+        Err(_) => {
+            use std::os::unix::ffi::OsStrExt;
+            let path = std::ffi::OsStr::from_bytes(path.strip_suffix(b"/").unwrap_or(path));
+            listed.undecodable.push(Undecodable {
+                path: PathBuf::from(path),
+                listed: listing,
+            });
+            None
+        }
+    }
 }

@@ -3,11 +3,12 @@
 //! kept index and a fresh one, and the lists the guard reads.
 
 use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 
 use super::survey::parse_status;
 use super::tests::{make_executable, repo_with};
-use super::{Git, Scratch, TreeId};
+use super::{Git, Listing, Scratch, TreeId};
 
 /// What `git add --all` into a new empty index records: the oracle.
 fn added_all(git: &Git) -> TreeId {
@@ -142,7 +143,7 @@ fn status_records_are_read_by_their_kind() {
         "? sub/\0",
         "! build/\0",
     );
-    let listed = parse_status(out);
+    let listed = parse_status(out.as_bytes());
     assert_eq!(listed.changed, ["src/a b.py", "both.py"]);
     assert_eq!(listed.gone, ["gone.py"]);
     assert_eq!(listed.untracked, ["fresh/c.py", "sub/"]);
@@ -224,4 +225,41 @@ fn now_secs() -> u64 {
         .duration_since(std::time::SystemTime::UNIX_EPOCH)
         .expect("after 1970")
         .as_secs()
+}
+
+#[test]
+fn a_name_that_is_not_utf8_is_kept_as_it_is_on_disk_never_mangled() {
+    let listed = parse_status(
+        b"? new/a\xff.py\0! build\xfe/\0\
+          1 .M N... 100644 100644 100644 aaaa bbbb old\xfd.py\0? fine.py\0",
+    );
+    assert_eq!(listed.untracked, ["fine.py"]);
+    assert!(listed.ignored.is_empty() && listed.changed.is_empty());
+    let names: Vec<(Vec<u8>, Listing)> = listed
+        .undecodable
+        .iter()
+        .map(|u| (u.path.as_os_str().as_bytes().to_vec(), u.listed))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            (b"new/a\xff.py".to_vec(), Listing::Untracked),
+            (b"build\xfe".to_vec(), Listing::Ignored),
+            (b"old\xfd.py".to_vec(), Listing::Changed),
+        ]
+    );
+
+    // And from git itself: a file the model's code names with bytes that are not UTF-8.
+    let (_dir, wt) = linked_worktree();
+    let name = std::ffi::OsStr::from_bytes(b"test_\xff.py");
+    fs::write(wt.root().join(name), "def test_x(): pass\n").expect("write");
+    let survey = wt.survey(Scratch::Kept).expect("survey");
+    assert!(survey.untracked.iter().all(|p| !p.contains('\u{fffd}')));
+    assert_eq!(
+        survey.undecodable,
+        [super::Undecodable {
+            path: std::path::PathBuf::from(name),
+            listed: Listing::Untracked,
+        }]
+    );
 }

@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use std::sync::Mutex;
 
 use gavel_core::{NodeCtx, NodeError};
-use gavel_exec::git::{Git, GitError, Scratch, Survey, TreeId};
+use gavel_exec::git::{Git, GitError, Listing, Scratch, Survey, TreeId};
 
 /// The worktree before untrusted code runs in it.
 pub struct Before {
@@ -108,17 +108,61 @@ pub fn after(
     let survey = wt
         .survey(scratch)
         .map_err(|e| format!("cannot look at the worktree: {e}"))?;
-    let mut found = unrecordable(&survey.untracked);
+    if let Some(tracked) = survey
+        .undecodable
+        .iter()
+        .find(|u| u.listed == Listing::Changed)
+    {
+        // A tracked file whose name git cannot hand gavel as text: its change could not be
+        // recorded, shown or put back, so the step is not judged at all.
+        return Err(format!(
+            "the tracked file `{}` changed and its name is not UTF-8: gavel cannot record or review that change; rename it in the repository (or restore it in the worktree) and resume",
+            tracked.path.display()
+        ));
+    }
+    let mut found: Vec<(String, &'static str, std::path::PathBuf)> =
+        unrecordable(&survey.untracked)
+            .into_iter()
+            .map(|(rel, why)| {
+                let abs = wt.root().join(&rel);
+                (rel, why, abs)
+            })
+            .collect();
+    // A new file whose name is not UTF-8 cannot be named to git by gavel, so it would be
+    // neither recorded nor reviewed while the tests still see it: removed like the rest. An
+    // ignored entry with such a name is searched for files that steer the tests, as a new
+    // ignored folder is (whether it is new cannot be told: the lists hold text).
+    for u in &survey.undecodable {
+        let abs = wt.root().join(&u.path);
+        let shown = u.path.to_string_lossy().into_owned();
+        match u.listed {
+            Listing::Untracked => {
+                // Up to the first name that is not UTF-8: a folder of such a name goes whole.
+                let top = undecodable_prefix(&u.path);
+                let shown = top.to_string_lossy().into_owned();
+                if !found.iter().any(|(s, _, _)| *s == shown) {
+                    found.push((
+                        shown,
+                        "a name that is not UTF-8: gavel's snapshot cannot record or show it",
+                        wt.root().join(top),
+                    ));
+                }
+            }
+            Listing::Ignored => found.extend(steering_files(&abs, &shown)),
+            Listing::Changed => {}
+        }
+    }
     found.extend(hidden_config(wt, ignored_before, &survey.ignored));
-    for (rel, _) in &found {
-        let abs = wt.root().join(rel);
-        let removed = match std::fs::symlink_metadata(&abs) {
-            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&abs),
-            Ok(_) => std::fs::remove_file(&abs),
-            Err(_) => Ok(()),
+    for (_, _, abs) in &found {
+        let removed = match std::fs::symlink_metadata(abs) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(abs),
+            Ok(_) => std::fs::remove_file(abs),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
         };
         removed.map_err(|e| format!("cannot remove {}: {e}", abs.display()))?;
     }
+    let found: Cleared = found.into_iter().map(|(rel, why, _)| (rel, why)).collect();
     if found.is_empty() {
         Ok((found, Some(survey)))
     } else {
@@ -174,36 +218,67 @@ fn steers_tests(name: &str) -> bool {
 /// The files that [`steers_tests`] names which appeared under ignored paths (`now`) since
 /// `before` (a new ignored folder is searched, without following links, up to 10,000
 /// entries), with why.
-fn hidden_config(wt: &Git, before: &BTreeSet<String>, now: &BTreeSet<String>) -> Cleared {
-    const WHY: &str =
-        "a file that steers the tests, made under an ignored path where no review sees it";
+fn hidden_config(
+    wt: &Git,
+    before: &BTreeSet<String>,
+    now: &BTreeSet<String>,
+) -> Vec<(String, &'static str, std::path::PathBuf)> {
     let mut found = Vec::new();
     for entry in now.difference(before) {
         let path = entry.trim_end_matches('/');
         let abs = wt.root().join(path);
         if entry.ends_with('/') {
-            let mut stack = vec![(abs, path.to_owned())];
-            let mut seen = 0usize;
-            while let Some((dir, rel)) = stack.pop() {
-                let Ok(entries) = std::fs::read_dir(&dir) else {
-                    continue;
-                };
-                for e in entries.flatten() {
-                    seen += 1;
-                    if seen > 10_000 {
-                        break;
-                    }
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    let child = format!("{rel}/{name}");
-                    match e.file_type() {
-                        Ok(t) if t.is_dir() => stack.push((e.path(), child)),
-                        Ok(_) if steers_tests(&name) => found.push((child, WHY)),
-                        _ => {}
-                    }
-                }
-            }
+            found.extend(steering_files(&abs, path));
         } else if path.rsplit('/').next().is_some_and(steers_tests) {
-            found.push((path.to_owned(), WHY));
+            found.push((path.to_owned(), HIDDEN_CONFIG, abs));
+        }
+    }
+    found
+}
+
+/// `path` up to and including its first component that is not UTF-8 (all of it when there is
+/// none).
+fn undecodable_prefix(path: &std::path::Path) -> std::path::PathBuf {
+    let mut prefix = std::path::PathBuf::new();
+    for part in path.components() {
+        prefix.push(part);
+        if part.as_os_str().to_str().is_none() {
+            break;
+        }
+    }
+    prefix
+}
+
+/// Why [`hidden_config`] and [`steering_files`] remove a file.
+const HIDDEN_CONFIG: &str =
+    "a file that steers the tests, made under an ignored path where no review sees it";
+
+/// The files [`steers_tests`] names under the folder `abs` (shown as `shown`), searched
+/// without following links, up to 10,000 entries; each with its display path, why, and its
+/// path on disk.
+fn steering_files(
+    abs: &std::path::Path,
+    shown: &str,
+) -> Vec<(String, &'static str, std::path::PathBuf)> {
+    let mut found = Vec::new();
+    let mut stack = vec![(abs.to_path_buf(), shown.to_owned())];
+    let mut seen = 0usize;
+    while let Some((dir, rel)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > 10_000 {
+                break;
+            }
+            let name = e.file_name().to_string_lossy().into_owned();
+            let child = format!("{rel}/{name}");
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push((e.path(), child)),
+                Ok(_) if steers_tests(&name) => found.push((child, HIDDEN_CONFIG, e.path())),
+                _ => {}
+            }
         }
     }
     found
