@@ -274,6 +274,7 @@ impl Provider for ScriptedProvider {
             quota_exhausted: Vec::new(),
             tool_uses: Vec::new(),
             ended_with: None,
+            form: crate::AnswerForm::Plain,
         })
     }
 }

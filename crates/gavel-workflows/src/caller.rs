@@ -285,6 +285,7 @@ impl ModelCaller<'_> {
             step_id: cx.step_id("call"),
             max_output_tokens,
             profile: self.profile.clone(),
+            output_schema: None,
         };
         let observer: Option<Arc<dyn CallObserver>> = self.observer.clone();
         // Attempts the provider reports as answered (and billed) but failed, for the ledger.

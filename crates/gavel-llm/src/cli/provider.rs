@@ -221,6 +221,7 @@ impl CliProvider {
             quota_exhausted: Vec::new(),
             tool_uses,
             ended_with,
+            form: crate::AnswerForm::Plain,
         })
     }
 

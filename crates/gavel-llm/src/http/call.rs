@@ -150,6 +150,7 @@ pub(crate) async fn run(
         quota_exhausted: Vec::new(),
         tool_uses: Vec::new(),
         ended_with: None,
+        form: crate::AnswerForm::Plain,
     })
 }
 

@@ -33,6 +33,7 @@ fn request(role: Role, seq: u32) -> Request {
         step_id: "step".into(),
         max_output_tokens: crate::DEFAULT_MAX_OUTPUT_TOKENS,
         profile: crate::AgentProfile::text_only(),
+        output_schema: None,
     }
 }
 
@@ -95,6 +96,7 @@ fn response_reports_provider_model_and_approximate_tokens() {
             quota_exhausted: Vec::new(),
             tool_uses: Vec::new(),
             ended_with: None,
+            form: crate::AnswerForm::Plain,
         }
     );
     let f = fixture("model: scripted-model-1\nreviewer:\n  - text: ok\n");
@@ -381,6 +383,7 @@ fn roles_are_open_names_and_the_old_keys_are_aliases() {
                 step_id: "0:n:call".into(),
                 max_output_tokens: 100,
                 profile: crate::AgentProfile::text_only(),
+                output_schema: None,
             },
             &Call {
                 cancelled: &|| false,
