@@ -12,6 +12,8 @@
 //!   {"api": "openai-responses", "stall": 2}, {"api": "openai-chat", "cut": 3},
 //!   {"api": "anthropic", "malformed": true}, {"api": "gemini", "quota": true}]`;
 //! `"key": "K"` makes a reply apply only to a request made with API key K.
+//! `{"api": "openai-chat", "refuse_schema": true}` is no reply but a standing setting: that
+//! API answers every request asking for structured output with the vendor's real 400.
 //!
 //! A tool-use turn, in which the model calls the client's tools (the client runs them and
 //! sends the results in its next request, answered by the next reply), names one tool with its
@@ -114,7 +116,12 @@ fn run() -> Result<(), String> {
     }
     let file = file.unwrap_or_default();
     for (i, r) in replies.iter().enumerate() {
-        let (api, reply) = parse(r).map_err(|e| format!("{file}: reply #{}: {e}", i + 1))?;
+        let at = |e: String| format!("{file}: reply #{}: {e}", i + 1);
+        if r["refuse_schema"].as_bool() == Some(true) {
+            server.refuse_structured_output(parse_api(r).map_err(at)?);
+            continue;
+        }
+        let (api, reply) = parse(r).map_err(at)?;
         match r["key"].as_str() {
             Some(key) => server.push_for_key(api, key, reply),
             None => server.push(api, reply),
@@ -219,18 +226,20 @@ fn parse_fault(f: &Value) -> Result<Fault, String> {
     Ok(fault)
 }
 
+fn parse_api(r: &Value) -> Result<Api, String> {
+    match r["api"].as_str() {
+        Some("anthropic") => Ok(Api::Anthropic),
+        Some("gemini") => Ok(Api::Gemini),
+        Some("openai-responses") => Ok(Api::OpenAiResponses),
+        Some("openai-chat") => Ok(Api::OpenAiChat),
+        other => Err(format!(
+            "unknown api {other:?} (anthropic, gemini, openai-responses, openai-chat)"
+        )),
+    }
+}
+
 fn parse(r: &Value) -> Result<(Api, Reply), String> {
-    let api = match r["api"].as_str() {
-        Some("anthropic") => Api::Anthropic,
-        Some("gemini") => Api::Gemini,
-        Some("openai-responses") => Api::OpenAiResponses,
-        Some("openai-chat") => Api::OpenAiChat,
-        other => {
-            return Err(format!(
-                "unknown api {other:?} (anthropic, gemini, openai-responses, openai-chat)"
-            ));
-        }
-    };
+    let api = parse_api(r)?;
     let reply = if let Some(status) = r["error"].as_u64() {
         let status = u16::try_from(status).map_err(|_| "error must be an HTTP status")?;
         let mut reply = Reply::error(status, r["message"].as_str().unwrap_or("fake error"));

@@ -35,7 +35,7 @@ use super::agent::{
 use super::{classify, no_answer};
 use crate::process::ProcessOutput;
 use crate::profile::{AgentProfile, McpServer, ProfileError, Tools};
-use crate::provider::{ProviderError, ToolUse};
+use crate::provider::{AnswerForm, ProviderError, ToolUse};
 use crate::tools::{CLI_TOOLS, CliTool, cli_tool};
 
 /// Claude Code.
@@ -159,10 +159,17 @@ impl CliAgent for Claude {
         args.push(p.max_turns.to_string());
         args.push("--model".into());
         args.push(s.model.to_owned());
+        let mut form = AnswerForm::Plain;
+        if let Some(schema) = s.output_schema {
+            args.push("--json-schema".into());
+            args.push(schema.schema.to_string());
+            form = AnswerForm::Schema;
+        }
         Ok(Invocation {
             args,
             env: env(s.idle_timeout),
             files,
+            form,
         })
     }
 
@@ -254,6 +261,11 @@ impl CliAgent for Claude {
                 },
             });
         }
+        // Asked with a schema, the answer is the structured one, as JSON text.
+        let text = match &result["structured_output"] {
+            Value::Null => text,
+            structured => structured.to_string(),
+        };
         Ok(answer_of(text, p.answered_model, &result))
     }
 

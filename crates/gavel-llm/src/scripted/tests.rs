@@ -408,3 +408,29 @@ fn roles_are_open_names_and_the_old_keys_are_aliases() {
     let e = ask(Role::DRAFTER).unwrap_err().to_string();
     assert!(e.contains("both at the top level and under `roles`"), "{e}");
 }
+
+#[test]
+fn an_entry_reports_the_form_it_names_only_when_a_schema_was_asked() {
+    let f = fixture(
+        "reviewer:\n  - text: '{\"verdict\":\"APPROVED\",\"findings\":[]}'\n    form: schema\n  \
+         - text: 'VERDICT: APPROVED'\n    form: plain_after_refusal\n  - text: 'VERDICT: REVISE'\n",
+    );
+    let with_schema = |seq| {
+        let req = Request {
+            output_schema: Some(crate::OutputSchema {
+                name: "gavel_verdict".into(),
+                schema: serde_json::json!({"type": "object"}),
+            }),
+            ..request(Role::REVIEWER, seq)
+        };
+        f.provider.complete(&req, &Call::new(&|| false)).unwrap()
+    };
+    assert_eq!(with_schema(0).form, AnswerForm::Schema);
+    assert_eq!(with_schema(1).form, AnswerForm::PlainAfterRefusal);
+    assert_eq!(with_schema(2).form, AnswerForm::Plain, "the default");
+    // Without a schema nothing was asked for, whatever the entry says.
+    assert_eq!(call(&f, Role::REVIEWER, 0).unwrap().form, AnswerForm::Plain);
+    let bad = fixture("reviewer:\n  - text: x\n    form: json\n");
+    let err = bad.provider.preflight().unwrap_err();
+    assert!(err.to_string().contains("script"), "{err}");
+}
