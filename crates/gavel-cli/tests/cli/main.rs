@@ -45,6 +45,7 @@ mod postgres;
 mod pty;
 mod real_cli_faults;
 mod real_cli_profiles;
+mod real_cli_schema;
 mod real_clis;
 mod red_gate;
 mod reference;
