@@ -115,8 +115,17 @@ fn run() -> Result<(), String> {
         load_github(&server.github(), setup).map_err(|e| format!("{name}: {e}"))?;
     }
     let file = file.unwrap_or_default();
+    load_replies(&server, &replies).map_err(|e| format!("{file}: {e}"))?;
+    let _ = writeln!(std::io::stdout(), "{}", server.url());
+    let _ = std::io::stdout().flush();
+    std::thread::sleep(Duration::from_secs(secs));
+    Ok(())
+}
+
+/// Queues the replies of a REPLIES.json list (and applies its standing settings).
+fn load_replies(server: &FakeServer, replies: &[Value]) -> Result<(), String> {
     for (i, r) in replies.iter().enumerate() {
-        let at = |e: String| format!("{file}: reply #{}: {e}", i + 1);
+        let at = |e: String| format!("reply #{}: {e}", i + 1);
         if r["refuse_schema"].as_bool() == Some(true) {
             server.refuse_structured_output(parse_api(r).map_err(at)?);
             continue;
@@ -127,9 +136,6 @@ fn run() -> Result<(), String> {
             None => server.push(api, reply),
         }
     }
-    let _ = writeln!(std::io::stdout(), "{}", server.url());
-    let _ = std::io::stdout().flush();
-    std::thread::sleep(Duration::from_secs(secs));
     Ok(())
 }
 
@@ -393,6 +399,29 @@ mod tests {
         assert!(bad(r#"{"api": "anthropic", "tool": "Write", "input": "x"}"#).contains("object"));
         assert!(bad(r#"{"api": "anthropic", "tools": []}"#).contains("no tool"));
         assert!(bad(r#"{"api": "anthropic", "tool": 3}"#).contains("name"));
+    }
+
+    #[test]
+    fn refuse_schema_is_a_standing_setting_not_a_reply() {
+        let server = FakeServer::start().expect("start");
+        let replies: Vec<Value> = serde_json::from_str(
+            r#"[{"api": "openai-chat", "refuse_schema": true}, {"api": "openai-chat", "text": "hi"}]"#,
+        )
+        .expect("JSON");
+        load_replies(&server, &replies).expect("loads");
+        assert_eq!(server.pending(Api::OpenAiChat), 1);
+        let asked = serde_json::json!({"model": "m", "messages": [],
+            "response_format": {"type": "json_schema", "json_schema": {"name": "v", "schema": {}}}});
+        let answer = reqwest::blocking::Client::new()
+            .post(format!("{}/v1/chat/completions", server.url()))
+            .json(&asked)
+            .send()
+            .expect("answered");
+        assert_eq!(answer.status(), 400);
+        let bad: Vec<Value> =
+            serde_json::from_str(r#"[{"api": "nope", "refuse_schema": true}]"#).expect("JSON");
+        let err = load_replies(&server, &bad).expect_err("refused");
+        assert!(err.contains("reply #1") && err.contains("nope"), "{err}");
     }
 
     #[test]
