@@ -291,9 +291,7 @@ impl Provider for HttpProvider {
             });
         }
         let (mut plan, keys) = self.plan()?;
-        if !self.refuses_structured_output() {
-            plan.schema.clone_from(&req.output_schema);
-        }
+        plan.schema.clone_from(&req.output_schema);
         if keys.is_empty() {
             return self.attempt(plan, req, call);
         }
@@ -315,10 +313,14 @@ impl HttpProvider {
     /// by the same call in plain text, once, and remembered.
     fn attempt(
         &self,
-        plan: Plan,
+        mut plan: Plan,
         req: &Request,
         call: &Call<'_>,
     ) -> Result<Response, ProviderError> {
+        // Checked here, not once per call: another key's attempt may follow a refusal.
+        if self.refuses_structured_output() {
+            plan.schema = None;
+        }
         let asked = plan.schema.is_some();
         let plain = Plan {
             schema: None,

@@ -204,3 +204,35 @@ fn an_anthropic_answer_that_ignores_the_forced_tool_is_passed_on_for_the_parser_
     assert_eq!(response.text, "APPROVED, looks fine");
     assert_eq!(response.form, AnswerForm::Schema);
 }
+
+#[test]
+fn after_a_refusal_the_next_key_is_asked_plain_text_too() {
+    for kind in KINDS {
+        let mut two_keys = settings(kind);
+        two_keys.key_env = vec!["SO_KEY_A".into(), "SO_KEY_B".into()];
+        let h = Harness::build(kind, two_keys, |env| {
+            env.insert("SO_KEY_A".into(), "sk-test-structured-AAAA-0001".into());
+            env.insert("SO_KEY_B".into(), "sk-test-structured-BBBB-0002".into());
+        });
+        h.fake.refuse_structured_output(kind.api);
+        // Key A's plain call finds its quota gone; key B answers.
+        h.fake.rule(gavel_fakeapi::Rule::for_key(
+            kind.api,
+            "sk-test-structured-AAAA-0001",
+            Reply::quota_exhausted(),
+        ));
+        h.push(Reply::text("answered plain with key B"));
+        let response =
+            ask(&h, &structured_request()).unwrap_or_else(|e| panic!("{}: {e:?}", kind.name));
+        assert_eq!(response.text, "answered plain with key B");
+        assert_eq!(response.form, AnswerForm::PlainAfterRefusal);
+        assert_eq!(response.credential.as_deref(), Some("SO_KEY_B"));
+        let sent = h.fake.requests();
+        let asked: Vec<bool> = sent
+            .iter()
+            .map(|r| sent_schema(kind, r).is_some())
+            .collect();
+        // Refused with key A, plain with key A (quota), plain with key B.
+        assert_eq!(asked, [true, false, false], "{}: {sent:#?}", kind.name);
+    }
+}
