@@ -163,3 +163,21 @@ fn a_refusing_server_answers_the_vendors_400_and_keeps_its_replies() {
         assert_eq!(server.pending(api), 0);
     }
 }
+
+#[test]
+fn anthropic_output_config_gets_the_json_as_text_or_its_refusal() {
+    let server = FakeServer::start().expect("start");
+    let body = json!({"model": "m", "max_tokens": 10, "messages": [],
+        "output_config": {"format": {"type": "json_schema", "schema": schema()}}});
+    server.push(Api::Anthropic, Reply::text(VERDICT));
+    let (status, answer) = status_and_body(&raw(&server, "/v1/messages", &body.to_string()));
+    assert_eq!(status, 200);
+    assert_eq!(answer["content"][0]["type"], "text");
+    assert_eq!(answer["content"][0]["text"], VERDICT);
+
+    server.refuse_structured_output(Api::Anthropic);
+    let (status, error) = status_and_body(&raw(&server, "/v1/messages", &body.to_string()));
+    assert_eq!(status, 400);
+    let message = error["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("output_config.format"), "{error}");
+}
