@@ -1,7 +1,8 @@
 //! Verdicts as structured output (issue 35), end to end: a reviewer whose answer is one bare
 //! JSON object (what a service enforcing the verdict's schema returns) is parsed and routed
 //! under `--auto`, for an issue and an LLD; an unreadable structured answer stops at the
-//! verdict gate and files nothing; `gavel show` says how each verdict was asked for. The
+//! verdict gate and files nothing; `gavel show` (and the report's run page) says how each
+//! verdict was asked for. The
 //! scripted provider has no structured output of its own, so its reviewer calls are recorded
 //! as asked in plain text (`plain`), and the prompt still describes the fenced form.
 
@@ -87,6 +88,14 @@ fn a_bare_json_verdict_is_parsed_and_routed_under_auto() {
         "{}",
         show_output(&drafter)
     );
+    // The report's run page says it in the calls' notes.
+    let store = gavel_store::SqliteStore::open(&env.state_db()).expect("store");
+    let site = gavel_report::Site::new(&store, gavel_report::SiteMode::Served);
+    let page = match site.route("runs/1/", &gavel_report::RunsQuery::default()) {
+        Ok(Some(gavel_report::Page::Html(h))) => h,
+        other => panic!("the run page: {other:?}"),
+    };
+    assert_eq!(page.matches("answer form: plain").count(), 2, "{page}");
 }
 
 #[test]
