@@ -57,6 +57,7 @@ mod scenarios;
 mod scenarios_filing;
 mod snapshots;
 mod spend;
+mod structured_verdicts;
 mod ui;
 mod ui_browser;
 mod util;

@@ -24,7 +24,7 @@ fn challenge(verdict: &str, findings: &[&str]) -> String {
 
 /// A run of the challenge of a proposed change: the planner and the challenger answer in
 /// order, with `retries` and `rounds` challenge rounds allowed.
-fn plan_run(
+pub(crate) fn plan_run(
     kit: &Kit,
     planner: &[&str],
     challenger: &[String],

@@ -3,7 +3,7 @@
 
 use gavel_core::ArtifactKind;
 use gavel_core::{Choice, EventKind, NodeCtx, NodeError, Presentation, Transition};
-use gavel_llm::{AgentProfile, Role};
+use gavel_llm::{AgentProfile, OutputSchema, Role};
 use gavel_mcp::{Challenge, ChallengeVerdict};
 
 use super::files::{self, CHALLENGE_MARKER, Expect, split_proposal};
@@ -17,7 +17,7 @@ use crate::change::order::dependency_order;
 use crate::change::read::{read_bytes, read_text_optional};
 use crate::change::spec::parse_delta_spec;
 use crate::change::state::{Phase, Verdict};
-use crate::change::structured::parse_json_verdict;
+use crate::change::structured::{challenge_schema, parse_json_verdict};
 use crate::fsutil;
 
 fn failed(what: &str, path: &std::path::Path, e: std::io::Error) -> NodeError {
@@ -118,11 +118,14 @@ fn plan_so_far(dir: &ChangeDir) -> Result<Vec<(String, String)>, NodeError> {
 }
 
 impl PlanWorkflow {
-    fn caller(&self) -> ModelCaller<'_> {
+    /// The caller for a planner (plain text) or challenger call (its verdict asked for as
+    /// structured output where the provider can).
+    fn caller(&self, output_schema: Option<OutputSchema>) -> ModelCaller<'_> {
         ModelCaller {
             settings: &self.settings.calls,
             observer: self.observer.clone(),
             profile: AgentProfile::text_only(),
+            output_schema,
         }
     }
 
@@ -156,7 +159,7 @@ impl PlanWorkflow {
             living: &living_specs(&dir, &plan)?,
         });
         let seq = s.planner_calls;
-        let answered = match self.caller().call(
+        let answered = match self.caller(None).call(
             &mut s.spend,
             cx,
             self.planner.as_ref(),
@@ -265,7 +268,7 @@ impl PlanWorkflow {
         let plan = plan_so_far(&dir)?;
         let prompt = prompts::challenger(&s.change_id, &plan, s.feedback.as_deref());
         let seq = s.challenger_calls;
-        let answered = match self.caller().call(
+        let answered = match self.caller(Some(challenge_schema())).call(
             &mut s.spend,
             cx,
             self.challenger.as_ref(),
