@@ -57,6 +57,15 @@ drafter:
 
       ## What
       A dark theme, chosen from the system setting.
+
+      ## Acceptance criteria
+      - [ ] The dashboard looks dark.
+
+      ## Out of scope
+      Nothing yet.
+
+      ## Notes
+      None.
   - text: |
       # Add a dark theme that follows the system setting
 
@@ -76,12 +85,15 @@ drafter:
 
       ## Out of scope
       Custom colour schemes.
+
+      ## Notes
+      The toggle is the brief's own request; contrast follows WCAG 2.1.
 reviewer:
   - text: |
       The draft names the problem but cannot be tested as written.
 
       ```json
-      {"verdict": "REVISE", "findings": ["No acceptance criteria.", "The toggle from the brief is missing.", "Accessibility (contrast) is not addressed."]}
+      {"verdict": "REVISE", "findings": ["The acceptance criteria cannot be tested as written.", "The toggle from the brief is missing.", "Accessibility (contrast) is not addressed."]}
       ```
   - text: |
       Every rubric point holds: testable criteria, bounded scope, labels present.
@@ -109,17 +121,57 @@ drafter:
       | `web/theme.css` | Modify | Colour variables for light and dark |
       | `web/header.js` | Modify | The toggle, remembered in localStorage |
 
+      ### 2.2 Dependencies
+      None.
+
+      ### 2.3 Data Structures
+      `localStorage["theme"]`: `"dark"`, `"light"` or absent (follow the system).
+
+      ### 2.4 Function Signatures
+      `applyTheme(choice)`: sets the colour variables for `"dark"` or `"light"`.
+
+      ### 2.5 Logic Flow
+      On load: the stored choice, else `prefers-color-scheme`; the toggle stores and applies.
+
+      ### 2.6 Technical Approach
+      CSS custom properties, so one class on `<html>` switches every colour.
+
       ## 3. Requirements
       1. With the system in dark mode, the dashboard opens dark.
       2. The toggle overrides the system setting and survives a reload.
       3. Both themes meet WCAG AA contrast (4.5:1).
 
+      ## 4. Alternatives Considered
+      A second stylesheet per theme: rejected, every colour would be kept twice.
+
+      ## 5. Data & Fixtures
+      The current palette; no user data.
+
+      ## 6. Diagram
+      system setting or stored choice -> applyTheme -> colour variables
+
+      ## 7. Security Considerations
+      The stored value is read as one of two words; anything else is ignored.
+
+      ## 8. Performance Considerations
+      One class change; no extra request.
+
+      ## 9. Risks & Mitigations
+      Low contrast in a corner of the UI: the contrast check covers every pair.
+
       ## 10. Verification & Testing
+      ### 10.1 Test Scenarios
       | ID | Scenario | Expected |
       |----|----------|----------|
       | TS-01 | prefers-color-scheme: dark | dark theme |
       | TS-02 | toggle, reload | choice kept |
       | TS-03 | contrast check | every pair >= 4.5:1 |
+
+      ### 10.2 Test Commands
+      `sh tests/test_theme.sh`
+
+      ## 11. Definition of Done
+      - [ ] Every scenario of 10.1 passes
 reviewer:
   - text: |
       Traceable to the issue, files listed, every requirement has a test scenario.
