@@ -6,7 +6,7 @@
 
 use std::fs;
 
-use gavel_core::{ArtifactKind, ContentHash, EventKind, NodeCtx, NodeError};
+use gavel_core::{ArtifactKind, ContentHash, EventKind, NodeCtx, NodeError, StepError};
 use serde::{Deserialize, Serialize};
 
 use super::front_matter::{self, Value};
@@ -60,9 +60,9 @@ impl DocWorkflow {
         })
     }
 
-    /// Checks the current draft, once per draft: a draft already checked (a gate visited again,
-    /// a replayed node) gets its recorded findings back. Failing findings are written to the
-    /// lineage and noted in the timeline, as gavel's own.
+    /// Checks the current draft: a draft already checked gets its recorded findings back.
+    /// Failing findings are written to the lineage and noted in the timeline, as gavel's own,
+    /// once per node visit (a journaled step), however often the gate is shown.
     pub(super) fn check_draft(
         &self,
         s: &mut DocState,
@@ -86,28 +86,37 @@ impl DocWorkflow {
         let findings = checks::check_draft(&text, &shape, previous.as_deref());
         let mut path = None;
         if !findings.is_empty() {
+            // A gate does not checkpoint the state, so a draft gate shown again (or answered)
+            // visits this node afresh: the record is a journaled step, written and noted once.
             let content = self.checks_file(&draft.path, &findings);
             s.file_counter += 1;
             let lineage = self.lineage(s);
-            let rel = lineage
-                .write(s.file_counter, "checks.md", content.as_bytes())
-                .map_err(|e| {
-                    io_failed(
-                        "write",
-                        &lineage.artifact_rel(s.file_counter, "checks.md"),
-                        e,
-                    )
-                })?;
-            let rel = rel.to_string_lossy().into_owned();
-            cx.artifact(ArtifactKind::Feedback, rel.clone(), content.as_bytes(), &[])?;
-            cx.event(EventKind::Note {
-                text: format!(
-                    "gavel's checks: {} finding(s) in {} ({rel}): {}",
-                    findings.len(),
-                    draft.path,
-                    findings.join("; ")
-                ),
+            let n = s.file_counter;
+            let mut written = false;
+            let step: Result<String, StepError<std::io::Error>> = cx.step("checks", || {
+                written = true;
+                lineage
+                    .write(n, "checks.md", content.as_bytes())
+                    .map(|rel| rel.to_string_lossy().into_owned())
             });
+            let rel = match step {
+                Ok(rel) => rel,
+                Err(StepError::Step(e)) => {
+                    return Err(io_failed("write", &lineage.artifact_rel(n, "checks.md"), e));
+                }
+                Err(e) => return Err(crate::kit::commit::step_failed(e)),
+            };
+            if written {
+                cx.artifact(ArtifactKind::Feedback, rel.clone(), content.as_bytes(), &[])?;
+                cx.event(EventKind::Note {
+                    text: format!(
+                        "gavel's checks: {} finding(s) in {} ({rel}): {}",
+                        findings.len(),
+                        draft.path,
+                        findings.join("; ")
+                    ),
+                });
+            }
             path = Some(rel);
         }
         s.checks = Some(ChecksRecord {

@@ -442,8 +442,13 @@ fn a_draft_failing_gavels_checks_goes_back_to_the_drafter_without_a_review() {
             })
             .collect();
         assert_eq!(recorded.len(), 1, "{recorded:?}");
-        assert!(recorded[0].ends_with("-checks.md"), "{recorded:?}");
-        assert!(kit.read(recorded[0]).contains("`{The problem}`"));
+        let name = recorded[0].rsplit('/').next().unwrap_or_default();
+        assert_eq!(name, "003-checks.md", "{recorded:?}");
+        let lineage = finished(&kit, &wf, run);
+        assert!(
+            kit.read(&format!("{lineage}/{name}"))
+                .contains("`{The problem}`")
+        );
     }
 }
 
@@ -468,16 +473,28 @@ fn at_the_draft_gate_the_findings_are_shown_and_revise_is_recommended() {
             "{:?}",
             gate.artifacts
         );
-        // Asked again (a resumed process), the same draft is not checked or recorded twice.
+        // Shown again (a resumed process) and answered, the findings are recorded once.
         let again = kit.to_gate(&wf, run, None);
         assert_eq!(again.detail, gate.detail);
-        let s = state(&kit, run);
-        assert_eq!(s.file_counter, 3, "input, draft, checks");
         let verdict = kit.to_gate(&wf, run, answer(&gate, "send"));
         assert_eq!(verdict.kind, "verdict", "a person may send it on");
+        let timeline = kit.timeline(run);
+        assert_eq!(
+            timeline.matches("gavel's checks: 1 finding(s)").count(),
+            1,
+            "{timeline}"
+        );
+        assert_eq!(
+            timeline.matches("003-checks.md\",\"content").count(),
+            1,
+            "{timeline}"
+        );
+        assert!(timeline.contains("over 1 finding(s) of gavel's checks"));
+        let s = state(&kit, run);
+        assert_eq!(s.file_counter, 4, "input, draft, checks, verdict");
         assert!(
-            kit.timeline(run)
-                .contains("over 1 finding(s) of gavel's checks")
+            s.checks
+                .is_some_and(|c| c.path.is_some_and(|p| p.ends_with("003-checks.md")))
         );
     }
 }
