@@ -10,7 +10,7 @@ use gavel_core::{ArtifactKind, ContentHash, EventKind, NodeCtx, NodeError, StepE
 use serde::{Deserialize, Serialize};
 
 use super::front_matter::{self, Value};
-use super::{DocState, DocWorkflow, io_failed};
+use super::{Artifact, DocState, DocWorkflow, io_failed};
 use crate::kit::blob_text;
 use crate::kit::checks::{self, TemplateShape};
 
@@ -19,6 +19,10 @@ use crate::kit::checks::{self, TemplateShape};
 pub struct ChecksRecord {
     /// The draft checked, as gavel read it.
     pub draft: ContentHash,
+    /// Its lineage file (two drafts may have the same content: the second is then checked
+    /// too, and found to be no revision).
+    #[serde(default)]
+    pub draft_path: String,
     /// What failed (empty: the draft passed).
     pub findings: Vec<String>,
     /// The lineage file the findings were written to (only when some failed).
@@ -26,9 +30,14 @@ pub struct ChecksRecord {
 }
 
 impl ChecksRecord {
-    /// The findings, when this record is about the draft `hash` and some failed.
-    pub fn failing_for(&self, hash: &ContentHash) -> Option<&[String]> {
-        (&self.draft == hash && !self.findings.is_empty()).then_some(self.findings.as_slice())
+    /// Whether this record is about `draft` as it is now.
+    pub fn is_about(&self, draft: &Artifact) -> bool {
+        self.draft == draft.hash && self.draft_path == draft.path
+    }
+
+    /// The findings, when this record is about `draft` and some failed.
+    pub fn failing_for(&self, draft: &Artifact) -> Option<&[String]> {
+        (self.is_about(draft) && !self.findings.is_empty()).then_some(self.findings.as_slice())
     }
 }
 
@@ -73,7 +82,7 @@ impl DocWorkflow {
             .clone()
             .ok_or_else(|| NodeError::Failed("no draft to check".into()))?;
         if let Some(done) = &s.checks
-            && done.draft == draft.hash
+            && done.is_about(&draft)
         {
             return Ok(done.findings.clone());
         }
@@ -121,6 +130,7 @@ impl DocWorkflow {
         }
         s.checks = Some(ChecksRecord {
             draft: draft.hash,
+            draft_path: draft.path,
             findings: findings.clone(),
             path,
         });

@@ -126,7 +126,7 @@ impl DocWorkflow {
     ) -> Result<Transition, NodeError> {
         let cap = self.settings.max_iterations;
         let failed_checks: Vec<String> = match (&s.checks, &s.draft) {
-            (Some(c), Some(d)) => c.failing_for(&d.hash).map(<[String]>::to_vec),
+            (Some(c), Some(d)) => c.failing_for(d).map(<[String]>::to_vec),
             _ => None,
         }
         .unwrap_or_default();
