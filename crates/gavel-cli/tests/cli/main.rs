@@ -22,6 +22,7 @@ mod diff_review;
 mod disclosure;
 mod doc_kinds;
 mod doctor;
+mod draft_checks;
 mod forward_compat;
 mod gate_answers;
 mod gate_integrity;

@@ -174,8 +174,14 @@ impl PlanWorkflow {
         s.planner_calls += 1;
         let checked = match files::check(&answered.response.text, expect, &s.change_id) {
             Ok(f) => f,
-            Err(why) => return Ok(self.retry(s, here, "planner's answer", why)),
+            Err(why) => return Ok(self.refuse(s, cx, here, why)),
         };
+        if expect == Expect::Revision
+            && files::unchanged(&checked, &dir).map_err(|e| NodeError::Failed(e.to_string()))?
+        {
+            let why = "the revision changes no file of the plan: answer each of the challenger's findings by changing the files".to_owned();
+            return Ok(self.refuse(s, cx, here, why));
+        }
         // The specs in dependency order, counting the ones already on disk.
         let mut all = files::read_specs(&dir).map_err(|e| NodeError::Failed(e.to_string()))?;
         for (cap, text) in &checked.specs {
@@ -184,10 +190,10 @@ impl PlanWorkflow {
         }
         let order = match ordered(&all) {
             Ok(o) => o,
-            Err(why) => return Ok(self.retry(s, here, "planner's answer", why)),
+            Err(why) => return Ok(self.refuse(s, cx, here, why)),
         };
         if let Some(why) = scenario_losses(&dir, &checked.specs)? {
-            return Ok(self.retry(s, here, "planner's answer", why));
+            return Ok(self.refuse(s, cx, here, why));
         }
         for (cap, text) in &checked.specs {
             if read_optional(&dir.living_spec(cap))?.is_none()
@@ -255,6 +261,25 @@ impl PlanWorkflow {
         s.phase = Phase::Proposed;
         self.write_state(s, cx)?;
         Ok(Transition::Goto(next.to_owned()))
+    }
+
+    /// gavel's own checks refused the planner's answer: noted in the timeline as gavel's
+    /// findings (no challenger sees the plan), then tried again or halted ([`Self::retry`]).
+    fn refuse(
+        &self,
+        s: &mut PlanState,
+        cx: &mut NodeCtx<'_>,
+        here: &str,
+        why: String,
+    ) -> Transition {
+        cx.event(EventKind::Note {
+            text: format!(
+                "gavel's checks refused the planner's answer (attempt {}): {}",
+                s.attempts + 1,
+                why.replace('\n', "; ")
+            ),
+        });
+        self.retry(s, here, "planner's answer", why)
     }
 
     /// The challenger judges the whole plan; its verdict is appended to the proposal and moves
