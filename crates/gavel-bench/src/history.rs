@@ -95,6 +95,7 @@ fn one_run(store: &dyn Store, i: u32) -> Result<(), gavel_core::StoreError> {
                         lost: false,
                         credential: None,
                         quota_exhausted: Vec::new(),
+                        form: None,
                     })),
                 },
             });

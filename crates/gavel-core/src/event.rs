@@ -58,6 +58,13 @@ pub struct CallLedger {
     /// (credential rotation within the answering attempt; not counted in `attempts`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quota_exhausted: Vec<String>,
+    /// How a call that wanted a structured answer (a verdict) asked for it, by the name of
+    /// `gavel_llm::AnswerForm`: `schema` (the service was asked to follow the verdict's JSON
+    /// schema), `plain` (the provider has no way to ask) or `plain_after_refusal` (the service
+    /// refused structured output, in this call or earlier in the run). Absent for a call that
+    /// wanted plain text, and in older events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form: Option<String>,
 }
 
 /// What happened.
@@ -335,13 +342,16 @@ mod tests {
         let ledger: CallLedger = serde_json::from_str(&old).expect("an old ledger loads");
         assert_eq!(ledger.credential, None);
         assert!(ledger.quota_exhausted.is_empty());
+        assert_eq!(ledger.form, None, "an old call asked in plain text");
         // Without a credential the JSON is what it was.
         let json = serde_json::to_string(&ledger).expect("serializes");
         assert!(!json.contains("credential") && !json.contains("quota_exhausted"));
+        assert!(!json.contains("form"), "{json}");
 
         let rotated = CallLedger {
             credential: Some("ANTHROPIC_API_KEY_2".into()),
             quota_exhausted: vec!["ANTHROPIC_API_KEY".into()],
+            form: Some("schema".into()),
             ..ledger
         };
         let json = serde_json::to_string(&rotated).expect("serializes");

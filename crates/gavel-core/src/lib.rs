@@ -36,7 +36,7 @@ pub use hash::ContentHash;
 pub use key::random_key;
 pub use run::{CHECKPOINT_FORMAT, Checkpoint, CheckpointMeta, RunId, RunRecord, RunStatus};
 pub use run_filter::{RunFilter, RunPage};
-pub use spend::{Spend, SpendTotal, spend_totals_of};
+pub use spend::{SchemaRefusal, Spend, SpendTotal, spend_totals_of};
 pub use store::{
     AuditStore, LockInfo, NewBlob, RunLock, RunStore, SpendStore, Store, StoreError, check_commit,
     model_call_events_of, month_cost, spent_in_month_of,

@@ -1,7 +1,9 @@
 //! What model calls cost, as a run keeps it and as a store adds it up.
 //!
 //! Every workflow's state embeds [`Spend`] (flattened, so the fields sit at the state's top
-//! level, where older checkpoints have them): the calls' count, their cost and the run's budget.
+//! level, where older checkpoints have them): the calls' count, their cost and the run's budget,
+//! and which role's service refused structured output (so that a resumed run does not ask it
+//! again; see [`SchemaRefusal`]).
 //! That makes it the one part of a workflow's state others may read: the report shows a run's
 //! budget against its spend from the run's newest checkpoint ([`Spend::of_state`]) without
 //! knowing the workflow's state type.
@@ -31,9 +33,39 @@ pub struct Spend {
     /// The run's budget in micro-USD, if it has one.
     #[serde(default)]
     pub budget_micros: Option<u64>,
+    /// The roles whose service refused structured output in this run: their later calls ask
+    /// in plain text, after a resume too (absent in older checkpoints: nothing was refused).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schema_refused: Vec<SchemaRefusal>,
+}
+
+/// A role whose service refused structured output (an HTTP 400 naming it) in a run, and the
+/// provider it was: a role given another provider (`gavel resume --role`) is asked again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemaRefusal {
+    pub role: String,
+    /// The provider string that refused.
+    pub provider: String,
 }
 
 impl Spend {
+    /// Whether `role`, played by `provider`, refused structured output earlier in the run.
+    pub fn schema_refused_by(&self, role: &str, provider: &str) -> bool {
+        self.schema_refused
+            .iter()
+            .any(|r| r.role == role && r.provider == provider)
+    }
+
+    /// Remembers that `role`, played by `provider`, refused structured output (once).
+    pub fn remember_schema_refusal(&mut self, role: &str, provider: &str) {
+        if !self.schema_refused_by(role, provider) {
+            self.schema_refused.push(SchemaRefusal {
+                role: role.to_owned(),
+                provider: provider.to_owned(),
+            });
+        }
+    }
+
     /// The spend a checkpoint's `state` (JSON) embeds; `None` when it is not a JSON object
     /// with these fields' types (a state without them reads as no calls and no budget).
     pub fn of_state(state: &[u8]) -> Option<Self> {
@@ -117,11 +149,31 @@ mod tests {
             Spend {
                 call_count: 2,
                 spent_micros: 448,
-                budget_micros: Some(5000)
+                budget_micros: Some(5000),
+                schema_refused: Vec::new(),
             }
         );
         let none = Spend::of_state(br#"{"slug":"s"}"#).expect("no spend yet");
         assert_eq!(none, Spend::default());
         assert_eq!(Spend::of_state(b"not json"), None);
+    }
+
+    #[test]
+    fn a_refusal_is_kept_once_per_role_and_provider_and_old_states_have_none() {
+        let mut spend = Spend::default();
+        spend.remember_schema_refusal("reviewer", "openai-compatible:m@http://a/v1");
+        spend.remember_schema_refusal("reviewer", "openai-compatible:m@http://a/v1");
+        assert_eq!(spend.schema_refused.len(), 1);
+        assert!(spend.schema_refused_by("reviewer", "openai-compatible:m@http://a/v1"));
+        assert!(!spend.schema_refused_by("reviewer", "openai:gpt-5"));
+        assert!(!spend.schema_refused_by("drafter", "openai-compatible:m@http://a/v1"));
+        let json = serde_json::to_string(&spend).expect("json");
+        let back: Spend = serde_json::from_str(&json).expect("back");
+        assert_eq!(back, spend);
+        // Nothing refused: nothing written, so older gavels read the state as before.
+        let none = serde_json::to_string(&Spend::default()).expect("json");
+        assert!(!none.contains("schema_refused"), "{none}");
+        let old = Spend::of_state(br#"{"call_count":1,"spent_micros":0}"#).expect("old");
+        assert!(old.schema_refused.is_empty());
     }
 }

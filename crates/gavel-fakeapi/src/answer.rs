@@ -21,6 +21,7 @@ use crate::formats::{self, Answer};
 use crate::github;
 use crate::reply::Reply;
 use crate::server::{Api, Recorded, Shared};
+use crate::structured;
 
 /// The largest request body accepted.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -142,6 +143,7 @@ fn answer(req: &Request, shared: &Shared) -> Response<Body> {
         _ => body.get("stream").and_then(Value::as_bool).unwrap_or(false),
     };
     let key = api_key(req);
+    let ask = api.and_then(|api| structured::asked(api, &body));
     shared.lock().requests.push(Recorded {
         api,
         method: req.method.clone(),
@@ -171,6 +173,13 @@ fn answer(req: &Request, shared: &Shared) -> Response<Body> {
         let msg = json!({"error": {"message": format!("fake api: no such endpoint {} {}", req.method, req.path)}});
         return full(404, &[], msg.to_string());
     };
+    // A server told to refuse structured output answers such a request with its 400, whatever
+    // is queued.
+    if let Some(ask) = &ask
+        && shared.lock().refuse_schema.contains(&api)
+    {
+        return full(400, &[], structured::refusal_body(api, ask).to_string());
+    }
 
     let reply = {
         let mut st = shared.lock();
@@ -247,10 +256,14 @@ fn answer(req: &Request, shared: &Shared) -> Response<Body> {
             event_delay_ms,
         } => {
             let answer_model = answer_model.unwrap_or(model);
+            // A forced tool's answer is a call of that tool with the text as its input.
+            let forced: Vec<_> = structured::forced_call(ask.as_ref(), &text)
+                .into_iter()
+                .collect();
             let a = Answer {
                 id,
-                text: &text,
-                calls: &[],
+                text: if forced.is_empty() { &text } else { "" },
+                calls: &forced,
                 model: &answer_model,
                 input_tokens,
                 output_tokens,

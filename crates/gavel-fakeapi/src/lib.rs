@@ -11,7 +11,11 @@
 //! own "quota exhausted" answers. A reply may be a tool-use turn ([`Reply::tool_use`]): the
 //! model calls the client's tools (Anthropic `tool_use` blocks, Responses `function_call`
 //! items, Gemini `functionCall` parts, Chat Completions `tool_calls`), so a real agent CLI runs
-//! them and sends the results back in its next request, answered by the next reply. A reply or a standing [`Rule`] may apply only to requests
+//! them and sends the results back in its next request, answered by the next reply. A request
+//! that asks for structured output (OpenAI's `text.format` or `response_format` JSON schema,
+//! Gemini's `responseJsonSchema`, an Anthropic forced tool) is answered the vendor's way, and
+//! [`FakeServer::refuse_structured_output`] makes an API refuse it with the vendor's real 400.
+//! A reply or a standing [`Rule`] may apply only to requests
 //! made with one API key, so credential rotation can be tested. Every request is recorded for
 //! assertions.
 //!
@@ -44,6 +48,7 @@ mod github;
 mod npm;
 mod reply;
 mod server;
+mod structured;
 
 pub use github::{FakeIssue, FakeLabel, FakeRepo, Fault, FaultKind, GitHub, Permission};
 pub use npm::{npm_tool_bin, tools_cache};
@@ -52,5 +57,7 @@ pub use server::{Api, FakeServer, Recorded};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_structured;
 #[cfg(test)]
 mod tests_tools;

@@ -12,6 +12,8 @@
 //!   {"api": "openai-responses", "stall": 2}, {"api": "openai-chat", "cut": 3},
 //!   {"api": "anthropic", "malformed": true}, {"api": "gemini", "quota": true}]`;
 //! `"key": "K"` makes a reply apply only to a request made with API key K.
+//! `{"api": "openai-chat", "refuse_schema": true}` is no reply but a standing setting: that
+//! API answers every request asking for structured output with the vendor's real 400.
 //!
 //! A tool-use turn, in which the model calls the client's tools (the client runs them and
 //! sends the results in its next request, answered by the next reply), names one tool with its
@@ -113,16 +115,27 @@ fn run() -> Result<(), String> {
         load_github(&server.github(), setup).map_err(|e| format!("{name}: {e}"))?;
     }
     let file = file.unwrap_or_default();
+    load_replies(&server, &replies).map_err(|e| format!("{file}: {e}"))?;
+    let _ = writeln!(std::io::stdout(), "{}", server.url());
+    let _ = std::io::stdout().flush();
+    std::thread::sleep(Duration::from_secs(secs));
+    Ok(())
+}
+
+/// Queues the replies of a REPLIES.json list (and applies its standing settings).
+fn load_replies(server: &FakeServer, replies: &[Value]) -> Result<(), String> {
     for (i, r) in replies.iter().enumerate() {
-        let (api, reply) = parse(r).map_err(|e| format!("{file}: reply #{}: {e}", i + 1))?;
+        let at = |e: String| format!("reply #{}: {e}", i + 1);
+        if r["refuse_schema"].as_bool() == Some(true) {
+            server.refuse_structured_output(parse_api(r).map_err(at)?);
+            continue;
+        }
+        let (api, reply) = parse(r).map_err(at)?;
         match r["key"].as_str() {
             Some(key) => server.push_for_key(api, key, reply),
             None => server.push(api, reply),
         }
     }
-    let _ = writeln!(std::io::stdout(), "{}", server.url());
-    let _ = std::io::stdout().flush();
-    std::thread::sleep(Duration::from_secs(secs));
     Ok(())
 }
 
@@ -219,18 +232,20 @@ fn parse_fault(f: &Value) -> Result<Fault, String> {
     Ok(fault)
 }
 
+fn parse_api(r: &Value) -> Result<Api, String> {
+    match r["api"].as_str() {
+        Some("anthropic") => Ok(Api::Anthropic),
+        Some("gemini") => Ok(Api::Gemini),
+        Some("openai-responses") => Ok(Api::OpenAiResponses),
+        Some("openai-chat") => Ok(Api::OpenAiChat),
+        other => Err(format!(
+            "unknown api {other:?} (anthropic, gemini, openai-responses, openai-chat)"
+        )),
+    }
+}
+
 fn parse(r: &Value) -> Result<(Api, Reply), String> {
-    let api = match r["api"].as_str() {
-        Some("anthropic") => Api::Anthropic,
-        Some("gemini") => Api::Gemini,
-        Some("openai-responses") => Api::OpenAiResponses,
-        Some("openai-chat") => Api::OpenAiChat,
-        other => {
-            return Err(format!(
-                "unknown api {other:?} (anthropic, gemini, openai-responses, openai-chat)"
-            ));
-        }
-    };
+    let api = parse_api(r)?;
     let reply = if let Some(status) = r["error"].as_u64() {
         let status = u16::try_from(status).map_err(|_| "error must be an HTTP status")?;
         let mut reply = Reply::error(status, r["message"].as_str().unwrap_or("fake error"));
@@ -384,6 +399,29 @@ mod tests {
         assert!(bad(r#"{"api": "anthropic", "tool": "Write", "input": "x"}"#).contains("object"));
         assert!(bad(r#"{"api": "anthropic", "tools": []}"#).contains("no tool"));
         assert!(bad(r#"{"api": "anthropic", "tool": 3}"#).contains("name"));
+    }
+
+    #[test]
+    fn refuse_schema_is_a_standing_setting_not_a_reply() {
+        let server = FakeServer::start().expect("start");
+        let replies: Vec<Value> = serde_json::from_str(
+            r#"[{"api": "openai-chat", "refuse_schema": true}, {"api": "openai-chat", "text": "hi"}]"#,
+        )
+        .expect("JSON");
+        load_replies(&server, &replies).expect("loads");
+        assert_eq!(server.pending(Api::OpenAiChat), 1);
+        let asked = serde_json::json!({"model": "m", "messages": [],
+            "response_format": {"type": "json_schema", "json_schema": {"name": "v", "schema": {}}}});
+        let answer = reqwest::blocking::Client::new()
+            .post(format!("{}/v1/chat/completions", server.url()))
+            .json(&asked)
+            .send()
+            .expect("answered");
+        assert_eq!(answer.status(), 400);
+        let bad: Vec<Value> =
+            serde_json::from_str(r#"[{"api": "nope", "refuse_schema": true}]"#).expect("JSON");
+        let err = load_replies(&server, &bad).expect_err("refused");
+        assert!(err.contains("reply #1") && err.contains("nope"), "{err}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! thread of its own (so tests, sync or async, only hold a handle), with the replies it will
 //! give (per-API queues, per-key queues, standing rules) and every request it has received.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::atomic::AtomicU64;
@@ -56,6 +56,8 @@ pub(crate) struct State {
     /// Replies for requests made with one key, used before the general queue.
     pub keyed: HashMap<(Api, String), VecDeque<Reply>>,
     pub rules: Vec<Rule>,
+    /// The APIs that refuse structured output (with the vendor's 400).
+    pub refuse_schema: HashSet<Api>,
     pub requests: Vec<Recorded>,
     pub github: github::State,
 }
@@ -149,6 +151,13 @@ impl FakeServer {
     /// Adds a standing rule.
     pub fn rule(&self, rule: Rule) {
         self.shared.lock().rules.push(rule);
+    }
+
+    /// From now on, every request to `api` that asks for structured output (a JSON schema for
+    /// the answer) gets the vendor's real HTTP 400 refusing it, as a server or model without
+    /// structured output answers; other requests are answered as usual.
+    pub fn refuse_structured_output(&self, api: Api) {
+        self.shared.lock().refuse_schema.insert(api);
     }
 
     /// Every request so far.

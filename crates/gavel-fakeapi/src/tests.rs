@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::{Api, FakeServer, Reply, Rule};
 
 /// Sends one request with `Connection: close` and returns the raw response.
-fn raw(server: &FakeServer, path: &str, body: &str) -> String {
+pub(crate) fn raw(server: &FakeServer, path: &str, body: &str) -> String {
     raw_with(server, path, &[], body)
 }
 
@@ -33,7 +33,7 @@ fn raw_with(server: &FakeServer, path: &str, headers: &[(&str, &str)], body: &st
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn sse_data(raw: &str) -> Vec<Value> {
+pub(crate) fn sse_data(raw: &str) -> Vec<Value> {
     raw.lines()
         .filter_map(|l| l.strip_prefix("data: "))
         .filter(|d| *d != "[DONE]")

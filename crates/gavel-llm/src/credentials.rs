@@ -169,6 +169,7 @@ mod tests {
             quota_exhausted: Vec::new(),
             tool_uses: Vec::new(),
             ended_with: None,
+            form: crate::AnswerForm::Plain,
         }
     }
 

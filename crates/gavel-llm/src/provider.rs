@@ -88,6 +88,48 @@ pub struct Request {
     /// What an agent CLI may do during the call (tools, folder, turns, MCP servers); the
     /// default, [`AgentProfile::text_only`], lets the model only answer.
     pub profile: AgentProfile,
+    /// The JSON schema the answer should follow, for a provider that can have the service
+    /// enforce one (structured output); `None` asks for plain text. A provider that cannot,
+    /// or whose service refuses it, asks in plain text and says so in [`Response::form`]. The
+    /// answer is judged by the caller's parser either way: a schema is a request, never trust.
+    pub output_schema: Option<OutputSchema>,
+}
+
+/// A JSON schema an answer should follow (issue 35): a verdict's JSON form, for example.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputSchema {
+    /// A short name for it (`gavel_verdict`); the vendors' APIs ask for one.
+    pub name: String,
+    /// The schema: JSON Schema's common subset (objects with `required` and
+    /// `additionalProperties: false`, strings, string enums, arrays), which OpenAI's strict
+    /// mode, Gemini's `responseSchema`, Anthropic's tool input schema and llama.cpp's grammar
+    /// all accept.
+    pub schema: serde_json::Value,
+}
+
+/// How an answer was asked for ([`Response::form`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerForm {
+    /// Plain text: no schema was asked for, or the provider has no way to ask.
+    #[default]
+    Plain,
+    /// The service was asked to follow [`Request::output_schema`] (structured output).
+    Schema,
+    /// The service refused structured output (an HTTP 400 naming it), so the call was asked
+    /// in plain text; the provider asks in plain text from then on.
+    PlainAfterRefusal,
+}
+
+impl AnswerForm {
+    /// How the timeline names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Plain => "plain",
+            Self::Schema => "schema",
+            Self::PlainAfterRefusal => "plain after the server refused structured output",
+        }
+    }
 }
 
 /// The default output cap for a call.
@@ -213,6 +255,13 @@ pub struct Response {
     /// the handed-in answer stands, and the call is not made again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_with: Option<String>,
+    /// How the answer was asked for: in plain text or with [`Request::output_schema`].
+    #[serde(default, skip_serializing_if = "is_plain")]
+    pub form: AnswerForm,
+}
+
+fn is_plain(form: &AnswerForm) -> bool {
+    *form == AnswerForm::Plain
 }
 
 fn one() -> u32 {
@@ -386,6 +435,7 @@ mod tests {
             step_id: "draft".into(),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             profile: AgentProfile::text_only(),
+            output_schema: None,
         };
         for err in [
             provider.preflight().unwrap_err(),

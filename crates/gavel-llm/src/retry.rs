@@ -200,6 +200,7 @@ mod tests {
                     quota_exhausted: Vec::new(),
                     tool_uses: Vec::new(),
                     ended_with: None,
+                    form: crate::AnswerForm::Plain,
                 });
             }
             Err(q.remove(0))
@@ -223,6 +224,7 @@ mod tests {
             step_id: "s".into(),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             profile: crate::AgentProfile::text_only(),
+            output_schema: None,
         }
     }
 

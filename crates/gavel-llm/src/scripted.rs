@@ -23,7 +23,10 @@
 //! ```
 //!
 //! An entry may also set `model` (the model the answer claims to come from, to exercise model
-//! verification), `cost_usd` (a reported cost) and, with `fail`, `retry_after_ms`.
+//! verification), `cost_usd` (a reported cost), with `fail`, `retry_after_ms`, and `form`: how
+//! the answer reports it was asked for when the call carries an output schema (`schema`, or
+//! `plain_after_refusal` to stand for a service that refused structured output; default
+//! `plain`, since a script has no way to ask). A call without a schema is always `plain`.
 //!
 //! The script is re-read whenever its size or modification time changes, so it can be edited
 //! between runs of a long demo; an unchanged script is parsed once per process.
@@ -38,7 +41,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use crate::provider::{
-    BilledAttempt, Call, CallProgress, Provider, ProviderError, Request, Response, Role,
+    AnswerForm, BilledAttempt, Call, CallProgress, Provider, ProviderError, Request, Response, Role,
 };
 
 /// Provider name reported in [`Response::provider`] and errors.
@@ -274,6 +277,10 @@ impl Provider for ScriptedProvider {
             quota_exhausted: Vec::new(),
             tool_uses: Vec::new(),
             ended_with: None,
+            form: match req.output_schema {
+                Some(_) => entry.form.unwrap_or_default(),
+                None => AnswerForm::Plain,
+            },
         })
     }
 }
@@ -375,6 +382,9 @@ struct Entry {
     /// attempt reports it (a billed failure, as a CLI's error result with usage).
     #[serde(default)]
     cost_usd: Option<f64>,
+    /// The form the answer reports when the call asked for a schema (default `plain`).
+    #[serde(default)]
+    form: Option<AnswerForm>,
 }
 
 impl Script {

@@ -46,6 +46,9 @@ pub struct CallLine {
     pub warning: Option<String>,
     pub lost: bool,
     pub attempts: u32,
+    /// How a verdict was asked for (structured output or plain text); `None` for a call that
+    /// wanted plain text.
+    pub form: Option<String>,
 }
 
 impl CallLine {
@@ -68,6 +71,10 @@ impl CallLine {
             warning: l.warning.clone(),
             lost: l.lost,
             attempts: l.attempts,
+            form: l.form.as_deref().map(|name| {
+                serde_json::from_value::<gavel_llm::AnswerForm>(serde_json::Value::from(name))
+                    .map_or_else(|_| name.to_owned(), |f| f.as_str().to_owned())
+            }),
         }
     }
 }

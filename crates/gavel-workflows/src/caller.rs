@@ -13,6 +13,11 @@
 //!
 //! A workflow embeds [`Spend`] in its state (`#[serde(flatten)]` keeps the field names older
 //! checkpoints used) and calls [`ModelCaller::call`] from its nodes.
+//!
+//! A call whose answer is a verdict sets [`ModelCaller::output_schema`]: the provider asks the
+//! service to follow it where it can (structured output), and says how it asked
+//! ([`Response::form`]); the ledger records that form, and a refusal is kept for the rest of
+//! the run (`caller/schema.rs`). The answer is judged by the workflow's parser either way.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -22,14 +27,16 @@ use gavel_core::{
 };
 use gavel_llm::price::usd;
 use gavel_llm::{
-    AgentProfile, BilledAttempt, Call, CallProgress, Provider, ProviderError, Request, Response,
-    Role,
+    AgentProfile, BilledAttempt, Call, CallProgress, OutputSchema, Provider, ProviderError,
+    Request, Response, Role,
 };
 use serde::{Deserialize, Serialize};
 
 mod attempts;
+mod schema;
 
 use attempts::{BilledRecord, Ledger};
+use schema::Asking;
 
 /// Hears about model calls while they run (the CLI's spinner).
 pub trait CallObserver: Send + Sync {
@@ -182,6 +189,10 @@ pub struct ModelCaller<'a> {
     /// What the agent may do during the call (tools, folder, turns, MCP servers); text only
     /// unless the workflow asks for more.
     pub profile: AgentProfile,
+    /// The JSON schema the answer should follow (a verdict's), asked of the service where the
+    /// provider can; `None` asks for plain text. A role whose service refused it earlier in the
+    /// run is asked in plain text (see the module doc).
+    pub output_schema: Option<OutputSchema>,
 }
 
 impl ModelCaller<'_> {
@@ -278,6 +289,9 @@ impl ModelCaller<'_> {
         }
 
         let cancel = cx.cancel().clone();
+        let provider_name = provider.describe();
+        let (asking, output_schema) =
+            Asking::decide(s, self.output_schema.as_ref(), role, &provider_name);
         let request = Request {
             role,
             prompt: prompt.clone(),
@@ -285,6 +299,7 @@ impl ModelCaller<'_> {
             step_id: cx.step_id("call"),
             max_output_tokens,
             profile: self.profile.clone(),
+            output_schema,
         };
         let observer: Option<Arc<dyn CallObserver>> = self.observer.clone();
         // Attempts the provider reports as answered (and billed) but failed, for the ledger.
@@ -399,6 +414,7 @@ impl ModelCaller<'_> {
         );
         s.call_count += 1;
         s.spent_micros += cost_micros.unwrap_or(0);
+        let (form, refused_now) = asking.settle(s, response.form, role, &provider_name);
         let entry = CallLedger {
             n: s.call_count,
             requested_model: requested,
@@ -414,6 +430,7 @@ impl ModelCaller<'_> {
             lost: false,
             credential: response.credential.clone(),
             quota_exhausted: response.quota_exhausted.clone(),
+            form,
         };
         // Recorded once: a visit that halted after the call kept this event already.
         if !ledger.recorded(entry.n) {
@@ -423,6 +440,13 @@ impl ModelCaller<'_> {
                 model: response.model.clone(),
                 ledger: Some(Box::new(entry)),
             });
+            if refused_now {
+                cx.event(EventKind::Note {
+                    text: format!(
+                        "the {role}'s service ({provider_name}) refused structured output: the call was asked in plain text, and so are the {role}'s later calls in this run"
+                    ),
+                });
+            }
             if let Some(error) = &response.ended_with {
                 cx.event(EventKind::Note {
                     text: format!(

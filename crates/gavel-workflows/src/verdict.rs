@@ -46,16 +46,60 @@
 //!   anywhere in the draft (in or out of code); or a box whose decision is checked in a box
 //!   anywhere in the draft. The reviewer may be quoting the draft, which is no verdict at all;
 //! - no top-level JSON verdict block or box at all: prose alone never decides.
+//!
+//! **Structured answers.** A reviewer reached through a service that can constrain its answer
+//! to a JSON schema is asked for [`output_schema`] (`gavel_verdict`: `verdict`, one of
+//! `APPROVED`, `REVISE`, `BLOCK`, and `findings`, an array of strings). Such an answer is one
+//! bare JSON object, with no fence and nothing around it (whitespace aside). An answer that is
+//! exactly one JSON object is read as a top-level JSON verdict block would be, by the same rules
+//! (an object with no `verdict` member, or one that is malformed, is unparseable; with
+//! [`parse_review`], an object that appears in the draft decides nothing), and its form is
+//! `schema`. Whether the service was asked for the schema does not matter here: the parser
+//! judges the text, so a model that ignores the schema is read by the grammar above, and one
+//! that answers in the schema's form unasked is read like this. Two objects, an array, a string
+//! or any other JSON value is not one object, and is read as Markdown (where it decides
+//! nothing).
 
 mod json;
 mod scan;
 
-use json::{JsonVerdict, json_objects};
+use gavel_llm::OutputSchema;
+use json::{JsonVerdict, Read, json_objects, read_json};
 use scan::{What, scan};
 use serde::{Deserialize, Serialize};
 
 /// How many code blocks deep quoted documents are read again for verdicts.
 const MAX_DEPTH: usize = 8;
+
+/// The name of the verdict's JSON schema ([`output_schema`]).
+pub const SCHEMA_NAME: &str = "gavel_verdict";
+
+/// The verdict grammar's JSON form as a schema a service can enforce (structured output):
+/// `{"verdict": "APPROVED" | "REVISE" | "BLOCK", "findings": ["..."]}`, both members required,
+/// no other member. Asking for it is a request, never trust: the answer is parsed by [`parse`]
+/// or [`parse_review`] like any other.
+pub fn output_schema() -> OutputSchema {
+    OutputSchema {
+        name: SCHEMA_NAME.into(),
+        schema: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "verdict": {
+                    "type": "string",
+                    "enum": ["APPROVED", "REVISE", "BLOCK"],
+                    "description": "APPROVED: ready as it is; REVISE: the drafter can fix the findings; BLOCK: a person must step in"
+                },
+                "findings": {
+                    "type": "array",
+                    "items": { "type": "string" },
+                    "description": "one entry per problem, most important first; empty when there is none"
+                }
+            },
+            "required": ["verdict", "findings"],
+            "additionalProperties": false
+        }),
+    }
+}
 
 /// The reviewer's decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -143,7 +187,49 @@ fn unparseable(reason: impl Into<String>) -> Verdict {
     }
 }
 
+/// The answer's one bare JSON object (trimmed), if the whole answer is exactly one object: the
+/// form of a structured answer (also read by `change::structured`).
+pub(crate) fn bare_object(answer: &str) -> Option<&str> {
+    let text = answer.trim();
+    if !(text.starts_with('{') && text.ends_with('}')) {
+        return None;
+    }
+    // `from_str` refuses anything after the value, so two objects are not one.
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(_)) => Some(text),
+        _ => None,
+    }
+}
+
+/// A structured answer (one bare JSON object), judged as a top-level JSON verdict block.
+fn judge_object(text: &str, draft: Option<&str>) -> Verdict {
+    let json = match read_json(text) {
+        Read::Verdict(decision, findings) => JsonVerdict {
+            decision,
+            findings,
+            body: text.replace("\r\n", "\n"),
+        },
+        Read::Malformed(reason) => return unparseable(reason),
+        Read::NotVerdict => {
+            return unparseable("the answer is a JSON object without a \"verdict\" member");
+        }
+    };
+    if let Some(draft) = draft
+        && let Some(reason) = quoted_from_draft(Some(&json), None, draft)
+    {
+        return unparseable(reason);
+    }
+    Verdict::Parsed {
+        decision: json.decision,
+        findings: json.findings,
+        form: "schema".into(),
+    }
+}
+
 fn judge(answer: &str, draft: Option<&str>) -> Verdict {
+    if let Some(text) = bare_object(answer) {
+        return judge_object(text, draft);
+    }
     let (mut jsons, mut boxes, mut prose) = (Vec::new(), Vec::new(), Vec::new());
     for hit in scan(answer, 0, None) {
         match (hit.what, hit.place) {
@@ -279,5 +365,7 @@ pub enum ChangeVerdict {
     MajorIssues,
 }
 
+#[cfg(test)]
+mod schema_tests;
 #[cfg(test)]
 mod tests;

@@ -29,6 +29,9 @@ use crate::error::CliError;
 use crate::exit::Exit;
 use crate::settings::Overrides;
 
+mod scripts;
+use scripts::{BRIEF, IMPLEMENT_SCRIPT, LLD_SCRIPT, SCRIPT};
+
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// Build the demo repository here and keep it (default: a temporary folder, removed after).
@@ -39,117 +42,6 @@ pub struct DemoArgs {
     #[arg(long)]
     pub interactive: bool,
 }
-
-const BRIEF: &str = "# Dark mode\n\nPeople using the dashboard at night find it too bright. Add a dark theme that follows the\nsystem setting, with a toggle in the header. Keep contrast accessible.\n";
-
-const SCRIPT: &str = r#"# The demo's offline "models": one response per call, in order.
-model: scripted-demo
-drafter:
-  - text: |
-      Here is the issue you asked for.
-
-      # Add a dark theme that follows the system setting
-
-      **Labels:** enhancement, ui
-
-      ## Why
-      The dashboard is too bright at night.
-
-      ## What
-      A dark theme, chosen from the system setting.
-  - text: |
-      # Add a dark theme that follows the system setting
-
-      **Labels:** enhancement, ui, accessibility
-
-      ## Why
-      People who use the dashboard at night find it too bright; some stop using it after dark.
-
-      ## What
-      A dark theme that follows the operating system's setting, with a toggle in the header
-      that overrides it and is remembered per browser.
-
-      ## Acceptance criteria
-      - [ ] With the system in dark mode, the dashboard opens in the dark theme.
-      - [ ] The header toggle switches themes and the choice survives a reload.
-      - [ ] Text in both themes meets WCAG AA contrast (4.5:1).
-
-      ## Out of scope
-      Custom colour schemes.
-reviewer:
-  - text: |
-      The draft names the problem but cannot be tested as written.
-
-      ```json
-      {"verdict": "REVISE", "findings": ["No acceptance criteria.", "The toggle from the brief is missing.", "Accessibility (contrast) is not addressed."]}
-      ```
-  - text: |
-      Every rubric point holds: testable criteria, bounded scope, labels present.
-
-      ```json
-      {"verdict": "APPROVED", "findings": []}
-      ```
-"#;
-
-/// Act two's offline "models": the design, and an approving review.
-const LLD_SCRIPT: &str = r#"model: scripted-demo
-drafter:
-  - text: |
-      # 1 - Feature: Dark theme that follows the system setting
-
-      ## 1. Context & Goal
-      * **Issue:** #1
-      * **Objective:** Offer a dark theme, chosen from the system setting, with a header toggle.
-      * **Status:** Draft
-
-      ## 2. Proposed Changes
-      ### 2.1 Files Changed
-      | File | Change | Description |
-      |------|--------|-------------|
-      | `web/theme.css` | Modify | Colour variables for light and dark |
-      | `web/header.js` | Modify | The toggle, remembered in localStorage |
-
-      ## 3. Requirements
-      1. With the system in dark mode, the dashboard opens dark.
-      2. The toggle overrides the system setting and survives a reload.
-      3. Both themes meet WCAG AA contrast (4.5:1).
-
-      ## 10. Verification & Testing
-      | ID | Scenario | Expected |
-      |----|----------|----------|
-      | TS-01 | prefers-color-scheme: dark | dark theme |
-      | TS-02 | toggle, reload | choice kept |
-      | TS-03 | contrast check | every pair >= 4.5:1 |
-reviewer:
-  - text: |
-      Traceable to the issue, files listed, every requirement has a test scenario.
-
-      ```json
-      {"verdict": "APPROVED", "findings": []}
-      ```
-"#;
-
-/// Act three's offline implementer: a failing test first, then the code.
-const IMPLEMENT_SCRIPT: &str = r#"model: scripted-demo
-roles:
-  implementer:
-    - text: |
-        === gavel:write tests/test_theme.sh
-        . ./theme.sh
-        [ "$(theme dark)" = "background: #111" ] || { echo "dark theme is wrong: $(theme dark)"; exit 1; }
-        [ "$(theme light)" = "background: #fff" ] || { echo "light theme is wrong"; exit 1; }
-        echo "2 checks passed"
-        === gavel:end
-    - text: |
-        === gavel:write theme.sh
-        theme() {
-          case "$1" in
-            dark) echo "background: #111" ;;
-            *) echo "background: #fff" ;;
-          esac
-        }
-        === gavel:end
-"#;
 
 pub fn cmd_demo(args: &DemoArgs) -> Result<Exit, CliError> {
     if args.interactive && !crate::ui::Ui::detect().interactive() {

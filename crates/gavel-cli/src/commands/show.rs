@@ -166,6 +166,9 @@ pub fn cmd_show(args: &ShowArgs, ctx: Context) -> Result<Exit, CliError> {
             if let Some(line) = credential_line(&c.ledger) {
                 ui.out(&format!("     {line}"));
             }
+            if let Some(form) = form_text(&c.ledger) {
+                ui.out(&format!("     answer form: {form}"));
+            }
         }
         ui.out(&format!(
             "  (prompt and answer of call N: gavel show {id} --call N)"
@@ -226,6 +229,9 @@ fn show_call(
     if let Some(line) = credential_line(&call.ledger) {
         ui.out(&line);
     }
+    if let Some(form) = form_text(&call.ledger) {
+        ui.out(&format!("answer form: {form}"));
+    }
     ui.out(&format!("==== prompt ({}) ====", call.ledger.prompt));
     ui.out(&sanitize(&shown.prompt));
     ui.out(&format!("==== raw answer ({}) ====", call.ledger.response));
@@ -245,6 +251,19 @@ fn credential_line(ledger: &gavel_core::CallLedger) -> Option<String> {
         )
     };
     Some(format!("credential {}{rotated}", sanitize(name)))
+}
+
+/// How a call that wanted a structured answer (a verdict) asked for it: `schema`, `plain` (the
+/// provider has no way to ask) or `plain after the server refused structured output`; `None`
+/// for a call that wanted plain text.
+fn form_text(ledger: &gavel_core::CallLedger) -> Option<String> {
+    let name = ledger.form.as_deref()?;
+    let form = serde_json::from_value::<gavel_llm::AnswerForm>(serde_json::Value::from(name));
+    Some(match form {
+        Ok(form) => form.as_str().to_owned(),
+        // Written by a newer gavel.
+        Err(_) => sanitize(name),
+    })
 }
 
 fn line(kind: &EventKind) -> String {
@@ -268,8 +287,15 @@ fn line(kind: &EventKind) -> String {
             role,
             provider,
             model,
-            ..
-        } => format!("model   {role}: {provider} answered as {model}"),
+            ledger,
+        } => {
+            let form = ledger
+                .as_deref()
+                .and_then(form_text)
+                .map(|f| format!(" · answer form: {f}"))
+                .unwrap_or_default();
+            format!("model   {role}: {provider} answered as {model}{form}")
+        }
         EventKind::Note { text } => format!("note    {text}"),
         EventKind::Halted { reason } => format!("halted  {reason}"),
         EventKind::Failed { error } => format!("failed  {error}"),

@@ -24,6 +24,7 @@ fn edit(provider: &CliProvider, tree: &Path, prompt: &str) -> Response {
         step_id: "edit".into(),
         max_output_tokens: 1000,
         profile: AgentProfile::edit_within(tree, 4),
+        output_schema: None,
     };
     provider
         .complete(&request, &Call::new(&|| false))

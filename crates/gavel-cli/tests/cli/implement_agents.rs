@@ -384,6 +384,7 @@ fn codex_confined_by_gavel_edits_its_folder_and_its_shell_cannot_write_outside()
         step_id: "edit".into(),
         max_output_tokens: 1000,
         profile: AgentProfile::edit_within(&tree, 4).confined(launcher, vec![tree.clone()]),
+        output_schema: None,
     };
 
     let response = provider

@@ -78,6 +78,7 @@ fn call_with_profile(
         step_id: "edit".into(),
         max_output_tokens: 1000,
         profile,
+        output_schema: None,
     };
     let response = provider
         .complete(&request, &Call::new(&|| false))

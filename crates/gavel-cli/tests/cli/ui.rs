@@ -13,7 +13,7 @@ use gavel_store::SqliteStore;
 use crate::util::*;
 
 /// A draft that tries everything a page must not run.
-pub const HOSTILE: &str = "# Add dark mode\n\n**Labels:** ui\n\n## Why\n<script>document.body.setAttribute('data-pwned','1')</script>\n\nClick [here](javascript:document.body.setAttribute('data-pwned','2')) or [there](JaVaScRiPt:alert(1)).\n\n<img src=x onerror=\"document.body.setAttribute('data-pwned','3')\">\n\n![pixel](https://evil.example/p.png)\n\n## Acceptance criteria\n- [ ] Dark theme\n";
+pub const HOSTILE: &str = "# Add dark mode\n\n**Labels:** ui\n\n## Why\n<script>document.body.setAttribute('data-pwned','1')</script>\n\nClick [here](javascript:document.body.setAttribute('data-pwned','2')) or [there](JaVaScRiPt:alert(1)).\n\n<img src=x onerror=\"document.body.setAttribute('data-pwned','3')\">\n\n![pixel](https://evil.example/p.png)\n\n## What\nA dark theme.\n\n## Acceptance criteria\n- [ ] Dark theme\n\n## Out of scope\nOther themes.\n\n## Notes\nNone.\n";
 
 /// A repository with: run 1 done after one revision (costs reported), run 2 paused at its draft
 /// gate, and run 3 done with the hostile draft and a $0.50 budget.

@@ -15,12 +15,17 @@ pub use projects::*;
 
 pub const FIXED_NOW: &str = "2026-01-30T14:33:20Z";
 
-/// A draft the scripted drafter returns; `n` makes each one distinct.
+/// A draft the scripted drafter returns; `n` makes each one distinct. It passes gavel's own
+/// checks for both kinds' default templates (every section of the issue template, then every
+/// section of the LLD template), so the scripted reviewer is the one that judges it.
 pub fn draft(n: u32) -> String {
     format!(
-        "Sure, here it is.\n\n# Add dark mode v{n}\n\n**Labels:** enhancement, ui\n\n## Why\nToo bright at night.\n\n## Acceptance criteria\n- [ ] Dark theme {n}\n"
+        "Sure, here it is.\n\n# Add dark mode v{n}\n\n**Labels:** enhancement, ui\n\n## Why\nToo bright at night.\n\n## What\nA dark theme.\n\n## Acceptance criteria\n- [ ] Dark theme {n}\n\n## Out of scope\nOther themes.\n\n## Notes\nNone.\n\n{LLD_SECTIONS}"
     )
 }
+
+/// Every section of the default LLD template, filled in briefly.
+pub const LLD_SECTIONS: &str = "## 1. Context & Goal\nIssue #1: a dark theme.\n\n## 2. Proposed Changes\n\n### 2.1 Files Changed\n`web/theme.css`: colours.\n\n### 2.2 Dependencies\nNone.\n\n### 2.3 Data Structures\nA theme setting.\n\n### 2.4 Function Signatures\n`fn theme() -> Theme`\n\n### 2.5 Logic Flow\nRead the setting, apply it.\n\n### 2.6 Technical Approach\nCSS variables.\n\n## 3. Requirements\n1. The dashboard opens dark at night.\n\n## 4. Alternatives Considered\nA second stylesheet: rejected.\n\n## 5. Data & Fixtures\nNone.\n\n## 6. Diagram\nsetting -> theme\n\n## 7. Security Considerations\nNone.\n\n## 8. Performance Considerations\nNone.\n\n## 9. Risks & Mitigations\nContrast: checked.\n\n## 10. Verification & Testing\n\n### 10.1 Test Scenarios\nTS-01: dark at night.\n\n### 10.2 Test Commands\n`npm test`\n\n## 11. Definition of Done\n- [ ] Dark theme shipped\n";
 
 pub const APPROVED: &str =
     "All good.\n\n```json\n{\"verdict\": \"APPROVED\", \"findings\": []}\n```\n";

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::process::ProcessOutput;
 use crate::profile::{AgentProfile, ProfileError};
-use crate::provider::{ProviderError, ToolUse};
+use crate::provider::{AnswerForm, OutputSchema, ProviderError, ToolUse};
 use crate::tools::CliTool;
 
 /// One agent CLI.
@@ -77,6 +77,8 @@ pub(crate) struct Setup<'a> {
     /// A private folder for this call's files, removed after it (created only if used).
     pub scratch: &'a Path,
     pub idle_timeout: Duration,
+    /// The schema the answer should follow, for a CLI with an option that asks for it.
+    pub output_schema: Option<&'a OutputSchema>,
 }
 
 impl Setup<'_> {
@@ -99,6 +101,9 @@ pub(crate) struct Invocation {
     pub env: Vec<(String, String)>,
     /// Files written before the call.
     pub files: Vec<CallFile>,
+    /// How the answer is asked for: [`AnswerForm::Schema`] when the CLI was given the
+    /// request's schema.
+    pub form: AnswerForm,
 }
 
 /// A file written for a call.
@@ -244,6 +249,7 @@ pub(crate) fn test_setup<'a>(
         own_workdir,
         scratch: Path::new("/tmp/gavel-call-t"),
         idle_timeout: Duration::from_secs(120),
+        output_schema: None,
     }
 }
 

@@ -17,6 +17,15 @@
 //! and the final `result` line carries the text, `is_error`, `api_error_status`, token usage
 //! and `total_cost_usd`.
 //!
+//! A request with an output schema gets `--json-schema SCHEMA`: Claude Code offers the model
+//! a `StructuredOutput` tool with the schema as its input schema (not forced: it asks for
+//! extended thinking, which a forced tool excludes), checks the tool's input against the
+//! schema itself, and puts the input in the result's `structured_output`, which is then the
+//! answer (as JSON text). A model that answers without calling the tool gets a reminder turn
+//! from the CLI, and one whose input fails the schema gets the error as the tool's result, so
+//! such a call has one turn more than its profile (the tool is the answer, not a tool use).
+//! A call that still ends without it fails at the turn limit: never an answer.
+//!
 //! A confined call leaves Claude Code its state writable ([`CliAgent::state_paths`]): the
 //! configuration folder (`$CLAUDE_CONFIG_DIR`, else `~/.claude`: sign-in, sessions, caches)
 //! and, without `CLAUDE_CONFIG_DIR`, the file `~/.claude.json` (its global settings). Claude
@@ -35,7 +44,7 @@ use super::agent::{
 use super::{classify, no_answer};
 use crate::process::ProcessOutput;
 use crate::profile::{AgentProfile, McpServer, ProfileError, Tools};
-use crate::provider::{ProviderError, ToolUse};
+use crate::provider::{AnswerForm, ProviderError, ToolUse};
 use crate::tools::{CLI_TOOLS, CliTool, cli_tool};
 
 /// Claude Code.
@@ -155,14 +164,25 @@ impl CliAgent for Claude {
             args.push("--allowedTools".into());
             args.extend(allowed);
         }
+        // With a schema, one more turn for the CLI's reminder or schema error (module docs).
+        let turns = p
+            .max_turns
+            .saturating_add(u32::from(s.output_schema.is_some()));
         args.extend(strings(&["--no-session-persistence", "--max-turns"]));
-        args.push(p.max_turns.to_string());
+        args.push(turns.to_string());
         args.push("--model".into());
         args.push(s.model.to_owned());
+        let mut form = AnswerForm::Plain;
+        if let Some(schema) = s.output_schema {
+            args.push("--json-schema".into());
+            args.push(schema.schema.to_string());
+            form = AnswerForm::Schema;
+        }
         Ok(Invocation {
             args,
             env: env(s.idle_timeout),
             files,
+            form,
         })
     }
 
@@ -187,7 +207,12 @@ impl CliAgent for Claude {
         let text: String = line["message"]["content"]
             .as_array()?
             .iter()
-            .filter_map(|c| c["text"].as_str())
+            .filter_map(|c| match c["text"].as_str() {
+                Some(text) => Some(text.to_owned()),
+                // The structured answer, handed in as the input of Claude Code's own tool.
+                None if is_structured_output(c) => Some(c["input"].to_string()),
+                None => None,
+            })
             .collect();
         (!text.is_empty()).then_some(text)
     }
@@ -201,7 +226,7 @@ impl CliAgent for Claude {
             .map_or(&[][..], Vec::as_slice);
         blocks
             .iter()
-            .filter(|b| b["type"] == "tool_use")
+            .filter(|b| b["type"] == "tool_use" && !is_structured_output(b))
             .map(|b| {
                 let name = b["name"].as_str().unwrap_or("?").to_owned();
                 let id = b["id"].as_str().unwrap_or("").to_owned();
@@ -254,6 +279,11 @@ impl CliAgent for Claude {
                 },
             });
         }
+        // Asked with a schema, the answer is the structured one, as JSON text.
+        let text = match &result["structured_output"] {
+            Value::Null => text,
+            structured => structured.to_string(),
+        };
         Ok(answer_of(text, p.answered_model, &result))
     }
 
@@ -273,6 +303,14 @@ impl CliAgent for Claude {
             || answer.cost_usd.unwrap_or(0.0) > 0.0;
         reported.then_some(answer)
     }
+}
+
+/// The name of the tool through which Claude Code takes a structured answer (`--json-schema`).
+const STRUCTURED_OUTPUT_TOOL: &str = "StructuredOutput";
+
+/// Whether a content block is the structured answer (a call of [`STRUCTURED_OUTPUT_TOOL`]).
+fn is_structured_output(block: &Value) -> bool {
+    block["type"] == "tool_use" && block["name"] == STRUCTURED_OUTPUT_TOOL
 }
 
 /// The answer a `result` line reports: its text, the answering model, usage and cost.

@@ -12,6 +12,10 @@
 //! mcp_servers.NAME.…` overrides whose tools run without asking. Codex cannot limit shell
 //! commands to a list per call, nor cap turns (gavel's total timeout bounds a call).
 //!
+//! A request with an output schema gets `--output-schema FILE` (the schema, written to the
+//! call's private folder): Codex asks the Responses API for it as a strict `text.format`, and
+//! the last `agent_message` is the JSON answer.
+//!
 //! The JSON event stream gives the answer (the last `agent_message` item), token usage
 //! (`turn.completed.usage`), failures (`turn.failed`) and tool uses (`command_execution`,
 //! `file_change`, `mcp_tool_call` and `web_search` items). Codex does not report the answering
@@ -28,13 +32,13 @@
 use serde_json::Value;
 
 use super::agent::{
-    Answer, CliAgent, Invocation, Setup, StatePath, json_lines, one_line, strings, summarize,
-    var_or_home,
+    Answer, CallFile, CliAgent, Invocation, Setup, StatePath, json_lines, one_line, strings,
+    summarize, var_or_home,
 };
 use super::{classify, no_answer};
 use crate::process::ProcessOutput;
 use crate::profile::{AgentProfile, ProfileError, Tools};
-use crate::provider::{ProviderError, ToolUse};
+use crate::provider::{AnswerForm, ProviderError, ToolUse};
 use crate::tools::{CLI_TOOLS, CliTool, cli_tool};
 
 /// Overrides every call gets, after the sandbox and approvals (and, without tools, the shell
@@ -150,11 +154,26 @@ impl CliAgent for Codex {
             args.push("--add-dir".into());
             args.push(dir.display().to_string());
         }
+        let mut files = Vec::new();
+        let mut form = AnswerForm::Plain;
+        if let Some(schema) = s.output_schema {
+            // Codex sends it as the Responses API's strict `text.format`.
+            let path = s.scratch.join("output-schema.json");
+            args.push("--output-schema".into());
+            args.push(path.display().to_string());
+            files.push(CallFile {
+                path,
+                contents: schema.schema.to_string(),
+                temporary: true,
+            });
+            form = AnswerForm::Schema;
+        }
         args.push("-".into());
         Ok(Invocation {
             args,
             env: Vec::new(),
-            files: Vec::new(),
+            files,
+            form,
         })
     }
 

@@ -21,6 +21,9 @@
 //! `stats.models` that has tokens (the CLI may rewrite or fall back to another model, which
 //! model verification then flags). Tool uses are the `tool_use` lines.
 //!
+//! The CLI has no option that asks for structured output, so a request's output schema is not
+//! passed on: the answer's form is plain.
+//!
 //! A confined call leaves the CLI its state folder writable ([`CliAgent::state_paths`]):
 //! `.gemini` in `$GEMINI_CLI_HOME`, else in HOME (installation id, project registry, history).
 
@@ -35,7 +38,7 @@ use super::agent::{
 use super::{classify, last_line};
 use crate::process::ProcessOutput;
 use crate::profile::{AgentProfile, ProfileError, Tools};
-use crate::provider::{ProviderError, ToolUse};
+use crate::provider::{AnswerForm, ProviderError, ToolUse};
 use crate::tools::{CLI_TOOLS, CliTool, cli_tool};
 
 /// The MCP server name a call without servers allows: no server is called this, so none of the
@@ -167,6 +170,8 @@ impl CliAgent for Gemini {
                 ("GEMINI_CLI_TRUST_WORKSPACE".to_owned(), "true".to_owned()),
             ],
             files: vec![file],
+            // The Gemini CLI has no option that asks for structured output.
+            form: AnswerForm::Plain,
         })
     }
 

@@ -314,6 +314,7 @@ mod tests {
             step_id: "s".into(),
             max_output_tokens: 100,
             profile: crate::AgentProfile::text_only(),
+            output_schema: None,
         };
         let e = crate::Provider::complete(&provider, &request, &crate::Call::new(&|| false))
             .expect_err("no answer");

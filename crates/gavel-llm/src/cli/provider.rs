@@ -116,6 +116,7 @@ impl CliProvider {
             own_workdir,
             scratch: &scratch,
             idle_timeout: self.settings.idle_timeout,
+            output_schema: req.output_schema.as_ref(),
         };
         let invocation = self
             .agent
@@ -126,6 +127,7 @@ impl CliProvider {
                 .write(file)
                 .map_err(|message| self.permanent(message))?;
         }
+        let form = invocation.form;
         let mut env = invocation.env;
         env.extend(self.settings.env.iter().cloned());
         env.extend(profile.env.iter().cloned());
@@ -221,6 +223,7 @@ impl CliProvider {
             quota_exhausted: Vec::new(),
             tool_uses,
             ended_with,
+            form,
         })
     }
 

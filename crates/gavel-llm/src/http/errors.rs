@@ -97,16 +97,7 @@ pub(crate) fn classify(err: &genai::Error, ctx: &Ctx) -> ProviderError {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned)
         };
-        let body = match err {
-            E::HttpError { body, .. } => body.as_str(),
-            E::WebModelCall { webc_error, .. } | E::WebAdapterCall { webc_error, .. } => {
-                match webc_error {
-                    genai::webc::Error::ResponseFailedStatus { body, .. } => body.as_str(),
-                    _ => "",
-                }
-            }
-            _ => "",
-        };
+        let body = body_of(err);
         let retry = retry_after_ms(
             header("retry-after-ms").as_deref(),
             header("retry-after").as_deref(),
@@ -140,6 +131,35 @@ pub(crate) fn classify(err: &genai::Error, ctx: &Ctx) -> ProviderError {
         | E::NoAuthData { .. }
         | E::Resolver { .. } => ctx.permanent(err.to_string(), Some(ctx.key_hint())),
         _ => ctx.permanent(err.to_string(), None),
+    }
+}
+
+/// The body of a failed HTTP answer (empty when genai kept none).
+fn body_of(err: &genai::Error) -> &str {
+    use genai::Error as E;
+    match err {
+        E::HttpError { body, .. } => body.as_str(),
+        E::WebModelCall { webc_error, .. } | E::WebAdapterCall { webc_error, .. } => {
+            match webc_error {
+                genai::webc::Error::ResponseFailedStatus { body, .. } => body.as_str(),
+                _ => "",
+            }
+        }
+        _ => "",
+    }
+}
+
+/// The HTTP status and body of a failed call, looking inside a stream's error as
+/// [`classify`] does; `None` when the call failed without an HTTP error status.
+pub(crate) fn status_and_body(err: &genai::Error) -> Option<(u16, &str)> {
+    if let Some(status) = err.status() {
+        return Some((status.as_u16(), body_of(err)));
+    }
+    match err {
+        genai::Error::WebStream { error, .. } => {
+            status_and_body(error.downcast_ref::<genai::Error>()?)
+        }
+        _ => None,
     }
 }
 

@@ -31,6 +31,16 @@
 //!   (Ollama, llama.cpp) without a key goes through its `Omlx` adapter, the same Chat
 //!   Completions format with the key optional.
 //!
+//! # Structured output
+//!
+//! A request with [`Request::output_schema`] asks the service to make its answer follow the
+//! schema, in each vendor's own way (`schema.rs`): `text.format` (Responses),
+//! `response_format` (Chat Completions), `responseJsonSchema` (Gemini), a forced tool
+//! (Anthropic); the answer's [`Response::form`] says `schema`. A service that refuses it (HTTP
+//! 400 naming the parameter) gets the same call once more in plain text, with the same key and
+//! not counted as a retry (`plain_after_refusal`); the provider remembers the refusal and asks
+//! every later call in plain text too. Any other 400 stays the error it was.
+//!
 //! Cancellation, the total timeout and error classification are gavel's own. Quirks kept from
 //! genai: a trailing reasoning-effort word in an OpenAI model name is read as an option
 //! (`openai:gpt-5-high` asks `gpt-5` with high effort), and input tokens include cached tokens
@@ -54,20 +64,22 @@
 
 mod call;
 mod errors;
+mod schema;
 mod wire;
 
 use std::fmt;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use genai::{Client, WebConfig};
 
-use self::call::Plan;
+use self::call::{Failure, Plan};
 use self::errors::Ctx;
 use self::wire::{Api, Wire};
 use crate::credentials::{Rotation, RotationState};
-use crate::provider::{Call, CallProgress, Provider, ProviderError, Request, Response};
+use crate::provider::{AnswerForm, Call, CallProgress, Provider, ProviderError, Request, Response};
 use crate::spec::ProviderSpec;
 
 /// The default for [`HttpSettings::idle_timeout`].
@@ -109,6 +121,8 @@ pub struct HttpProvider {
     rotation: RotationState,
     /// Built once so connections are reused; an error is reported by every call.
     client: Result<Client, String>,
+    /// The service refused structured output once: every later call asks in plain text.
+    refused_schema: AtomicBool,
 }
 
 impl fmt::Debug for HttpProvider {
@@ -137,6 +151,7 @@ impl HttpProvider {
             env: Box::new(|name| std::env::var(name).ok()),
             rotation: RotationState::default(),
             client,
+            refused_schema: AtomicBool::new(false),
         })
     }
 
@@ -170,6 +185,11 @@ impl HttpProvider {
         } else {
             self.settings.key_env.clone()
         }
+    }
+
+    /// Whether the service has refused structured output, so calls are asked in plain text.
+    pub fn refuses_structured_output(&self) -> bool {
+        self.refused_schema.load(Ordering::Relaxed)
     }
 
     /// The base URL calls go to, after any environment override.
@@ -231,6 +251,7 @@ impl HttpProvider {
             ctx,
             idle_timeout: self.settings.idle_timeout,
             total_timeout: self.settings.total_timeout,
+            schema: None,
         };
         Ok((plan, keys))
     }
@@ -269,7 +290,8 @@ impl Provider for HttpProvider {
                 hint: Some("use claude:, gemini: or codex: for a call with tools".into()),
             });
         }
-        let (plan, keys) = self.plan()?;
+        let (mut plan, keys) = self.plan()?;
+        plan.schema.clone_from(&req.output_schema);
         if keys.is_empty() {
             return self.attempt(plan, req, call);
         }
@@ -287,17 +309,52 @@ impl Provider for HttpProvider {
 }
 
 impl HttpProvider {
-    /// One call with the key in `plan` (or none).
+    /// One call with the key in `plan` (or none). A refusal of structured output is answered
+    /// by the same call in plain text, once, and remembered.
     fn attempt(
+        &self,
+        mut plan: Plan,
+        req: &Request,
+        call: &Call<'_>,
+    ) -> Result<Response, ProviderError> {
+        // Checked here, not once per call: another key's attempt may follow a refusal.
+        if self.refuses_structured_output() {
+            plan.schema = None;
+        }
+        let asked = plan.schema.is_some();
+        let plain = Plan {
+            schema: None,
+            ..plan.clone()
+        };
+        // Asked plain because of a refusal: this one, or an earlier call's.
+        let (result, after_refusal) = match self.attempt_once(plan, req, call) {
+            Err(Failure {
+                refused_schema: true,
+                ..
+            }) if asked => {
+                self.refused_schema.store(true, Ordering::Relaxed);
+                (self.attempt_once(plain, req, call), true)
+            }
+            other => (other, !asked && req.output_schema.is_some()),
+        };
+        let mut response = result.map_err(|f| f.error)?;
+        if after_refusal {
+            response.form = AnswerForm::PlainAfterRefusal;
+        }
+        Ok(response)
+    }
+
+    /// One HTTP exchange as planned.
+    fn attempt_once(
         &self,
         plan: Plan,
         req: &Request,
         call: &Call<'_>,
-    ) -> Result<Response, ProviderError> {
+    ) -> Result<Response, Failure> {
         let ctx = plan.ctx.clone();
         let client = match &self.client {
             Ok(client) => client.clone(),
-            Err(message) => return Err(ctx.permanent(message.clone(), None)),
+            Err(message) => return Err(ctx.permanent(message.clone(), None).into()),
         };
         let runtime = runtime().map_err(|message| ctx.permanent(message, None))?;
 
@@ -317,7 +374,7 @@ impl HttpProvider {
         loop {
             if (call.cancelled)() {
                 task.abort();
-                return Err(ProviderError::Cancelled);
+                return Err(ProviderError::Cancelled.into());
             }
             match rx.recv_timeout(CANCEL_POLL) {
                 Ok(Event::Progress(output_tokens)) => (call.progress)(CallProgress::Tokens {
@@ -329,10 +386,13 @@ impl HttpProvider {
                 Err(RecvTimeoutError::Timeout) => {}
                 // The task panicked: a bug that retrying the same call would only repeat.
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(ctx.permanent(
-                        "the HTTP call stopped without an answer (an internal error)".to_owned(),
-                        None,
-                    ));
+                    return Err(ctx
+                        .permanent(
+                            "the HTTP call stopped without an answer (an internal error)"
+                                .to_owned(),
+                            None,
+                        )
+                        .into());
                 }
             }
         }
@@ -380,7 +440,7 @@ const CANCEL_POLL: Duration = Duration::from_millis(50);
 enum Event {
     Progress(u64),
     Billed(Box<crate::provider::BilledAttempt>),
-    Done(Box<Result<Response, ProviderError>>),
+    Done(Box<Result<Response, Failure>>),
 }
 
 /// The runtime every HTTP call runs on, created on first use.

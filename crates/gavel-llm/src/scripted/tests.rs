@@ -33,6 +33,7 @@ fn request(role: Role, seq: u32) -> Request {
         step_id: "step".into(),
         max_output_tokens: crate::DEFAULT_MAX_OUTPUT_TOKENS,
         profile: crate::AgentProfile::text_only(),
+        output_schema: None,
     }
 }
 
@@ -95,6 +96,7 @@ fn response_reports_provider_model_and_approximate_tokens() {
             quota_exhausted: Vec::new(),
             tool_uses: Vec::new(),
             ended_with: None,
+            form: crate::AnswerForm::Plain,
         }
     );
     let f = fixture("model: scripted-model-1\nreviewer:\n  - text: ok\n");
@@ -381,6 +383,7 @@ fn roles_are_open_names_and_the_old_keys_are_aliases() {
                 step_id: "0:n:call".into(),
                 max_output_tokens: 100,
                 profile: crate::AgentProfile::text_only(),
+                output_schema: None,
             },
             &Call {
                 cancelled: &|| false,
@@ -404,4 +407,30 @@ fn roles_are_open_names_and_the_old_keys_are_aliases() {
     .unwrap();
     let e = ask(Role::DRAFTER).unwrap_err().to_string();
     assert!(e.contains("both at the top level and under `roles`"), "{e}");
+}
+
+#[test]
+fn an_entry_reports_the_form_it_names_only_when_a_schema_was_asked() {
+    let f = fixture(
+        "reviewer:\n  - text: '{\"verdict\":\"APPROVED\",\"findings\":[]}'\n    form: schema\n  \
+         - text: 'VERDICT: APPROVED'\n    form: plain_after_refusal\n  - text: 'VERDICT: REVISE'\n",
+    );
+    let with_schema = |seq| {
+        let req = Request {
+            output_schema: Some(crate::OutputSchema {
+                name: "gavel_verdict".into(),
+                schema: serde_json::json!({"type": "object"}),
+            }),
+            ..request(Role::REVIEWER, seq)
+        };
+        f.provider.complete(&req, &Call::new(&|| false)).unwrap()
+    };
+    assert_eq!(with_schema(0).form, AnswerForm::Schema);
+    assert_eq!(with_schema(1).form, AnswerForm::PlainAfterRefusal);
+    assert_eq!(with_schema(2).form, AnswerForm::Plain, "the default");
+    // Without a schema nothing was asked for, whatever the entry says.
+    assert_eq!(call(&f, Role::REVIEWER, 0).unwrap().form, AnswerForm::Plain);
+    let bad = fixture("reviewer:\n  - text: x\n    form: json\n");
+    let err = bad.provider.preflight().unwrap_err();
+    assert!(err.to_string().contains("script"), "{err}");
 }

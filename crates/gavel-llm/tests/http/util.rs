@@ -248,6 +248,7 @@ pub fn request() -> Request {
         step_id: "review".to_owned(),
         max_output_tokens: MAX_TOKENS,
         profile: gavel_llm::AgentProfile::text_only(),
+        output_schema: None,
     }
 }
 

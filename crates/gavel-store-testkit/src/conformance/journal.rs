@@ -39,6 +39,7 @@ pub fn events_keep_their_order(store: &dyn Store) {
                 lost: false,
                 credential: Some("ANTHROPIC_API_KEY_2".into()),
                 quota_exhausted: vec!["ANTHROPIC_API_KEY".into()],
+                form: Some("schema".into()),
             })),
         },
     };
@@ -320,6 +321,7 @@ pub fn spend_adds_up_by_month(store: &dyn Store) {
                 lost: false,
                 credential: None,
                 quota_exhausted: Vec::new(),
+                form: None,
             })),
         },
     };

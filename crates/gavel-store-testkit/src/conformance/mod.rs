@@ -176,6 +176,7 @@ pub fn model_call(n: u32, cost_micros: u64, at: &str) -> gavel_core::Event {
                 lost: false,
                 credential: None,
                 quota_exhausted: Vec::new(),
+                form: None,
             })),
         },
     }

@@ -34,6 +34,7 @@ pub fn priced_call(n: u32, role: &str, cost: Option<u64>, at: &str) -> Event {
                 lost: false,
                 credential: None,
                 quota_exhausted: Vec::new(),
+                form: None,
             })),
         },
     }

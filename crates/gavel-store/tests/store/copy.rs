@@ -76,6 +76,7 @@ fn fill(store: &dyn Store, slug: &str, done: bool) -> RunId {
                 lost: false,
                 credential: None,
                 quota_exhausted: Vec::new(),
+                form: None,
             })),
         },
     };

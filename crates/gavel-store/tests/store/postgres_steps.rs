@@ -65,6 +65,7 @@ fn paid_call(micros: u64) -> Event {
                 lost: false,
                 credential: None,
                 quota_exhausted: Vec::new(),
+                form: None,
             })),
         },
     }

@@ -207,6 +207,7 @@ impl<'c> Ledger<'c> {
                     lost: true,
                     credential: None,
                     quota_exhausted: Vec::new(),
+                    form: None,
                 },
                 format!(
                     "the {role} call is made again: attempt {} was started, but gavel was killed before its answer was saved (the provider may have charged for it)",
@@ -257,6 +258,7 @@ impl<'c> Ledger<'c> {
                         lost: false,
                         credential: None,
                         quota_exhausted: Vec::new(),
+                        form: None,
                     },
                     format!(
                         "the {role}'s call #{n} was answered but failed, and may be billed: {}",

@@ -1,6 +1,6 @@
-//! The document workflow's side of model calls: which provider plays a role, and gavel's own
-//! warning line in a draft (removed before filing). The calls themselves go through the shared
-//! [`crate::caller::ModelCaller`].
+//! The document workflow's side of model calls: which provider plays a role, the reviewer's
+//! verdict asked for as structured output, and gavel's own warning line in a draft (removed
+//! before filing). The calls themselves go through the shared [`crate::caller::ModelCaller`].
 
 use gavel_core::{ContentHash, NodeCtx, NodeError, Transition};
 use gavel_llm::{Provider, Role};
@@ -51,6 +51,9 @@ impl DocWorkflow {
             settings: &self.settings.calls,
             observer: self.observer.clone(),
             profile: self.profile(role),
+            // The reviewer's answer is a verdict: asked for as structured output where the
+            // provider can (the prompt still describes the fenced form).
+            output_schema: (role == Role::REVIEWER).then(crate::verdict::output_schema),
         };
         caller.call(
             &mut s.spend,

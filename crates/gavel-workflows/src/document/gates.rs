@@ -1,6 +1,7 @@
-//! The document workflow's two gates: N3, where a person reads the draft before any other
-//! model sees it, and N5, where the verdict routes the run and a person may override it (an
-//! unparseable verdict always waits for one); and re-reading what the person edited there.
+//! The document workflow's two gates: N3, where a person reads the draft (with gavel's own
+//! findings on it, `checks.rs`) before any other model sees it, and N5, where the verdict
+//! routes the run and a person may override it (an unparseable verdict always waits for one);
+//! and re-reading what the person edited there.
 
 use gavel_core::ArtifactKind;
 use std::fs;
@@ -25,14 +26,18 @@ impl DocWorkflow {
             .clone()
             .ok_or_else(|| NodeError::Failed("no draft to review".into()))?;
         let gate_id = cx.gate("draft", "", Vec::new()).id;
+        let findings = self.check_draft(s, cx)?;
         if s.auto {
+            // A draft that fails gavel's own checks goes back to the drafter with them: no
+            // reviewer call, one more draft against the cap.
             s.iteration_count += 1;
+            let send = findings.is_empty();
             cx.event(EventKind::GateAnswered {
                 gate: gate_id,
-                choice: "send".into(),
+                choice: if send { "send" } else { "revise" }.into(),
                 by: "auto".into(),
             });
-            return goto(node::REVIEW);
+            return goto(if send { node::REVIEW } else { node::DRAFT });
         }
         let Some(answer) = cx.answer()? else {
             let mut gate = cx.gate(
@@ -48,12 +53,20 @@ impl DocWorkflow {
                         .with_feedback(),
                 ],
             );
+            let mut detail = Vec::new();
+            if !findings.is_empty() {
+                detail.push(super::checks::gate_detail(&findings));
+                gate.recommended = Some("revise".into());
+            }
             let context = self.context_names(s);
             if !context.is_empty() {
-                gate.detail = Some(format!(
+                detail.push(format!(
                     "Context files sent to the drafter: {}",
                     context.join(", ")
                 ));
+            }
+            if !detail.is_empty() {
+                gate.detail = Some(detail.join("\n"));
             }
             gate.present = Box::new(Presentation {
                 open: vec![draft.path.clone()],
@@ -61,13 +74,30 @@ impl DocWorkflow {
                 ..Presentation::default()
             });
             gate.artifacts = vec![draft.path];
+            if let Some(checks) = s.checks.as_ref().and_then(|c| c.path.clone())
+                && !findings.is_empty()
+            {
+                gate.artifacts.push(checks);
+            }
             return Ok(Transition::Gate(gate));
         };
         s.iteration_count += 1;
         self.reread_draft(s, cx)?;
         answered(cx, &answer);
         match answer.choice.as_str() {
-            "send" => goto(node::REVIEW),
+            "send" => {
+                let unchanged = s.draft.as_ref().is_some_and(|d| d.hash == draft.hash);
+                if unchanged && !findings.is_empty() {
+                    cx.event(EventKind::Note {
+                        text: format!(
+                            "a person sent {} to the reviewer over {} finding(s) of gavel's checks",
+                            draft.path,
+                            findings.len()
+                        ),
+                    });
+                }
+                goto(node::REVIEW)
+            }
             _ => {
                 self.save_feedback(s, cx, &answer)?;
                 goto(node::DRAFT)

@@ -11,13 +11,17 @@
 //! reviewer model judges it against the kind's fixed rubric (N4), a person sees the verdict
 //! (N5), and only gavel acts on the approved document (N6: file the issue, or commit the LLD).
 //! In `--auto` mode N3 and N5 route without asking, except that an unparseable verdict always
-//! goes to a person.
+//! goes to a person. Before the reviewer sees a draft, N3 runs gavel's own checks (template
+//! placeholders left, required sections missing or empty, no title or labels line, nothing
+//! revised: `checks.rs`); a draft that fails goes back to N2 with those findings in auto mode
+//! (no reviewer call, one more draft against the cap), or waits at N3 with them shown.
 //!
 //! What differs between kinds is data in a [`DocKind`]: the node that loads the input and the
 //! one that finishes, the template and rubric paths, the words of the prompts and gates, and
 //! whether pre-flight checks the tracker. A third kind is a new `DocKind`, not new nodes.
 
 pub(crate) mod calls;
+mod checks;
 mod front_matter;
 mod gates;
 mod kind;
@@ -26,6 +30,7 @@ pub mod prompts;
 
 pub use crate::caller::CallObserver;
 pub use calls::strip_gavel_comments;
+pub use checks::ChecksRecord;
 pub use kind::{DocKind, FinishFn, LoadFn};
 
 use std::path::{Path, PathBuf};
@@ -170,6 +175,12 @@ pub struct DocState {
     /// An LLD run, once approved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved: Option<Approved>,
+    /// The draft before the current one, for gavel's checks (nothing revised?).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_draft: Option<ContentHash>,
+    /// gavel's own checks of the latest draft checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<ChecksRecord>,
 }
 
 /// The issue an LLD is designed for, as read at N0.
@@ -240,6 +251,8 @@ impl DocState {
             context_text: None,
             context_manifest: None,
             approved: None,
+            previous_draft: None,
+            checks: None,
         }
     }
 }

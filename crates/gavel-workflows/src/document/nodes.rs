@@ -112,6 +112,9 @@ impl DocWorkflow {
                 problems.push(format!("{path} is missing (run `gavel init` to write it)"));
             }
         }
+        if let Err(e) = self.rubric_sections() {
+            problems.push(e);
+        }
         problems
     }
 
@@ -122,10 +125,24 @@ impl DocWorkflow {
         cx: &mut NodeCtx<'_>,
     ) -> Result<Transition, NodeError> {
         let cap = self.settings.max_iterations;
+        let failed_checks: Vec<String> = match (&s.checks, &s.draft) {
+            (Some(c), Some(d)) => c.failing_for(d).map(<[String]>::to_vec),
+            _ => None,
+        }
+        .unwrap_or_default();
         if s.draft_count >= cap {
+            let mut why = String::new();
+            if let Some(path) = s.checks.as_ref().and_then(|c| c.path.as_ref())
+                && !failed_checks.is_empty()
+            {
+                why = format!(
+                    "; the last draft failed gavel's own checks ({} finding(s), in {path}) and went to no reviewer",
+                    failed_checks.len()
+                );
+            }
             return Ok(Transition::Halt {
                 reason: format!(
-                    "max iterations reached: {} drafts without an approved verdict (limit {cap}); raise [limits] max_iterations in gavel.toml to continue",
+                    "max iterations reached: {} drafts without an approved verdict (limit {cap}){why}; raise [limits] max_iterations in gavel.toml to continue",
                     s.draft_count
                 ),
             });
@@ -160,6 +177,7 @@ impl DocWorkflow {
             current_draft: current.as_deref(),
             verdicts: &verdicts,
             feedback: feedback.as_deref(),
+            checks: &failed_checks,
         });
         let mut parts: Vec<ContentHash> = s.brief.iter().cloned().collect();
         parts.extend(s.context.as_ref().map(|c| c.text.clone()));
@@ -194,6 +212,7 @@ impl DocWorkflow {
         let path = rel.to_string_lossy().into_owned();
         let hash =
             cx.put_blob_sharing(text.as_bytes(), std::slice::from_ref(&answered.text_blob))?;
+        s.previous_draft = s.draft.as_ref().map(|d| d.hash.clone());
         s.draft = Some(Artifact {
             path: path.clone(),
             hash: hash.clone(),

@@ -33,6 +33,8 @@ pub struct DraftInput<'a> {
     pub verdicts: &'a [String],
     /// The person's feedback, when they asked for a revision.
     pub feedback: Option<&'a str>,
+    /// gavel's own findings on the current draft (its checks), when it failed them.
+    pub checks: &'a [String],
 }
 
 /// The drafter's prompt.
@@ -58,6 +60,12 @@ pub fn draft_prompt(input: &DraftInput<'_>) -> String {
         p.push_str("\n## ALL reviewer feedback so far (cumulative; address every point)\n\n");
         for (i, v) in input.verdicts.iter().enumerate() {
             p.push_str(&format!("### Review #{}\n\n{}\n\n", i + 1, v.trim()));
+        }
+    }
+    if !input.checks.is_empty() {
+        p.push_str("\n## gavel's checks of the current draft (fix every one)\n\n");
+        for f in input.checks {
+            p.push_str(&format!("- {}\n", f.trim()));
         }
     }
     if let Some(feedback) = input.feedback.filter(|f| !f.trim().is_empty()) {
@@ -97,6 +105,7 @@ mod tests {
             current_draft: Some("# D"),
             verdicts: &verdicts,
             feedback: Some("keep it short"),
+            checks: &["the section `What` is empty".to_owned()],
         });
         for needle in [
             "## Brief\n\nB",
@@ -106,6 +115,7 @@ mod tests {
             "keep it short",
             "You write GitHub issues.",
             "## Context files (read-only; from the repository)\n\n### src/a.rs",
+            "## gavel's checks of the current draft (fix every one)\n\n- the section `What` is empty\n",
         ] {
             assert!(p.contains(needle), "missing {needle:?} in\n{p}");
         }
@@ -122,8 +132,10 @@ mod tests {
             current_draft: None,
             verdicts: &[],
             feedback: None,
+            checks: &[],
         });
         assert!(!p.contains("Review #") && !p.contains("Current draft") && !p.contains("Feedback"));
+        assert!(!p.contains("gavel's checks"));
         assert!(p.contains("## Issue\n\nB") && !p.contains("Context files"));
     }
 

@@ -7,6 +7,9 @@
 //!
 //! - the steps every finishing node takes: a commit made exactly once (`commit.rs`) and a
 //!   stored artifact read back as text (`blob_text`);
+//! - gavel's own checks of a draft before a model judges it ([`checks`]: placeholders left,
+//!   required sections missing or empty, no title or labels line, nothing revised), which the
+//!   document workflow and the change plan both run;
 //! - the test-first implementation pipeline that both `gavel implement ISSUE` (an issue's LLD,
 //!   the `implement` workflow) and `gavel change impl ID` (a change's plan, the `change impl`
 //!   workflow) run, differing only by their [`Stage`]:
@@ -36,6 +39,7 @@
 pub mod answer;
 mod approval;
 pub mod beneath;
+pub mod checks;
 pub(crate) mod commit;
 mod discard;
 pub mod fingerprint;

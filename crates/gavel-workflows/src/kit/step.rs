@@ -162,6 +162,7 @@ impl ImplementWorkflow {
             settings: &self.settings.calls,
             observer: self.observer.clone(),
             profile: self.profile(&worktree),
+            output_schema: None,
         };
         let mut parts = Vec::new();
         parts.extend(s.lld.clone());

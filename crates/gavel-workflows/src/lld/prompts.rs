@@ -10,7 +10,7 @@ pub const DEFAULT_TEMPLATE: &str = r#"# {Issue number} - Feature: {Short title}
 * **Objective:** {What this change achieves, in one or two sentences.}
 * **Status:** Draft
 
-### Open Questions
+### Open Questions (optional)
 - [ ] {A question the design cannot answer alone; remove the section when there is none.}
 
 ## 2. Proposed Changes

@@ -59,12 +59,25 @@ fn change_run(
     reviews: &[String],
     retries: u32,
 ) -> (ImplementWorkflow, RunId) {
+    change_run_with(kit, implementer, reviews, retries, |script| {
+        Box::new(ScriptedProvider::new(script.to_path_buf()))
+    })
+}
+
+/// [`change_run`], with the reviewer's provider made from the script's path by `reviewer`.
+pub(crate) fn change_run_with(
+    kit: &Kit,
+    implementer: &[&str],
+    reviews: &[String],
+    retries: u32,
+    reviewer: impl FnOnce(&std::path::Path) -> Box<dyn gavel_llm::Provider>,
+) -> (ImplementWorkflow, RunId) {
     planned_change(kit, "challenged");
-    let reviewer: Vec<&str> = reviews.iter().map(String::as_str).collect();
-    let script = [("implementer", implementer), ("reviewer", &reviewer)];
+    let reviews: Vec<&str> = reviews.iter().map(String::as_str).collect();
+    let script = [("implementer", implementer), ("reviewer", &reviews)];
     let mut wf = pipeline(kit, &script, retries, Duration::from_secs(60), |script| {
         Box::new(CodeReviewer {
-            provider: Box::new(ScriptedProvider::new(script.to_path_buf())),
+            provider: reviewer(script),
             mcp: None,
         })
     });

@@ -17,6 +17,9 @@ use crate::kit::{Kit, aborted, answer, choices, halted};
 /// The planner's revision of the proposal.
 const REVISED: &str = "=== gavel:write proposal.md\n# Change: Add done\n\n## Why\nNothing says done, and it should.\n\n## What Changes\n- done.txt\n=== gavel:end\n";
 
+/// A revision that writes the proposal exactly as it is on disk.
+const UNCHANGED: &str = "=== gavel:write proposal.md\n# Change: Add done\n\n## Why\nNothing says done.\n\n## What Changes\n- done.txt\n=== gavel:end\n";
+
 fn challenge(verdict: &str, findings: &[&str]) -> String {
     let findings = serde_json::to_string(findings).expect("json");
     format!("```json\n{{\"verdict\": \"{verdict}\", \"findings\": {findings}}}\n```\n")
@@ -24,7 +27,7 @@ fn challenge(verdict: &str, findings: &[&str]) -> String {
 
 /// A run of the challenge of a proposed change: the planner and the challenger answer in
 /// order, with `retries` and `rounds` challenge rounds allowed.
-fn plan_run(
+pub(crate) fn plan_run(
     kit: &Kit,
     planner: &[&str],
     challenger: &[String],
@@ -180,4 +183,37 @@ fn a_verdict_that_cannot_be_read_is_asked_again_then_halts() {
     let reason = halted(kit.drive(&wf, run, None));
     assert!(reason.contains("refused 2 time(s)"), "{reason}");
     assert_eq!(phase(&kit), Phase::Proposed);
+}
+
+#[test]
+fn a_revision_that_changes_nothing_goes_back_to_the_planner_without_a_challenge() {
+    let kit = Kit::new();
+    let (wf, run) = plan_run(&kit, &[UNCHANGED, REVISED], &revise_then_approve(), 1, 3);
+    let gate = kit.to_gate(&wf, run, None);
+    assert_eq!(choices(&gate), ["implement", "view"]);
+    let s: PlanState = kit.state(run);
+    assert_eq!(
+        (s.planner_calls, s.challenger_calls),
+        (2, 2),
+        "the unchanged revision was never challenged"
+    );
+    let timeline = kit.timeline(run);
+    assert!(
+        timeline.contains("gavel's checks refused the planner's answer (attempt 1)")
+            && timeline.contains("the revision changes no file of the plan"),
+        "{timeline}"
+    );
+}
+
+#[test]
+fn unchanged_revisions_halt_when_the_retries_are_used_up() {
+    let kit = Kit::new();
+    let (wf, run) = plan_run(&kit, &[UNCHANGED, UNCHANGED], &revise_then_approve(), 1, 3);
+    let reason = halted(kit.drive(&wf, run, None));
+    assert!(
+        reason.contains("refused 2 time(s)") && reason.contains("changes no file"),
+        "{reason}"
+    );
+    let s: PlanState = kit.state(run);
+    assert_eq!(s.challenger_calls, 1);
 }

@@ -41,8 +41,12 @@ fn setup(
         kit.git(&["commit", "-q", "-m", "issue 1"]);
     }
     let mut script = String::from("model: gpt-4o\nroles:\n  drafter:\n");
-    for _ in 0..drafts {
-        script.push_str(&format!("    - text: {}\n", yaml(DRAFT)));
+    // Each draft differs from the one before (gavel's checks send back one that does not).
+    for n in 1..=drafts {
+        script.push_str(&format!(
+            "    - text: {}\n",
+            yaml(&format!("{DRAFT}- [ ] v{n}\n"))
+        ));
     }
     script.push_str("  reviewer:\n");
     for v in verdicts {
@@ -391,4 +395,106 @@ fn start_as(kit: &Kit, wf: &DocWorkflow, slug: &str) -> RunId {
     kit.engine(wf)
         .start_claiming_slug(slug, &state, wf.kind.load_node)
         .expect("start")
+}
+
+/// A template with a placeholder and a section, and the two drafts: the first leaves the
+/// placeholder, the second fills it.
+fn with_checked_template(kit: &Kit, wf: &mut DocWorkflow) {
+    kit.write(
+        wf.kind.template_path,
+        "# {Title}\n\n**Labels:** {labels}\n\n## Why\n{The problem}\n",
+    );
+    let left = "# Add dark mode\n\n**Labels:** ui\n\n## Why\n{The problem}\n";
+    let filled = "# Add dark mode\n\n**Labels:** ui\n\n## Why\nToo bright.\n";
+    let script = kit.script(&[("drafter", &[left, filled]), ("reviewer", &[APPROVED])]);
+    wf.drafter = Box::new(ScriptedProvider::new(script.clone()));
+    wf.reviewer = Box::new(ScriptedProvider::new(script));
+}
+
+#[test]
+fn a_draft_failing_gavels_checks_goes_back_to_the_drafter_without_a_review() {
+    for kind in KINDS {
+        let kit = Kit::new();
+        let mut wf = setup(&kit, kind, 0, &[], None);
+        with_checked_template(&kit, &mut wf);
+        let run = start(&kit, &wf, true);
+        let out = kit.drive(&wf, run, None).expect("drive");
+        assert!(
+            matches!(out, Outcome::Done { .. }),
+            "{}: {out:?}",
+            kind.name
+        );
+        let s = state(&kit, run);
+        assert_eq!((s.draft_count, s.verdict_count), (2, 1), "{}", kind.name);
+        assert_eq!(s.spend.call_count, 3, "two drafts, one review");
+        let checks = s.checks.expect("checks");
+        assert!(checks.findings.is_empty(), "the second draft passed");
+        let events = kit.store.events(run).expect("events");
+        let recorded: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Artifact {
+                    path,
+                    kind: Some(ArtifactKind::Feedback),
+                    ..
+                } => Some(path.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(recorded.len(), 1, "{recorded:?}");
+        let name = recorded[0].rsplit('/').next().unwrap_or_default();
+        assert_eq!(name, "003-checks.md", "{recorded:?}");
+        let lineage = finished(&kit, &wf, run);
+        assert!(
+            kit.read(&format!("{lineage}/{name}"))
+                .contains("`{The problem}`")
+        );
+    }
+}
+
+#[test]
+fn at_the_draft_gate_the_findings_are_shown_and_revise_is_recommended() {
+    for kind in KINDS {
+        let kit = Kit::new();
+        let mut wf = setup(&kit, kind, 0, &[], None);
+        with_checked_template(&kit, &mut wf);
+        let run = start(&kit, &wf, false);
+        let gate = kit.to_gate(&wf, run, None);
+        assert_eq!(gate.kind, "draft");
+        assert_eq!(gate.recommended.as_deref(), Some("revise"));
+        let detail = gate.detail.clone().unwrap_or_default();
+        assert!(
+            detail.contains("gavel's checks found 1 problem(s)")
+                && detail.contains("{The problem}"),
+            "{detail}"
+        );
+        assert!(
+            gate.artifacts.iter().any(|a| a.ends_with("-checks.md")),
+            "{:?}",
+            gate.artifacts
+        );
+        // Shown again (a resumed process) and answered, the findings are recorded once.
+        let again = kit.to_gate(&wf, run, None);
+        assert_eq!(again.detail, gate.detail);
+        let verdict = kit.to_gate(&wf, run, answer(&gate, "send"));
+        assert_eq!(verdict.kind, "verdict", "a person may send it on");
+        let timeline = kit.timeline(run);
+        assert_eq!(
+            timeline.matches("gavel's checks: 1 finding(s)").count(),
+            1,
+            "{timeline}"
+        );
+        assert_eq!(
+            timeline.matches("003-checks.md\",\"content").count(),
+            1,
+            "{timeline}"
+        );
+        assert!(timeline.contains("over 1 finding(s) of gavel's checks"));
+        let s = state(&kit, run);
+        assert_eq!(s.file_counter, 4, "input, draft, checks, verdict");
+        assert!(
+            s.checks
+                .is_some_and(|c| c.path.is_some_and(|p| p.ends_with("003-checks.md")))
+        );
+    }
 }

@@ -11,4 +11,5 @@ mod implement_routing;
 mod kit;
 mod layering;
 mod openspec;
+mod structured;
 mod timing;

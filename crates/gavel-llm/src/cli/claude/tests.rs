@@ -237,3 +237,85 @@ fn a_confined_call_leaves_claude_code_its_config_folder_and_file() {
     );
     assert!(Claude.state_paths(&vars(&[])).is_empty());
 }
+
+fn verdict_schema() -> crate::OutputSchema {
+    crate::OutputSchema {
+        name: "gavel_verdict".into(),
+        schema: serde_json::json!({"type": "object", "properties": {"verdict": {"type": "string"}},
+            "required": ["verdict"], "additionalProperties": false}),
+    }
+}
+
+#[test]
+fn a_schema_is_passed_with_json_schema_and_one_more_turn() {
+    let schema = verdict_schema();
+    let profile = AgentProfile::text_only();
+    let setup = Setup {
+        output_schema: Some(&schema),
+        ..test_setup(&profile, Path::new("/gavel/agent"), true)
+    };
+    let inv = Claude.invocation(&setup).expect("runs");
+    assert_eq!(
+        values(&inv.args, "--json-schema"),
+        [schema.schema.to_string()]
+    );
+    assert_eq!(values(&inv.args, "--max-turns"), ["2"]);
+    assert_eq!(inv.form, AnswerForm::Schema);
+    let plain = invocation(&profile, "/gavel/agent");
+    assert!(!plain.args.iter().any(|a| a == "--json-schema"));
+    assert_eq!(values(&plain.args, "--max-turns"), ["1"]);
+    assert_eq!(plain.form, AnswerForm::Plain);
+}
+
+/// Claude Code 2.1.330's stream for `--json-schema`, the model calling its `StructuredOutput`
+/// tool (abridged fields).
+const STRUCTURED: &str = r#"{"type":"assistant","message":{"content":[{"id":"toolu_fake_1_0","input":{"findings":["No title."],"verdict":"REVISE"},"name":"StructuredOutput","type":"tool_use"}],"id":"msg_fake_1","model":"claude-sonnet-4-5","role":"assistant","stop_reason":null,"stop_sequence":null,"type":"message","usage":{"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"input_tokens":100,"output_tokens":1}},"parent_tool_use_id":null}
+{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_fake_1_0","type":"tool_result","content":"Structured output provided successfully"}]},"parent_tool_use_id":null,"tool_use_result":"Structured output provided successfully"}
+{"type":"result","subtype":"success","is_error":false,"num_turns":2,"stop_reason":"tool_use","result":"{\"findings\":[\"No title.\"],\"verdict\":\"REVISE\"}","structured_output":{"findings":["No title."],"verdict":"REVISE"},"total_cost_usd":0.000615,"usage":{"input_tokens":100,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":21},"api_error_status":null}"#;
+
+fn finished(stdout: &str, code: i32) -> ProcessOutput {
+    use std::os::unix::process::ExitStatusExt;
+    ProcessOutput {
+        status: std::process::ExitStatus::from_raw(code << 8),
+        stdout: stdout.to_owned(),
+        stderr: String::new(),
+        stdin_error: None,
+        elapsed: Duration::ZERO,
+        stdout_omitted: 0,
+        stderr_omitted: 0,
+    }
+}
+
+#[test]
+fn the_structured_output_is_the_answer_and_its_tool_is_no_tool_use() {
+    let answer = Claude
+        .answer("claude-sonnet-4-5", &finished(STRUCTURED, 0))
+        .expect("an answer");
+    let json: Value = serde_json::from_str(&answer.text).expect("JSON text");
+    assert_eq!(
+        json,
+        serde_json::json!({"verdict": "REVISE", "findings": ["No title."]})
+    );
+    assert_eq!(answer.output_tokens, Some(21));
+    let lines: Vec<Value> = json_lines(STRUCTURED).collect();
+    assert!(lines.iter().all(|l| Claude.tool_uses(l).is_empty()));
+    let streamed: Vec<String> = lines
+        .iter()
+        .filter_map(|l| Claude.streamed_text(l))
+        .collect();
+    assert_eq!(
+        streamed.len(),
+        1,
+        "the structured answer counts as answer text"
+    );
+    // Without a structured output the result's text is the answer, as before.
+    let plain = STRUCTURED.replace(
+        r#","structured_output":{"findings":["No title."],"verdict":"REVISE"}"#,
+        "",
+    );
+    let answer = Claude.answer("m", &finished(&plain, 0)).expect("an answer");
+    assert_eq!(
+        answer.text,
+        r#"{"findings":["No title."],"verdict":"REVISE"}"#
+    );
+}

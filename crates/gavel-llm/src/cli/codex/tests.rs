@@ -270,3 +270,40 @@ fn a_failed_run_that_reported_usage_still_reports_it_for_the_ledger() {
         "no usage, nothing billed"
     );
 }
+
+#[test]
+fn a_schema_goes_to_a_private_file_named_by_output_schema() {
+    let schema = crate::OutputSchema {
+        name: "gavel_verdict".into(),
+        schema: serde_json::json!({"type": "object", "properties": {"verdict": {"type": "string"}},
+            "required": ["verdict"], "additionalProperties": false}),
+    };
+    let profile = AgentProfile::text_only();
+    let setup = crate::cli::agent::Setup {
+        output_schema: Some(&schema),
+        ..test_setup(&profile, Path::new("/gavel/agent"), true)
+    };
+    let inv = Codex.invocation(&setup).expect("runs");
+    let path = Path::new("/tmp/gavel-call-t/output-schema.json");
+    let at = inv
+        .args
+        .iter()
+        .position(|a| a == "--output-schema")
+        .expect("the flag");
+    assert_eq!(inv.args[at + 1], path.display().to_string());
+    assert_eq!(
+        inv.args.last().map(String::as_str),
+        Some("-"),
+        "the prompt on stdin"
+    );
+    assert_eq!(inv.files.len(), 1);
+    assert_eq!(inv.files[0].path, path);
+    assert!(inv.files[0].temporary);
+    let written: serde_json::Value = serde_json::from_str(&inv.files[0].contents).expect("JSON");
+    assert_eq!(written, schema.schema);
+    assert_eq!(inv.form, AnswerForm::Schema);
+    let plain = Codex
+        .invocation(&test_setup(&profile, Path::new("/gavel/agent"), true))
+        .expect("runs");
+    assert_eq!(plain.form, AnswerForm::Plain);
+}

@@ -144,6 +144,7 @@ fn a_profile_the_cli_cannot_run_fails_permanently_before_it_starts() {
             step_id: "s".into(),
             max_output_tokens: 10,
             profile,
+            output_schema: None,
         };
         let err = codex
             .complete(&req, &Call::new(&|| false))
@@ -202,6 +203,7 @@ fn confined_call(dir: &Path, launcher_body: &str) -> (Result<Response, ProviderE
         step_id: "s".into(),
         max_output_tokens: 10,
         profile,
+        output_schema: None,
     };
     (provider.complete(&request, &Call::new(&|| false)), tree)
 }
@@ -302,6 +304,7 @@ fn max_turns_call(
         step_id: "s".into(),
         max_output_tokens: 10,
         profile: AgentProfile::text_only().with_answer_file(&answer),
+        output_schema: None,
     };
     let heard = std::sync::Mutex::new(Vec::new());
     let progress = |p: CallProgress| heard.lock().expect("lock").push(p);

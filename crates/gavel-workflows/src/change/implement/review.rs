@@ -27,7 +27,7 @@ use gavel_mcp::{Review, ReviewVerdict, Severity, read_review};
 
 use crate::change::read::{is_present, read_bytes, read_text};
 use crate::change::state::{ChangeState, Phase, Verdict, save_state};
-use crate::change::structured::parse_json_verdict;
+use crate::change::structured::{parse_json_verdict, review_schema, tidy_review};
 use crate::change::tasks::{check_off_many, parse_tasks};
 use crate::change::{ChangeDir, check_folder_id};
 use crate::fsutil;
@@ -219,10 +219,14 @@ impl Run<'_> {
                 })
                 .with_answer_file(&review_path);
         }
+        // A text-only reviewer's review is asked for as structured output where the provider
+        // can; an agent with `gavel mcp` submits it through `create_review` instead.
+        let output_schema = reviewer.mcp.is_none().then(review_schema);
         let caller = crate::caller::ModelCaller {
             settings: &self.wf.settings.calls,
             observer: self.wf.observer.clone(),
             profile,
+            output_schema,
         };
         let answered = match caller.call(
             &mut s.spend,
@@ -242,6 +246,7 @@ impl Run<'_> {
             read_review_file(&review_path)
         } else {
             parse_json_verdict::<Review>(&answered.response.text)
+                .map(tidy_review)
                 .map_err(|e| e.to_string())
                 .and_then(|r| {
                     let text = r.to_markdown(&c.id).into_bytes();

@@ -3,13 +3,16 @@
 //! the change folder. Only `proposal.md`, `specs/CAPABILITY/spec.md` and `tasks.md` may be
 //! written, each must be valid for OpenSpec (a proposal with `## Why` and `## What Changes`, a
 //! delta spec whose requirements each have a scenario, a checklist with at least one task
-//! naming this change), and nothing is written unless every file is valid.
+//! naming this change), and nothing is written unless every file is valid. gavel's own draft
+//! checks ([`crate::kit::checks`]) hold here too: a proposal needs its title and non-empty
+//! `Why` and `What Changes`, and a revision that changes no file is refused ([`unchanged`]).
 
 use crate::change::read::{ReadError, read_text_optional};
 use crate::change::spec::{outline, parse_delta_spec};
 use crate::change::tasks::{ChangeIdSource, parse_tasks};
 use crate::change::{ChangeDir, check_name};
 use crate::kit::answer::{self, FileOp};
+use crate::kit::checks;
 
 /// Which files a planner step must and may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,12 +117,15 @@ fn spec_capability(path: &str) -> Option<String> {
     check_name(cap).ok().map(|()| cap.to_owned())
 }
 
+/// The proposal's own sections, which must be there and say something.
+const PROPOSAL_SECTIONS: [&str; 2] = ["Why", "What Changes"];
+
 fn check_proposal(text: &str) -> Result<(), String> {
     if text.contains(CHALLENGE_MARKER) {
         return Err("a challenge section is gavel's to write; leave it out".into());
     }
     let headings = outline(text).headings;
-    for needed in ["Why", "What Changes"] {
+    for needed in PROPOSAL_SECTIONS {
         if !headings
             .iter()
             .any(|h| h.level == 2 && h.title.trim() == needed)
@@ -127,7 +133,23 @@ fn check_proposal(text: &str) -> Result<(), String> {
             return Err(format!("the proposal has no `## {needed}` section"));
         }
     }
-    Ok(())
+    // gavel's own checks (as for an issue or an LLD): a title, filled sections, no word left
+    // from the format's skeleton.
+    let mut problems = Vec::new();
+    match gavel_llm::title(text) {
+        None => problems.push("the proposal has no `# Change: TITLE` title line".to_owned()),
+        Some(t) if t.trim() == "Change: TITLE" => {
+            problems.push("the proposal's title is still `TITLE` from the format".to_owned())
+        }
+        Some(_) => {}
+    }
+    let required = PROPOSAL_SECTIONS.map(str::to_owned);
+    problems.extend(checks::section_problems(text, &required));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
 }
 
 fn check_spec(text: &str) -> Result<(), String> {
@@ -146,6 +168,32 @@ fn check_tasks(text: &str, id: &str) -> Result<String, String> {
         ChangeIdSource::FrontMatter => text.to_owned(),
         ChangeIdSource::Folder => format!("---\nchange_id: {id}\n---\n\n{}", text.trim_start()),
     })
+}
+
+/// Whether a revision's files say nothing new: each file the same as on disk (the proposal
+/// compared without its challenge sections), once gavel's comment lines and blanks are set
+/// aside. The challenger is not asked to judge the same plan twice.
+pub fn unchanged(files: &PlanFiles, dir: &ChangeDir) -> Result<bool, ReadError> {
+    let same = |path: &std::path::Path, text: &str| -> Result<bool, ReadError> {
+        Ok(read_text_optional(path)?.is_some_and(|now| checks::same_document(&now, text)))
+    };
+    if let Some(p) = &files.proposal {
+        let now = read_text_optional(&dir.proposal())?.unwrap_or_default();
+        if !checks::same_document(split_proposal(&now).0, p) {
+            return Ok(false);
+        }
+    }
+    for (cap, text) in &files.specs {
+        if !same(&dir.delta_spec(cap), text)? {
+            return Ok(false);
+        }
+    }
+    if let Some(t) = &files.tasks
+        && !same(&dir.tasks(), t)?
+    {
+        return Ok(false);
+    }
+    Ok(true)
 }
 
 /// The proposal's body and its challenge sections, split at the first marker.
@@ -237,6 +285,46 @@ mod tests {
             check(wrong, Expect::Tasks, "x")
                 .expect_err("wrong id")
                 .contains("other")
+        );
+    }
+
+    #[test]
+    fn a_proposal_needs_a_title_and_filled_sections() {
+        let empty_why = "=== gavel:write proposal.md\n# Change: X\n\n## Why\n\n## What Changes\n- A\n=== gavel:end\n";
+        let e = check(empty_why, Expect::Proposal, "x").expect_err("empty why");
+        assert!(e.contains("the section `Why` is empty"), "{e}");
+        let untitled = "=== gavel:write proposal.md\n## Why\nBecause.\n\n## What Changes\n- A\n=== gavel:end\n";
+        let e = check(untitled, Expect::Proposal, "x").expect_err("no title");
+        assert!(e.contains("no `# Change: TITLE` title line"), "{e}");
+        let skeleton = PROPOSAL.replace("# Change: X", "# Change: TITLE");
+        let e = check(&skeleton, Expect::Proposal, "x").expect_err("skeleton title");
+        assert!(e.contains("still `TITLE`"), "{e}");
+    }
+
+    #[test]
+    fn a_revision_that_changes_nothing_is_unchanged() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = ChangeDir::new(tmp.path().join("openspec"), "x").expect("dir");
+        std::fs::create_dir_all(dir.dir()).expect("mkdir");
+        let body = "# Change: X\n\n## Why\nBecause.\n\n## What Changes\n- A\n";
+        std::fs::write(
+            dir.proposal(),
+            format!("{body}\n{CHALLENGE_MARKER}\n## Challenge (round 1)\n- say why\n"),
+        )
+        .expect("write");
+        let files = check(PROPOSAL, Expect::Revision, "x").expect("files");
+        assert!(unchanged(&files, &dir).expect("read"));
+        let revised = check(
+            &PROPOSAL.replace("Because.", "Because it leaks."),
+            Expect::Revision,
+            "x",
+        )
+        .expect("files");
+        assert!(!unchanged(&revised, &dir).expect("read"));
+        let spec = check(SPEC, Expect::Revision, "x").expect("files");
+        assert!(
+            !unchanged(&spec, &dir).expect("read"),
+            "a new spec is a change"
         );
     }
 

@@ -3,7 +3,7 @@
 
 use gavel_core::ArtifactKind;
 use gavel_core::{Choice, EventKind, NodeCtx, NodeError, Presentation, Transition};
-use gavel_llm::{AgentProfile, Role};
+use gavel_llm::{AgentProfile, OutputSchema, Role};
 use gavel_mcp::{Challenge, ChallengeVerdict};
 
 use super::files::{self, CHALLENGE_MARKER, Expect, split_proposal};
@@ -17,7 +17,7 @@ use crate::change::order::dependency_order;
 use crate::change::read::{read_bytes, read_text_optional};
 use crate::change::spec::parse_delta_spec;
 use crate::change::state::{Phase, Verdict};
-use crate::change::structured::parse_json_verdict;
+use crate::change::structured::{challenge_schema, parse_json_verdict};
 use crate::fsutil;
 
 fn failed(what: &str, path: &std::path::Path, e: std::io::Error) -> NodeError {
@@ -118,11 +118,14 @@ fn plan_so_far(dir: &ChangeDir) -> Result<Vec<(String, String)>, NodeError> {
 }
 
 impl PlanWorkflow {
-    fn caller(&self) -> ModelCaller<'_> {
+    /// The caller for a planner (plain text) or challenger call (its verdict asked for as
+    /// structured output where the provider can).
+    fn caller(&self, output_schema: Option<OutputSchema>) -> ModelCaller<'_> {
         ModelCaller {
             settings: &self.settings.calls,
             observer: self.observer.clone(),
             profile: AgentProfile::text_only(),
+            output_schema,
         }
     }
 
@@ -156,7 +159,7 @@ impl PlanWorkflow {
             living: &living_specs(&dir, &plan)?,
         });
         let seq = s.planner_calls;
-        let answered = match self.caller().call(
+        let answered = match self.caller(None).call(
             &mut s.spend,
             cx,
             self.planner.as_ref(),
@@ -171,8 +174,14 @@ impl PlanWorkflow {
         s.planner_calls += 1;
         let checked = match files::check(&answered.response.text, expect, &s.change_id) {
             Ok(f) => f,
-            Err(why) => return Ok(self.retry(s, here, "planner's answer", why)),
+            Err(why) => return Ok(self.refuse(s, cx, here, why)),
         };
+        if expect == Expect::Revision
+            && files::unchanged(&checked, &dir).map_err(|e| NodeError::Failed(e.to_string()))?
+        {
+            let why = "the revision changes no file of the plan: answer each of the challenger's findings by changing the files".to_owned();
+            return Ok(self.refuse(s, cx, here, why));
+        }
         // The specs in dependency order, counting the ones already on disk.
         let mut all = files::read_specs(&dir).map_err(|e| NodeError::Failed(e.to_string()))?;
         for (cap, text) in &checked.specs {
@@ -181,10 +190,10 @@ impl PlanWorkflow {
         }
         let order = match ordered(&all) {
             Ok(o) => o,
-            Err(why) => return Ok(self.retry(s, here, "planner's answer", why)),
+            Err(why) => return Ok(self.refuse(s, cx, here, why)),
         };
         if let Some(why) = scenario_losses(&dir, &checked.specs)? {
-            return Ok(self.retry(s, here, "planner's answer", why));
+            return Ok(self.refuse(s, cx, here, why));
         }
         for (cap, text) in &checked.specs {
             if read_optional(&dir.living_spec(cap))?.is_none()
@@ -254,6 +263,25 @@ impl PlanWorkflow {
         Ok(Transition::Goto(next.to_owned()))
     }
 
+    /// gavel's own checks refused the planner's answer: noted in the timeline as gavel's
+    /// findings (no challenger sees the plan), then tried again or halted ([`Self::retry`]).
+    fn refuse(
+        &self,
+        s: &mut PlanState,
+        cx: &mut NodeCtx<'_>,
+        here: &str,
+        why: String,
+    ) -> Transition {
+        cx.event(EventKind::Note {
+            text: format!(
+                "gavel's checks refused the planner's answer (attempt {}): {}",
+                s.attempts + 1,
+                why.replace('\n', "; ")
+            ),
+        });
+        self.retry(s, here, "planner's answer", why)
+    }
+
     /// The challenger judges the whole plan; its verdict is appended to the proposal and moves
     /// the phase.
     pub(super) fn challenge(
@@ -265,7 +293,7 @@ impl PlanWorkflow {
         let plan = plan_so_far(&dir)?;
         let prompt = prompts::challenger(&s.change_id, &plan, s.feedback.as_deref());
         let seq = s.challenger_calls;
-        let answered = match self.caller().call(
+        let answered = match self.caller(Some(challenge_schema())).call(
             &mut s.spend,
             cx,
             self.challenger.as_ref(),
