@@ -30,9 +30,9 @@ pub use http::{HttpProvider, HttpSettings};
 pub use price::{Price, PriceTable};
 pub use profile::{AgentProfile, McpServer, ProfileError, Tools};
 pub use provider::{
-    AnswerForm, BilledAttempt, Call, CallProgress, DEFAULT_MAX_OUTPUT_TOKENS, OutputSchema, Provider,
-    ProviderError, Request,
-    Response, Role, ToolUse, UNAVAILABLE_HINT, UnavailableProvider, build,
+    AnswerForm, BilledAttempt, Call, CallProgress, DEFAULT_MAX_OUTPUT_TOKENS, OutputSchema,
+    Provider, ProviderError, Request, Response, Role, ToolUse, UNAVAILABLE_HINT,
+    UnavailableProvider, build,
 };
 pub use retry::{RetryPolicy, Retrying};
 pub use scripted::{
