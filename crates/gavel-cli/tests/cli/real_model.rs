@@ -1,0 +1,230 @@
+//! brief → issue and issue → LLD with a real model as drafter and reviewer (issue 35):
+//! SmolLM2-135M-Instruct behind the OpenAI-compatible wire ([`LocalModel`]), reached through
+//! `openai-compatible:MODEL@URL` exactly as a person points gavel at Ollama or llama.cpp.
+//!
+//! A 135M model writes poor drafts and rarely a usable verdict, so these tests assert what must
+//! hold whatever it says: the run ends at a filing or at a clear stop (a gate a person must
+//! answer, or the iteration cap); nothing is filed on anything but a parsed APPROVED; every
+//! call's streamed usage is in the ledger, token for token what the server counted. The cap is
+//! two drafts and answers are capped at a few hundred tokens, so each test makes a few answers.
+//!
+//! Marked `TIGHTEN` below: the assertions to add once the rest of issue 35 is merged (the
+//! reviewer asking for its verdict as structured output, and the draft checks before the
+//! reviewer).
+
+use serde_json::Value;
+
+use crate::doc_kinds::Doc;
+use crate::real_model_server::{LocalModel, MODEL, Options, describe};
+use crate::util::*;
+
+/// Points both roles at the server; two drafts at most, short answers.
+fn configure(env: &Env, server: &LocalModel) {
+    let provider = server.provider();
+    env.set_roles(&provider, &provider);
+    env.set_max_iterations(2);
+    env.set_config_line("# max_output_tokens", "max_output_tokens = 200");
+}
+
+/// The lineage folder the run left: done when it filed, else still active.
+fn lineage(env: &Env, doc: Doc) -> String {
+    if env.exists(doc.done()) {
+        doc.done().to_owned()
+    } else {
+        doc.active().to_owned()
+    }
+}
+
+/// The `verdict:` line of each verdict artifact, in order.
+fn verdicts(env: &Env, folder: &str) -> Vec<String> {
+    env.ls(folder)
+        .iter()
+        .filter(|n| n.ends_with("-verdict.md"))
+        .map(|n| {
+            let text = env.read(&format!("{folder}/{n}"));
+            text.lines()
+                .find_map(|l| l.strip_prefix("verdict: "))
+                .unwrap_or_else(|| panic!("{n} has no verdict line:\n{text}"))
+                .trim_matches('"')
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The template's `{placeholders}` that a draft reviewed by the reviewer still holds (a draft
+/// is reviewed when a verdict artifact follows it).
+fn reviewed_placeholders(env: &Env, doc: Doc, folder: &str) -> Vec<String> {
+    let template = env.read(match doc {
+        Doc::Issue => "docs/templates/0101-issue-template.md",
+        Doc::Lld => "docs/templates/0102-feature-lld-template.md",
+    });
+    let placeholders: Vec<&str> = template
+        .split('{')
+        .skip(1)
+        .filter_map(|s| s.split_once('}').map(|(p, _)| p))
+        .filter(|p| !p.is_empty() && !p.contains('\n'))
+        .collect();
+    let names = env.ls(folder);
+    let mut found = Vec::new();
+    for pair in names.windows(2) {
+        if pair[0].ends_with("-draft.md") && pair[1].ends_with("-verdict.md") {
+            let draft = env.read(&format!("{folder}/{}", pair[0]));
+            for p in &placeholders {
+                if draft.contains(&format!("{{{p}}}")) {
+                    found.push(format!("{}: {{{p}}}", pair[0]));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// What must hold for a real-model run of `doc` under `--auto`, whatever the model said.
+fn assert_fail_closed(doc: Doc, env: &Env, server: &LocalModel, out: &std::process::Output) {
+    let context = format!("{doc:?}\n{}\n{}", show_output(out), describe(server));
+    let folder = lineage(env, doc);
+    let verdicts = verdicts(env, &folder);
+    let shown = env.show("1");
+    match out.status.code() {
+        // Filed: only on a parsed APPROVED, the last verdict.
+        Some(0) => {
+            assert_eq!(doc.results(env), 1, "{context}");
+            assert_eq!(
+                verdicts.last().map(String::as_str),
+                Some("APPROVED"),
+                "{context}"
+            );
+        }
+        // A gate a person must answer: the verdict gate (an unparseable verdict, or one from
+        // another model, waits for a person even with --auto), or, after a parsed APPROVED,
+        // the filing's error gate (a draft the tracker cannot file: no `# ` title).
+        Some(3) => {
+            assert_eq!(doc.results(env), 0, "{context}");
+            let gate = &shown["status"]["gate"]["kind"];
+            assert!(gate == "verdict" || gate == "file-error", "{context}");
+            if gate == "file-error" {
+                assert_eq!(
+                    verdicts.last().map(String::as_str),
+                    Some("APPROVED"),
+                    "{context}"
+                );
+            }
+            assert!(stderr(out).contains("--choice"), "{context}");
+        }
+        // The iteration cap: halted, saying so.
+        Some(4) => {
+            assert_eq!(doc.results(env), 0, "{context}");
+            assert_eq!(env.runs()[0]["status"], "halted", "{context}");
+            assert!(
+                stderr(out).contains("max iterations reached: 2 drafts"),
+                "{context}"
+            );
+        }
+        _ => panic!("neither a filing nor a clear stop:\n{context}"),
+    }
+    // A verdict that could not be parsed never let the run go on without a person: only the
+    // last verdict may be one.
+    let earlier = &verdicts[..verdicts.len().saturating_sub(1)];
+    assert!(
+        earlier.iter().all(|v| !v.starts_with("UNPARSEABLE")),
+        "{verdicts:?}\n{context}"
+    );
+
+    // Streamed usage in the ledger, as the server counted it, call for call.
+    let calls = shown["calls"].as_array().expect("calls").clone();
+    let answered: Vec<Value> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r["status"] == 200)
+        .collect();
+    assert!(calls.len() >= 2, "a draft and a review at least: {context}");
+    assert_eq!(calls.len(), answered.len(), "{context}");
+    for (call, request) in calls.iter().zip(&answered) {
+        assert_eq!(call["provider"], "openai-compatible", "{call}");
+        assert_eq!(call["model"], MODEL, "{call}");
+        assert_eq!(call["requested_model"], MODEL, "{call}");
+        let (input, output) = (
+            call["input_tokens"].as_u64(),
+            call["output_tokens"].as_u64(),
+        );
+        assert!(input.is_some_and(|n| n > 0), "{call}");
+        assert!(output.is_some_and(|n| (1..=200).contains(&n)), "{call}");
+        assert_eq!(input, request["usage"]["prompt_tokens"].as_u64(), "{call}");
+        assert_eq!(
+            output,
+            request["usage"]["completion_tokens"].as_u64(),
+            "{call}"
+        );
+    }
+    assert!(
+        answered.iter().all(|r| r["stream"] == true),
+        "gavel streams every call: {context}"
+    );
+
+    // For the closing note's transcript (`cargo test ... -- --nocapture` shows it).
+    eprintln!(
+        "{doc:?} with {MODEL}: exit {:?}, verdicts {verdicts:?}, {} calls; reviewed drafts with template placeholders: {:?}",
+        out.status.code(),
+        calls.len(),
+        reviewed_placeholders(env, doc, &folder)
+    );
+
+    // TIGHTEN (once the draft checks before the reviewer are merged): a draft with the
+    // template's placeholders never reaches the reviewer.
+    //     assert_eq!(reviewed_placeholders(env, doc, &folder), Vec::<String>::new(), "{context}");
+    // TIGHTEN (once the reviewer asks for structured output): every reviewer request carried
+    // `response_format: json_schema` (the server's log: `r["response_format"] == "json_schema"`
+    // for each reviewer call of `calls`), the ledger/timeline names the form `schema`, and
+    // the grammar-bound verdicts parse: no `UNPARSEABLE` in `verdicts` unless the answer hit
+    // the token cap (`finish_reason: "length"` in the server's log).
+}
+
+#[test]
+fn brief_to_issue_with_a_real_local_model_files_only_on_a_parsed_approval() {
+    let server = LocalModel::start();
+    let env = Env::new();
+    configure(&env, &server);
+    let out = Doc::Issue.start(&env, &["--auto"]);
+    assert_fail_closed(Doc::Issue, &env, &server, &out);
+}
+
+#[test]
+fn issue_to_lld_with_a_real_local_model_approves_only_on_a_parsed_approval() {
+    let server = LocalModel::start();
+    let env = Env::new();
+    configure(&env, &server);
+    let out = Doc::Lld.start(&env, &["--auto"]);
+    assert_fail_closed(Doc::Lld, &env, &server, &out);
+}
+
+#[test]
+fn a_local_server_that_refuses_structured_output_still_gets_its_reviews() {
+    let server = LocalModel::start_with(Options {
+        refuse_response_format: true,
+    });
+    let env = Env::new();
+    configure(&env, &server);
+    let out = Doc::Issue.start(&env, &["--auto"]);
+    assert_fail_closed(Doc::Issue, &env, &server, &out);
+    // A refusal is never a failed run: the refused call is asked again, plain, at once, and
+    // gavel remembers the refusal for the run, so the server refuses at most once.
+    let log = server.requests();
+    let refused: Vec<usize> = (0..log.len())
+        .filter(|&i| log[i]["status"] == 400)
+        .collect();
+    assert!(refused.len() <= 1, "{}", describe(&server));
+    for &i in &refused {
+        assert_eq!(
+            log[i]["response_format"],
+            "json_schema",
+            "{}",
+            describe(&server)
+        );
+        let next = log.get(i + 1).expect("the refused call is asked again");
+        assert_eq!(next["status"], 200, "{}", describe(&server));
+        assert!(next["response_format"].is_null(), "{}", describe(&server));
+    }
+    // TIGHTEN (once the reviewer asks for structured output): exactly one refusal, on the
+    // first reviewer call; `gavel show 1` says that call was asked "plain after the server
+    // refused structured output", and no later request carries a response_format.
+}
