@@ -51,9 +51,10 @@ fn verdicts(env: &Env, folder: &str) -> Vec<String> {
         .collect()
 }
 
-/// The template's `{placeholders}` that a draft reviewed by the reviewer still holds (a draft
-/// is reviewed when a verdict artifact follows it).
-fn reviewed_placeholders(env: &Env, doc: Doc, folder: &str) -> Vec<String> {
+/// What code can tell about the drafts the reviewer was given (a draft is reviewed when a
+/// verdict artifact follows it): the template's `{placeholders}` left in and its `## `
+/// sections missing, as `FILE: problem`.
+fn reviewed_drafts_failing_checks(env: &Env, doc: Doc, folder: &str) -> Vec<String> {
     let template = env.read(match doc {
         Doc::Issue => "docs/templates/0101-issue-template.md",
         Doc::Lld => "docs/templates/0102-feature-lld-template.md",
@@ -64,15 +65,22 @@ fn reviewed_placeholders(env: &Env, doc: Doc, folder: &str) -> Vec<String> {
         .filter_map(|s| s.split_once('}').map(|(p, _)| p))
         .filter(|p| !p.is_empty() && !p.contains('\n'))
         .collect();
+    let sections: Vec<&str> = template.lines().filter(|l| l.starts_with("## ")).collect();
     let names = env.ls(folder);
     let mut found = Vec::new();
     for pair in names.windows(2) {
-        if pair[0].ends_with("-draft.md") && pair[1].ends_with("-verdict.md") {
-            let draft = env.read(&format!("{folder}/{}", pair[0]));
-            for p in &placeholders {
-                if draft.contains(&format!("{{{p}}}")) {
-                    found.push(format!("{}: {{{p}}}", pair[0]));
-                }
+        if !(pair[0].ends_with("-draft.md") && pair[1].ends_with("-verdict.md")) {
+            continue;
+        }
+        let draft = env.read(&format!("{folder}/{}", pair[0]));
+        for p in &placeholders {
+            if draft.contains(&format!("{{{p}}}")) {
+                found.push(format!("{}: placeholder {{{p}}}", pair[0]));
+            }
+        }
+        for section in &sections {
+            if !draft.lines().any(|l| l.trim_end() == *section) {
+                found.push(format!("{}: no section {section:?}", pair[0]));
             }
         }
     }
@@ -81,9 +89,14 @@ fn reviewed_placeholders(env: &Env, doc: Doc, folder: &str) -> Vec<String> {
 
 /// What must hold for a real-model run of `doc` under `--auto`, whatever the model said.
 fn assert_fail_closed(doc: Doc, env: &Env, server: &LocalModel, out: &std::process::Output) {
-    let context = format!("{doc:?}\n{}\n{}", show_output(out), describe(server));
     let folder = lineage(env, doc);
     let verdicts = verdicts(env, &folder);
+    let context = format!(
+        "{doc:?}: verdicts {verdicts:?}; reviewed drafts that fail the template checks: {:?}\n{}\n{}",
+        reviewed_drafts_failing_checks(env, doc, &folder),
+        show_output(out),
+        describe(server)
+    );
     let shown = env.show("1");
     match out.status.code() {
         // Filed: only on a parsed APPROVED, the last verdict.
@@ -115,10 +128,7 @@ fn assert_fail_closed(doc: Doc, env: &Env, server: &LocalModel, out: &std::proce
         Some(4) => {
             assert_eq!(doc.results(env), 0, "{context}");
             assert_eq!(env.runs()[0]["status"], "halted", "{context}");
-            assert!(
-                stderr(out).contains("max iterations reached: 2 drafts"),
-                "{context}"
-            );
+            assert!(stderr(out).contains("max iterations reached"), "{context}");
         }
         _ => panic!("neither a filing nor a clear stop:\n{context}"),
     }
@@ -137,7 +147,10 @@ fn assert_fail_closed(doc: Doc, env: &Env, server: &LocalModel, out: &std::proce
         .into_iter()
         .filter(|r| r["status"] == 200)
         .collect();
-    assert!(calls.len() >= 2, "a draft and a review at least: {context}");
+    assert!(
+        calls.len() >= 2,
+        "a draft and its review, or two drafts, at least: {context}"
+    );
     assert_eq!(calls.len(), answered.len(), "{context}");
     for (call, request) in calls.iter().zip(&answered) {
         assert_eq!(call["provider"], "openai-compatible", "{call}");
@@ -161,17 +174,11 @@ fn assert_fail_closed(doc: Doc, env: &Env, server: &LocalModel, out: &std::proce
         "gavel streams every call: {context}"
     );
 
-    // For the closing note's transcript (`cargo test ... -- --nocapture` shows it).
-    eprintln!(
-        "{doc:?} with {MODEL}: exit {:?}, verdicts {verdicts:?}, {} calls; reviewed drafts with template placeholders: {:?}",
-        out.status.code(),
-        calls.len(),
-        reviewed_placeholders(env, doc, &folder)
-    );
-
     // TIGHTEN (once the draft checks before the reviewer are merged): a draft with the
-    // template's placeholders never reaches the reviewer.
-    //     assert_eq!(reviewed_placeholders(env, doc, &folder), Vec::<String>::new(), "{context}");
+    // template's placeholders left, or its sections missing, never reaches the reviewer:
+    //     assert_eq!(reviewed_drafts_failing_checks(env, doc, &folder), Vec::<String>::new());
+    // and the checks' findings are in the lineage and the timeline (their artifact's name is
+    // the checks helper's to choose).
     // TIGHTEN (once the reviewer asks for structured output): every reviewer request carried
     // `response_format: json_schema` (the server's log: `r["response_format"] == "json_schema"`
     // for each reviewer call of `calls`), the ledger/timeline names the form `schema`, and
