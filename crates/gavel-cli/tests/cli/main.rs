@@ -47,6 +47,7 @@ mod real_cli_faults;
 mod real_cli_profiles;
 mod real_clis;
 mod real_model;
+mod real_model_review;
 mod real_model_server;
 mod red_gate;
 mod reference;

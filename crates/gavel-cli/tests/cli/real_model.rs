@@ -15,11 +15,11 @@
 use serde_json::Value;
 
 use crate::doc_kinds::Doc;
-use crate::real_model_server::{LocalModel, MODEL, Options, describe};
+use crate::real_model_server::{LocalModel, MODEL, describe};
 use crate::util::*;
 
 /// Points both roles at the server; two drafts at most, short answers.
-fn configure(env: &Env, server: &LocalModel) {
+pub(crate) fn configure(env: &Env, server: &LocalModel) {
     let provider = server.provider();
     env.set_roles(&provider, &provider);
     env.set_max_iterations(2);
@@ -36,7 +36,7 @@ fn lineage(env: &Env, doc: Doc) -> String {
 }
 
 /// The `verdict:` line of each verdict artifact, in order.
-fn verdicts(env: &Env, folder: &str) -> Vec<String> {
+pub(crate) fn verdicts(env: &Env, folder: &str) -> Vec<String> {
     env.ls(folder)
         .iter()
         .filter(|n| n.ends_with("-verdict.md"))
@@ -54,7 +54,7 @@ fn verdicts(env: &Env, folder: &str) -> Vec<String> {
 /// What code can tell about the drafts the reviewer was given (a draft is reviewed when a
 /// verdict artifact follows it): the template's `{placeholders}` left in and its `## `
 /// sections missing, as `FILE: problem`.
-fn reviewed_drafts_failing_checks(env: &Env, doc: Doc, folder: &str) -> Vec<String> {
+pub(crate) fn reviewed_drafts_failing_checks(env: &Env, doc: Doc, folder: &str) -> Vec<String> {
     let template = env.read(match doc {
         Doc::Issue => "docs/templates/0101-issue-template.md",
         Doc::Lld => "docs/templates/0102-feature-lld-template.md",
@@ -140,7 +140,47 @@ fn assert_fail_closed(doc: Doc, env: &Env, server: &LocalModel, out: &std::proce
         "{verdicts:?}\n{context}"
     );
 
-    // Streamed usage in the ledger, as the server counted it, call for call.
+    assert_usage_in_ledger(env, server, &context);
+    assert_structured_verdicts_parse(env, server, &verdicts, &context);
+    // A draft that gavel's own checks flagged (a `-checks.md` artifact follows it) went to no
+    // reviewer: no verdict follows its checks.
+    let names = env.ls(&folder);
+    assert!(
+        names
+            .windows(2)
+            .all(|p| !(p[0].ends_with("-checks.md") && p[1].ends_with("-verdict.md"))),
+        "{names:?}\n{context}"
+    );
+
+    // TIGHTEN (once the draft checks before the reviewer are merged): a draft with the
+    // template's placeholders left, or its sections missing, never reaches the reviewer:
+    //     assert_eq!(reviewed_drafts_failing_checks(env, doc, &folder), Vec::<String>::new());
+    // and the checks' findings are in the lineage and the timeline (their artifact's name is
+    // the checks helper's to choose).
+}
+
+#[test]
+fn brief_to_issue_with_a_real_local_model_files_only_on_a_parsed_approval() {
+    let server = LocalModel::start();
+    let env = Env::new();
+    configure(&env, &server);
+    let out = Doc::Issue.start(&env, &["--auto"]);
+    assert_fail_closed(Doc::Issue, &env, &server, &out);
+}
+
+#[test]
+fn issue_to_lld_with_a_real_local_model_approves_only_on_a_parsed_approval() {
+    let server = LocalModel::start();
+    let env = Env::new();
+    configure(&env, &server);
+    let out = Doc::Lld.start(&env, &["--auto"]);
+    assert_fail_closed(Doc::Lld, &env, &server, &out);
+}
+
+/// Every call of run 1 is in the ledger with the usage the server streamed for it, call for
+/// call (the server answers one request at a time, in order; refused requests bill nothing).
+pub(crate) fn assert_usage_in_ledger(env: &Env, server: &LocalModel, context: &str) {
+    let shown = env.show("1");
     let calls = shown["calls"].as_array().expect("calls").clone();
     let answered: Vec<Value> = server
         .requests()
@@ -173,65 +213,44 @@ fn assert_fail_closed(doc: Doc, env: &Env, server: &LocalModel, out: &std::proce
         answered.iter().all(|r| r["stream"] == true),
         "gavel streams every call: {context}"
     );
-
-    // TIGHTEN (once the draft checks before the reviewer are merged): a draft with the
-    // template's placeholders left, or its sections missing, never reaches the reviewer:
-    //     assert_eq!(reviewed_drafts_failing_checks(env, doc, &folder), Vec::<String>::new());
-    // and the checks' findings are in the lineage and the timeline (their artifact's name is
-    // the checks helper's to choose).
-    // TIGHTEN (once the reviewer asks for structured output): every reviewer request carried
-    // `response_format: json_schema` (the server's log: `r["response_format"] == "json_schema"`
-    // for each reviewer call of `calls`), the ledger/timeline names the form `schema`, and
-    // the grammar-bound verdicts parse: no `UNPARSEABLE` in `verdicts` unless the answer hit
-    // the token cap (`finish_reason: "length"` in the server's log).
 }
 
-#[test]
-fn brief_to_issue_with_a_real_local_model_files_only_on_a_parsed_approval() {
-    let server = LocalModel::start();
-    let env = Env::new();
-    configure(&env, &server);
-    let out = Doc::Issue.start(&env, &["--auto"]);
-    assert_fail_closed(Doc::Issue, &env, &server, &out);
+/// The server's answered requests made for `role`, in order (see [`assert_usage_in_ledger`]
+/// for why the ledger and the log line up).
+pub(crate) fn requests_for(env: &Env, server: &LocalModel, role: &str) -> Vec<Value> {
+    let shown = env.show("1");
+    let calls = shown["calls"].as_array().expect("calls").clone();
+    let answered = server.requests().into_iter().filter(|r| r["status"] == 200);
+    calls
+        .iter()
+        .zip(answered)
+        .filter(|(c, _)| c["role"] == role)
+        .map(|(_, r)| r)
+        .collect()
 }
 
-#[test]
-fn issue_to_lld_with_a_real_local_model_approves_only_on_a_parsed_approval() {
-    let server = LocalModel::start();
-    let env = Env::new();
-    configure(&env, &server);
-    let out = Doc::Lld.start(&env, &["--auto"]);
-    assert_fail_closed(Doc::Lld, &env, &server, &out);
-}
-
-#[test]
-fn a_local_server_that_refuses_structured_output_still_gets_its_reviews() {
-    let server = LocalModel::start_with(Options {
-        refuse_response_format: true,
-    });
-    let env = Env::new();
-    configure(&env, &server);
-    let out = Doc::Issue.start(&env, &["--auto"]);
-    assert_fail_closed(Doc::Issue, &env, &server, &out);
-    // A refusal is never a failed run: the refused call is asked again, plain, at once, and
-    // gavel remembers the refusal for the run, so the server refuses at most once.
-    let log = server.requests();
-    let refused: Vec<usize> = (0..log.len())
-        .filter(|&i| log[i]["status"] == 400)
-        .collect();
-    assert!(refused.len() <= 1, "{}", describe(&server));
-    for &i in &refused {
-        assert_eq!(
-            log[i]["response_format"],
-            "json_schema",
-            "{}",
-            describe(&server)
-        );
-        let next = log.get(i + 1).expect("the refused call is asked again");
-        assert_eq!(next["status"], 200, "{}", describe(&server));
-        assert!(next["response_format"].is_null(), "{}", describe(&server));
+/// A verdict the server was asked to give as the verdict's JSON (`response_format`
+/// json_schema, enforced by its grammar) and that it finished (not cut by the token cap) is a
+/// parsed verdict: the parser judges it like a fenced block, and it is well-formed.
+pub(crate) fn assert_structured_verdicts_parse(
+    env: &Env,
+    server: &LocalModel,
+    verdicts: &[String],
+    context: &str,
+) {
+    let reviews = requests_for(env, server, "reviewer");
+    assert_eq!(
+        reviews.len(),
+        verdicts.len(),
+        "a verdict per review: {context}"
+    );
+    for (request, verdict) in reviews.iter().zip(verdicts) {
+        if request["response_format"] == "json_schema" && request["finish_reason"] == "stop" {
+            assert!(!verdict.starts_with("UNPARSEABLE"), "{verdict}\n{context}");
+        }
     }
-    // TIGHTEN (once the reviewer asks for structured output): exactly one refusal, on the
-    // first reviewer call; `gavel show 1` says that call was asked "plain after the server
-    // refused structured output", and no later request carries a response_format.
+    // TIGHTEN (once the reviewer asks for structured output, i35-providers + i35-verdicts):
+    // unconditionally, every review was asked as the verdict's JSON:
+    //     assert!(reviews.iter().all(|r| r["response_format"] == "json_schema"), "{context}");
+    // and `gavel show 1 --json` names each reviewer call's form `schema`.
 }
