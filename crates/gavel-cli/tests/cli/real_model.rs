@@ -140,6 +140,10 @@ fn assert_fail_closed(doc: Doc, env: &Env, server: &LocalModel, out: &std::proce
         "{verdicts:?}\n{context}"
     );
 
+    assert!(
+        model_calls(env).len() >= 2,
+        "a draft and its review, or two drafts, at least: {context}"
+    );
     assert_usage_in_ledger(env, server, &context);
     assert_structured_verdicts_parse(env, server, &verdicts, &context);
     // A draft that gavel's own checks flagged (a `-checks.md` artifact follows it) went to no
@@ -177,20 +181,29 @@ fn issue_to_lld_with_a_real_local_model_approves_only_on_a_parsed_approval() {
     assert_fail_closed(Doc::Lld, &env, &server, &out);
 }
 
-/// Every call of run 1 is in the ledger with the usage the server streamed for it, call for
-/// call (the server answers one request at a time, in order; refused requests bill nothing).
-pub(crate) fn assert_usage_in_ledger(env: &Env, server: &LocalModel, context: &str) {
+/// Run 1's calls to the local model (not a scripted role's), from its ledger.
+fn model_calls(env: &Env) -> Vec<Value> {
     let shown = env.show("1");
-    let calls = shown["calls"].as_array().expect("calls").clone();
+    shown["calls"]
+        .as_array()
+        .expect("calls")
+        .iter()
+        .filter(|c| c["provider"] == "openai-compatible")
+        .cloned()
+        .collect()
+}
+
+/// Every call of run 1 to the local model is in the ledger with the usage the server streamed
+/// for it, call for call (the server answers one request at a time, in order; refused
+/// requests bill nothing).
+pub(crate) fn assert_usage_in_ledger(env: &Env, server: &LocalModel, context: &str) {
+    let calls = model_calls(env);
     let answered: Vec<Value> = server
         .requests()
         .into_iter()
         .filter(|r| r["status"] == 200)
         .collect();
-    assert!(
-        calls.len() >= 2,
-        "a draft and its review, or two drafts, at least: {context}"
-    );
+    assert!(!calls.is_empty(), "{context}");
     assert_eq!(calls.len(), answered.len(), "{context}");
     for (call, request) in calls.iter().zip(&answered) {
         assert_eq!(call["provider"], "openai-compatible", "{call}");
@@ -218,8 +231,7 @@ pub(crate) fn assert_usage_in_ledger(env: &Env, server: &LocalModel, context: &s
 /// The server's answered requests made for `role`, in order (see [`assert_usage_in_ledger`]
 /// for why the ledger and the log line up).
 pub(crate) fn requests_for(env: &Env, server: &LocalModel, role: &str) -> Vec<Value> {
-    let shown = env.show("1");
-    let calls = shown["calls"].as_array().expect("calls").clone();
+    let calls = model_calls(env);
     let answered = server.requests().into_iter().filter(|r| r["status"] == 200);
     calls
         .iter()

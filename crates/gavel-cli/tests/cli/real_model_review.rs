@@ -2,8 +2,9 @@
 //! rarely writes a draft that passes gavel's own checks, so under `--auto` its drafts seldom
 //! reach the reviewer. Here the run pauses at the draft gate, the person writes the draft out
 //! (as they would in their editor), and the model reviews it: its verdict is judged by the
-//! parser, the gate recommends only what a parsed verdict says, and a server that refuses
-//! structured output is asked plain once and remembered for the run.
+//! parser and the gate recommends only what a parsed verdict says. And a server that refuses
+//! structured output is asked plain once and remembered for the run, over two review rounds of
+//! scripted drafts.
 
 use std::process::Output;
 
@@ -80,13 +81,14 @@ fn a_server_that_refuses_structured_output_is_asked_plain_once_for_the_whole_run
     });
     let env = Env::new();
     configure(&env, &server);
+    // Complete drafts from the scripted drafter, so two review rounds happen whatever the
+    // model says; the real model reviews both.
+    env.set_roles("scripted:script.yaml", &server.provider());
+    env.script(&script(2, &[]));
     let brief = env.brief("dark-mode");
     assert_at(&env, &env.run(&["issue", &brief]), "draft", &server);
-    // Two review rounds: the second shows whether the refusal was remembered.
-    complete_the_draft(&env, 1);
     assert_at(&env, &resume(&env, "send"), "verdict", &server);
     assert_at(&env, &resume(&env, "revise"), "draft", &server);
-    complete_the_draft(&env, 2);
     let out = resume(&env, "send");
     assert_at(&env, &out, "verdict", &server);
     let verdicts = verdicts(&env, ACTIVE);
@@ -101,6 +103,11 @@ fn a_server_that_refuses_structured_output_is_asked_plain_once_for_the_whole_run
     // and gavel remembers it for the run, so the server refuses once at most and no later
     // request asks for structured output again.
     let log = server.requests();
+    assert_eq!(
+        log.iter().filter(|r| r["status"] == 200).count(),
+        2,
+        "{context}"
+    );
     let refused: Vec<usize> = (0..log.len())
         .filter(|&i| log[i]["status"] == 400)
         .collect();
@@ -117,6 +124,7 @@ fn a_server_that_refuses_structured_output_is_asked_plain_once_for_the_whole_run
         );
     }
     // TIGHTEN (once the reviewer asks for structured output): exactly one refusal, on the
-    // first review (`refused.len() == 1`), and `gavel show 1` says that call was asked "plain
-    // after the server refused structured output".
+    // first review (`refused == [0]`), and the ledger's `form` of both reviews is
+    // `plain_after_refusal` (/work/notes/i35-model-tighten.diff, checked against the three
+    // branches applied together).
 }
