@@ -156,11 +156,13 @@ fn assert_fail_closed(doc: Doc, env: &Env, server: &LocalModel, out: &std::proce
         "{names:?}\n{context}"
     );
 
-    // TIGHTEN (once the draft checks before the reviewer are merged): a draft with the
-    // template's placeholders left, or its sections missing, never reaches the reviewer:
-    //     assert_eq!(reviewed_drafts_failing_checks(env, doc, &folder), Vec::<String>::new());
-    // and the checks' findings are in the lineage and the timeline (their artifact's name is
-    // the checks helper's to choose).
+    // A draft with the template's placeholders left, or its sections missing, never reaches
+    // the reviewer: gavel's own checks send it back first.
+    assert_eq!(
+        reviewed_drafts_failing_checks(env, doc, &folder),
+        Vec::<String>::new(),
+        "{context}"
+    );
 }
 
 #[test]
@@ -261,8 +263,20 @@ pub(crate) fn assert_structured_verdicts_parse(
             assert!(!verdict.starts_with("UNPARSEABLE"), "{verdict}\n{context}");
         }
     }
-    // TIGHTEN (once the reviewer asks for structured output, i35-providers + i35-verdicts):
-    // unconditionally, every review was asked as the verdict's JSON:
-    //     assert!(reviews.iter().all(|r| r["response_format"] == "json_schema"), "{context}");
-    // and `gavel show 1 --json` names each reviewer call's form `schema`.
+    // Every review was asked as the verdict's JSON (unless the server refused it), and the
+    // ledger says so.
+    let forms: Vec<Value> = model_calls(env)
+        .iter()
+        .filter(|c| c["role"] == "reviewer")
+        .map(|c| c["form"].clone())
+        .collect();
+    for (request, form) in reviews.iter().zip(&forms) {
+        match request["response_format"].as_str() {
+            Some("json_schema") => assert_eq!(form, "schema", "{context}"),
+            _ => assert!(
+                form == "plain_after_refusal" || form == "plain",
+                "{form}: {context}"
+            ),
+        }
+    }
 }

@@ -8,6 +8,8 @@
 
 use std::process::Output;
 
+use serde_json::Value;
+
 use crate::real_model::{
     assert_structured_verdicts_parse, assert_usage_in_ledger, configure, verdicts,
 };
@@ -69,9 +71,13 @@ fn a_draft_a_person_completed_gets_a_real_review_that_the_parser_judges() {
         v if v.starts_with("UNPARSEABLE") => assert!(recommended.is_null(), "{context}"),
         _ => assert_eq!(recommended, "revise", "{context}"),
     }
-    // TIGHTEN (once the reviewer asks for structured output): the review was asked as the
-    // verdict's JSON (see `assert_structured_verdicts_parse`), so unless the model ran into
-    // the token cap its verdict is parsed: `!verdicts[0].starts_with("UNPARSEABLE")`.
+    // The review was asked as the verdict's JSON.
+    let reviews = server.requests();
+    assert_eq!(
+        reviews.last().map(|r| r["response_format"].clone()),
+        Some("json_schema".into()),
+        "{context}"
+    );
 }
 
 #[test]
@@ -123,8 +129,22 @@ fn a_server_that_refuses_structured_output_is_asked_plain_once_for_the_whole_run
             "{context}"
         );
     }
-    // TIGHTEN (once the reviewer asks for structured output): exactly one refusal, on the
-    // first review (`refused == [0]`), and the ledger's `form` of both reviews is
-    // `plain_after_refusal` (/work/notes/i35-model-tighten.diff, checked against the three
-    // branches applied together).
+    // Exactly one refusal, on the first review; the ledger names both reviews' form as asked
+    // plain after the server refused structured output (the second because it was remembered).
+    assert_eq!(refused, [0], "{context}");
+    let forms: Vec<Value> = env.show("1")["calls"]
+        .as_array()
+        .expect("calls")
+        .iter()
+        .filter(|c| c["role"] == "reviewer")
+        .map(|c| c["form"].clone())
+        .collect();
+    assert_eq!(
+        forms,
+        [
+            Value::from("plain_after_refusal"),
+            Value::from("plain_after_refusal")
+        ],
+        "{context}"
+    );
 }
