@@ -46,7 +46,7 @@ new_repo() {
   "$gavel" init > /dev/null
   {
     echo 'drafter:'
-    echo '  - text: "# Add dark mode\n\n**Labels:** enhancement\n\n## Why\nToo bright.\n"'
+    echo '  - text: "# Add dark mode\n\n**Labels:** enhancement\n\n## Why\nToo bright.\n\n## What\nA dark theme.\n\n## Acceptance criteria\n- [ ] Dark theme\n\n## Out of scope\nOther themes.\n\n## Notes\nNone.\n"'
     echo 'reviewer:'
     echo '  - text: "```json\n{\"verdict\": \"APPROVED\", \"findings\": []}\n```\n"'
   } > script.yaml

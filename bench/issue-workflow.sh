@@ -31,7 +31,7 @@ mkdir -p "$repo" && cd "$repo"
 git init -q -b main
 "$gavel" init > /dev/null
 
-draft() { printf '    - text: "# Add dark mode v%s\\n\\n**Labels:** enhancement\\n\\n## Why\\nToo bright.\\n"\n' "$1"; }
+draft() { printf '    - text: "# Add dark mode v%s\\n\\n**Labels:** enhancement\\n\\n## Why\\nToo bright.\\n\\n## What\\nA dark theme.\\n\\n## Acceptance criteria\\n- [ ] Dark theme\\n\\n## Out of scope\\nOther themes.\\n\\n## Notes\\nNone.\\n"\n' "$1"; }
 {
   echo "drafter:"
   for n in 1 2 3 4; do draft "$n" | sed 's/^  //'; done

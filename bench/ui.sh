@@ -59,9 +59,9 @@ new_repo() {
   "$gavel" init > /dev/null
   {
     echo 'drafter:'
-    echo '  - text: "# Add dark mode\n\n**Labels:** enhancement\n\n## Why\nToo bright.\n"'
+    echo '  - text: "# Add dark mode\n\n**Labels:** enhancement\n\n## Why\nToo bright.\n\n## What\nA dark theme.\n\n## Acceptance criteria\n- [ ] Dark theme\n\n## Out of scope\nOther themes.\n\n## Notes\nNone.\n"'
     echo '    cost_usd: 0.01'
-    echo '  - text: "# Add dark mode\n\n**Labels:** enhancement\n\n## Why\nToo bright at night.\n"'
+    echo '  - text: "# Add dark mode\n\n**Labels:** enhancement\n\n## Why\nToo bright at night.\n\n## What\nA dark theme.\n\n## Acceptance criteria\n- [ ] Dark theme\n\n## Out of scope\nOther themes.\n\n## Notes\nNone.\n"'
     echo '    cost_usd: 0.01'
     echo 'reviewer:'
     echo '  - text: "```json\n{\"verdict\": \"REVISE\", \"findings\": [\"say when\"]}\n```\n"'

@@ -68,7 +68,9 @@ def draft_text(n, size):
     """Draft number n (1-based): a fixed heading, padded with distinct prose to `size` bytes."""
     head = (
         f"# Add dark mode v{n}\n\n**Labels:** enhancement\n\n## Why\n"
-        "The dashboard is too bright at night.\n\n## Details\n"
+        "The dashboard is too bright at night.\n\n## What\nA dark theme.\n\n"
+        "## Acceptance criteria\n- [ ] Dark theme\n\n## Out of scope\nOther themes.\n\n"
+        "## Notes\nNone.\n\n## Details\n"
     )
     if size <= len(head):
         return head
