@@ -16,19 +16,9 @@ use serde_json::{Value, json};
 use crate::agents;
 use crate::util::Env;
 
+/// The verdict's JSON form, exactly as the workflows ask for it.
 fn verdict_schema() -> OutputSchema {
-    OutputSchema {
-        name: "gavel_verdict".into(),
-        schema: json!({
-            "type": "object",
-            "properties": {
-                "verdict": {"type": "string", "enum": ["APPROVED", "REVISE", "BLOCK"]},
-                "findings": {"type": "array", "items": {"type": "string"}}
-            },
-            "required": ["verdict", "findings"],
-            "additionalProperties": false
-        }),
-    }
+    gavel_workflows::verdict::output_schema()
 }
 
 fn revise() -> Value {

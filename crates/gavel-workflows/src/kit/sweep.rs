@@ -148,7 +148,15 @@ pub fn after(
                     ));
                 }
             }
-            Listing::Ignored => found.extend(steering_files(&abs, &shown)),
+            Listing::Ignored if std::fs::symlink_metadata(&abs).is_ok_and(|m| m.is_dir()) => {
+                found.extend(steering_files(&abs, &shown));
+            }
+            Listing::Ignored => {
+                let name = u.path.file_name().map(|n| n.to_string_lossy().into_owned());
+                if name.as_deref().is_some_and(steers_tests) {
+                    found.push((shown, HIDDEN_CONFIG, abs));
+                }
+            }
             Listing::Changed => {}
         }
     }
@@ -325,5 +333,48 @@ mod tests {
             .map(|(p, _)| p)
             .collect();
         assert_eq!(found, [".GIT", "src/.Git", "sub"]);
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_are_removed_or_searched_and_never_followed_out() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("outside");
+        std::fs::write(outside.path().join("conftest.py"), "\n").expect("write");
+        let root = dir.path();
+        let git = Git::at(root);
+        git.run(&["init", "-q"]).expect("init");
+        std::fs::write(root.join(".gitignore"), "*.pth\nbuild*/\nlink*\n").expect("write");
+        let name = |bytes: &[u8]| root.join(std::ffi::OsStr::from_bytes(bytes));
+        // An ignored `.pth` of such a name, an ignored folder of such a name holding a
+        // conftest.py, a new file of such a name, and an ignored link of such a name to a
+        // folder outside (never searched through).
+        std::fs::write(name(b"evil\xff.pth"), "import os\n").expect("write");
+        std::fs::create_dir(name(b"build\xfe")).expect("mkdir");
+        std::fs::write(name(b"build\xfe/conftest.py"), "\n").expect("write");
+        std::fs::write(name(b"data_\xfd.txt"), "x\n").expect("write");
+        std::os::unix::fs::symlink(outside.path(), name(b"link\xfc")).expect("link");
+        std::fs::write(root.join("kept.pth"), "\n").expect("write");
+        let before: BTreeSet<String> = ["kept.pth".to_owned()].into();
+        let (found, survey) = after(&git, Scratch::Fresh, &before).expect("after");
+        let mut shown: Vec<String> = found.into_iter().map(|(p, _)| p).collect();
+        shown.sort();
+        assert_eq!(
+            shown,
+            [
+                "build\u{fffd}/conftest.py",
+                "data_\u{fffd}.txt",
+                "evil\u{fffd}.pth"
+            ]
+        );
+        assert!(survey.is_none(), "removing makes the survey stale");
+        assert!(!name(b"evil\xff.pth").exists());
+        assert!(!name(b"build\xfe/conftest.py").exists());
+        assert!(!name(b"data_\xfd.txt").exists());
+        assert!(
+            outside.path().join("conftest.py").exists(),
+            "not followed out"
+        );
+        assert!(root.join("kept.pth").exists());
     }
 }

@@ -80,7 +80,8 @@ fn setup(
     }
 }
 
-fn start(kit: &Kit, wf: &DocWorkflow, auto: bool) -> RunId {
+/// Starts a run of `wf`'s kind (an issue from `brief.md`, an LLD of issue 1).
+pub(crate) fn start(kit: &Kit, wf: &DocWorkflow, auto: bool) -> RunId {
     let (input, slug) = if wf.kind.name == LLD.name {
         ("1", "1-lld")
     } else {

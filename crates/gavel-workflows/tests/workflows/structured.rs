@@ -17,6 +17,7 @@ use gavel_workflows::issue::ISSUE;
 use gavel_workflows::lld::LLD;
 use gavel_workflows::verdict::{Decision, Verdict};
 
+use crate::document_routing::start;
 use crate::kit::{Kit, answer};
 
 /// What a structured-output service does with a schema.
@@ -157,26 +158,6 @@ fn doc_workflow(
         observer: None,
         preflight: Default::default(),
     }
-}
-
-fn start(kit: &Kit, wf: &DocWorkflow, auto: bool) -> RunId {
-    let (input, slug) = if wf.kind.name == LLD.name {
-        ("1", "1-lld")
-    } else {
-        ("brief.md", "dark-mode")
-    };
-    let state = DocState::new(
-        "k1".into(),
-        input.into(),
-        "# Dark mode\n\nToo bright.\n".into(),
-        slug.into(),
-        None,
-        auto,
-        "2026-01-30T14:33:20Z".into(),
-    );
-    kit.engine(wf)
-        .start_claiming_slug(slug, &state, wf.kind.load_node)
-        .expect("start")
 }
 
 #[test]
