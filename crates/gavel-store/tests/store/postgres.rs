@@ -38,7 +38,8 @@ fn open(url: &str) -> PgStore {
     PgStore::open(url).unwrap_or_else(|e| panic!("opening {url}: {e:?}"))
 }
 
-fn checkpoint(run: RunId, seq: u64, state: &[u8]) -> Checkpoint {
+/// A checkpoint of a loop node after `seq - 1` (shared with `postgres_steps.rs`).
+pub(crate) fn checkpoint(run: RunId, seq: u64, state: &[u8]) -> Checkpoint {
     Checkpoint {
         run,
         seq,

@@ -6,12 +6,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use gavel_core::{
-    CHECKPOINT_FORMAT, Checkpoint, ContentHash, Event, EventKind, NewBlob, RunId, RunStatus,
-    RunStore, SpendStore, StoreError,
+    ContentHash, Event, EventKind, NewBlob, RunStatus, RunStore, SpendStore, StoreError,
 };
 use gavel_store::PgStore;
 use gavel_store_testkit::TempPostgres;
 use postgres::{Client, NoTls};
+
+use crate::postgres::checkpoint;
 
 const NOW: &str = "2026-01-30T14:33:20Z";
 
@@ -21,19 +22,6 @@ fn open(url: &str) -> PgStore {
 
 fn admin(url: &str) -> Client {
     Client::connect(url, NoTls).expect("an admin connection")
-}
-
-fn checkpoint(run: RunId, seq: u64, state: &[u8]) -> Checkpoint {
-    Checkpoint {
-        run,
-        seq,
-        parent: Some(seq - 1),
-        node: Some("loop".into()),
-        next: Some("loop".into()),
-        state: state.to_vec(),
-        format: CHECKPOINT_FORMAT,
-        created_at: NOW.into(),
-    }
 }
 
 fn note(text: &str) -> Event {
